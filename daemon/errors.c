@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * UmError helpers and the one mapping from error classes to D-Bus error names.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "um-error.h"
+#include "usermount-names.h"
+
+int um_error_set(UmError *e, UmErrorKind kind, int err, const char *fmt, ...) {
+        if (err < 0)
+                err = -err;
+        if (err == 0)
+                err = EIO;
+
+        if (e) {
+                va_list ap;
+
+                e->kind = kind;
+                e->error = err;
+                va_start(ap, fmt);
+                vsnprintf(e->message, sizeof(e->message), fmt, ap);
+                va_end(ap);
+        }
+        return -err;
+}
+
+static const char *const kind_names[_UM_ERROR_KIND_MAX] = {
+        [UM_ERROR_KIND_NONE] = UM_ERROR_FAILED,
+        [UM_ERROR_KIND_FAILED] = UM_ERROR_FAILED,
+        [UM_ERROR_KIND_INVALID_ARGUMENT] = UM_ERROR_INVALID_ARGUMENT,
+        [UM_ERROR_KIND_INVALID_SOURCE] = UM_ERROR_INVALID_SOURCE,
+        [UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED] = UM_ERROR_FILESYSTEM_NOT_ALLOWED,
+        [UM_ERROR_KIND_OPTION_NOT_ALLOWED] = UM_ERROR_OPTION_NOT_ALLOWED,
+        [UM_ERROR_KIND_DEVICE_BUSY] = UM_ERROR_DEVICE_BUSY,
+        [UM_ERROR_KIND_INVALID_TARGET] = UM_ERROR_INVALID_TARGET,
+        [UM_ERROR_KIND_NOT_MOUNTED] = UM_ERROR_NOT_MOUNTED,
+        [UM_ERROR_KIND_NOT_AUTHORIZED] = UM_ERROR_NOT_AUTHORIZED,
+        [UM_ERROR_KIND_NOT_AUTHORIZED_CAN_OBTAIN] = UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN,
+        [UM_ERROR_KIND_LIMIT_EXCEEDED] = UM_ERROR_LIMIT_EXCEEDED,
+};
+
+const char *um_error_kind_to_name(UmErrorKind kind) {
+        if ((unsigned) kind >= _UM_ERROR_KIND_MAX)
+                return UM_ERROR_FAILED;
+        return kind_names[kind];
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
+static size_t utf8_sequence_length(const unsigned char *s) {
+        size_t len;
+        unsigned min;
+        unsigned cp;
+
+        if (s[0] < 0x80)
+                return 1;
+        if ((s[0] & 0xe0) == 0xc0) {
+                len = 2, min = 0x80, cp = s[0] & 0x1f;
+        } else if ((s[0] & 0xf0) == 0xe0) {
+                len = 3, min = 0x800, cp = s[0] & 0x0f;
+        } else if ((s[0] & 0xf8) == 0xf0) {
+                len = 4, min = 0x10000, cp = s[0] & 0x07;
+        } else
+                return 0;
+
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return len;
+}
+
+char *um_escape(const char *s, char *buf, size_t n) {
+        const unsigned char *p = (const unsigned char *) strempty(s);
+        size_t o = 0;
+
+        if (n == 0)
+                return buf;
+
+        while (*p && o + 1 < n) {
+                size_t len = utf8_sequence_length(p);
+                bool plain = len > 1 || (len == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\');
+
+                if (plain) {
+                        if (o + len >= n)
+                                break;
+                        memcpy(buf + o, p, len);
+                        o += len;
+                        p += len;
+                } else {
+                        if (o + 4 >= n)
+                                break;
+                        snprintf(buf + o, n - o, "\\x%02x", *p);
+                        o += 4;
+                        p++;
+                }
+        }
+        buf[o] = 0;
+        return buf;
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Loop devices for image files: always a fresh device from /dev/loop-control, configured
+ * in one LOOP_CONFIGURE call with autoclear, never one a caller named.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "um-error.h"
+
+/*
+ * Attaches backing_fd (a regular file) to a free loop device with LO_FLAGS_AUTOCLEAR, plus
+ * LO_FLAGS_READ_ONLY when read_only, retrying if another process races for the same
+ * device. On success returns 0, *ret_fd is an O_CLOEXEC fd of the loop device (opened
+ * read-only when read_only) and *ret_path its /dev/loopN name (owned by the caller,
+ * free()). Closing the last fd of an unmounted loop device detaches it (autoclear).
+ */
+int loop_attach(int backing_fd, bool read_only, int *ret_fd, char **ret_path, UmError *error);

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Mount policy as data: which filesystem types may be mounted, which options each type
+ * accepts, which are refused and why, and which are forced. Pure functions, no syscalls,
+ * no logging: the unit tests cover them exhaustively.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "um-error.h"
+
+/* Upper bound of a caller's option string, in bytes (SECURITY-TESTS.md item 10). */
+#define POLICY_OPTIONS_MAX 4096
+/* Upper bound of one option value, in bytes. */
+#define POLICY_VALUE_MAX 255
+
+/* One fsconfig() call: FSCONFIG_SET_FLAG when value is NULL, else FSCONFIG_SET_STRING. */
+typedef struct MountOption {
+        char *key;
+        char *value;
+} MountOption;
+
+/* What the worker passes to the kernel for one mount. Owned; free with mount_options_done(). */
+typedef struct MountOptions {
+        MountOption *items; /* filesystem parameters, in order; forced ones last */
+        size_t n_items;
+        uint64_t attr_set;  /* MOUNT_ATTR_* for fsmount(): always NODEV|NOSUID, NOEXEC unless exec,
+                             * RDONLY when read_only, plus atime attributes the caller asked for */
+        bool read_only;     /* also passed to the superblock as the "ro" flag */
+} MountOptions;
+
+/* The caller's side of a request, as far as option policy needs it. */
+typedef struct PolicyInput {
+        const char *fstype;     /* probed filesystem type, e.g. "ext4" */
+        const char *options;    /* caller's option string, may be NULL or "" */
+        bool read_only;         /* read-only requested or forced by an O_RDONLY source */
+        bool source_read_only;  /* the source itself is read-only ("rw" is refused) */
+        bool exec;              /* exec was requested (authorization is decided elsewhere) */
+        uid_t uid;              /* caller, for forced uid=/gid= on filesystems without owners */
+        gid_t gid;
+} PolicyInput;
+
+/* true if fstype is on the built-in allow-list. */
+bool policy_fstype_allowed(const char *fstype);
+
+/*
+ * The allow-listed types, NULL-terminated, in a stable order (for the
+ * SupportedFilesystems property, filtered against /proc/filesystems by the caller).
+ */
+const char *const *policy_fstypes(void);
+
+/*
+ * Syntax check of a caller's option string that needs no knowledge of the filesystem:
+ * length, UTF-8, control characters, quotes, backslashes, empty items, '=' in keys.
+ * Runs before any syscall (SECURITY-TESTS.md item 8). Returns 0 or -EINVAL with
+ * UM_ERROR_KIND_INVALID_ARGUMENT, or -EPERM with UM_ERROR_KIND_OPTION_NOT_ALLOWED for
+ * options refused on every filesystem (suid, dev, x-*, context=, ...).
+ */
+int policy_check_options_syntax(const char *options, UmError *error);
+
+/*
+ * Full check of in->options for in->fstype, one key at a time through libmount's option
+ * parser, against the per-type allow-list; adds forced options (errors=remount-ro on
+ * ext2/3/4, uid=/gid= on filesystems without Unix ownership) and computes the mount
+ * attributes. On success fills *ret (owned by the caller) and returns 0; on failure
+ * returns -EINVAL/-EPERM with error set, and *ret is untouched.
+ */
+int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *error);
+
+/* Frees what policy_build_options() allocated; accepts a zeroed struct. */
+void mount_options_done(MountOptions *o);
+
+/* "key=value,flag,..." of the filesystem parameters, for info["options"] and logs. Owned. */
+char *mount_options_to_string(const MountOptions *o);

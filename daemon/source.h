@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The source of a mount: a caller's fd (block device or regular image file). Inspection
+ * of the fd's type and access mode (cheap, never blocks, safe in the main process) and
+ * probing its content with libblkid (reads the device: runs in a worker).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "um-error.h"
+
+typedef enum SourceType {
+        SOURCE_BLOCK_DEVICE,
+        SOURCE_IMAGE, /* a regular file */
+} SourceType;
+
+typedef struct SourceInfo {
+        SourceType type;
+        bool read_only; /* the fd was opened O_RDONLY */
+        dev_t rdev;     /* block devices */
+        bool removable; /* block devices: sysfs "removable", or on a USB/MMC/SD bus */
+} SourceInfo;
+
+/*
+ * Checks that fd is a block device or a regular file opened for reading (O_RDONLY or
+ * O_RDWR, never O_PATH), and fills *ret. Everything else (directory, socket, pipe, char
+ * device, eventfd, nsfs, pidfd, mount fd, memfd without a filesystem...) is -EINVAL with
+ * UM_ERROR_KIND_INVALID_SOURCE. Does only fstat()/fcntl()/sysfs reads.
+ */
+int source_inspect_fd(int fd, SourceInfo *ret, UmError *error);
+
+typedef struct SourceProbe {
+        char fstype[32]; /* "" when nothing was recognised */
+        char label[256]; /* raw bytes as probed, NUL-terminated; may hold anything */
+        char uuid[64];
+} SourceProbe;
+
+/*
+ * Probes the filesystem on fd (a block device or an image file) with libblkid, without
+ * changing the fd's offset. A whole disk with a partition table is -EINVAL with
+ * UM_ERROR_KIND_INVALID_SOURCE (naming the partitions if it can); nothing recognised or an
+ * ambiguous result is -EINVAL with UM_ERROR_KIND_INVALID_SOURCE.
+ */
+int source_probe(int fd, SourceProbe *ret, UmError *error);
