@@ -1,1 +1,150 @@
-int main(void) { return 0; }
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * usermountd: command line, capabilities, signals, and the Manager's event loop.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "manager.h"
+
+/*
+ * What mounting for others needs: mounting and namespaces (SYS_ADMIN, SYS_CHROOT for
+ * setns into a mount namespace), reading other users' /proc/PID/ns (SYS_PTRACE), walking
+ * and fixing up directories they own (DAC_*, FOWNER, CHOWN), and writing the id maps of
+ * user namespaces it builds (SETUID, SETGID). Everything else is dropped at start.
+ */
+static const cap_value_t kept_caps[] = {
+        CAP_SYS_ADMIN, CAP_SYS_CHROOT, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH,
+        CAP_FOWNER,    CAP_CHOWN,      CAP_SETUID,     CAP_SETGID,
+};
+
+static int drop_capabilities(void) {
+        cap_t caps;
+        int r = 0;
+
+        for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
+                bool keep = false;
+
+                for (size_t i = 0; i < ELEMENTSOF(kept_caps); i++)
+                        keep = keep || kept_caps[i] == c;
+                if (!keep && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+                        return -errno;
+        }
+
+        caps = cap_init();
+        if (!caps)
+                return -ENOMEM;
+        if (cap_set_flag(caps, CAP_PERMITTED, ELEMENTSOF(kept_caps), kept_caps, CAP_SET) < 0 ||
+            cap_set_flag(caps, CAP_EFFECTIVE, ELEMENTSOF(kept_caps), kept_caps, CAP_SET) < 0 ||
+            cap_set_proc(caps) < 0)
+                r = -errno;
+        cap_free(caps);
+        return r;
+}
+
+static void help(void) {
+        printf("Usage: usermountd [OPTIONS]\n"
+               "\n"
+               "The usermount daemon: mounts filesystems with backing store (USB sticks, disk\n"
+               "images) for unprivileged users and user namespaces, on their request over the\n"
+               "system bus (org.freedesktop.UserMount1), with polkit authorization and with\n"
+               "nodev, nosuid and noexec locked on every mount.\n"
+               "\n"
+               "It is started by D-Bus activation or systemd; it must run as root.\n"
+               "\n"
+               "Options:\n"
+               "  -h, --help              show this help and exit\n"
+               "      --version           show the version and exit\n"
+               "      --runtime-dir=DIR   root-only state directory (default %s)\n"
+               "      --debug             log debug messages\n"
+               "\n"
+               "Environment:\n"
+               "  DBUS_SYSTEM_BUS_ADDRESS  the system bus to serve (default: the standard one)\n",
+               USERMOUNT_RUNDIR);
+}
+
+int main(int argc, char *argv[]) {
+        enum { ARG_VERSION = 0x100, ARG_RUNTIME_DIR, ARG_DEBUG };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
+                { "debug", no_argument, NULL, ARG_DEBUG },
+                {},
+        };
+        _cleanup_(manager_freep) Manager *m = NULL;
+        const char *runtime_dir = NULL;
+        sigset_t mask;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return EXIT_SUCCESS;
+                case ARG_VERSION:
+                        printf("usermountd %s\n", PACKAGE_VERSION);
+                        return EXIT_SUCCESS;
+                case ARG_RUNTIME_DIR:
+                        if (optarg[0] != '/') {
+                                fprintf(stderr, "usermountd: --runtime-dir needs an absolute path.\n");
+                                return 2;
+                        }
+                        runtime_dir = optarg;
+                        break;
+                case ARG_DEBUG:
+                        log_set_max_level(LOG_LEVEL_DEBUG);
+                        break;
+                default:
+                        fprintf(stderr, "Try 'usermountd --help'.\n");
+                        return 2;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "usermountd: unexpected argument '%s'. Try 'usermountd --help'.\n",
+                        argv[optind]);
+                return 2;
+        }
+        if (geteuid() != 0) {
+                fprintf(stderr, "usermountd: must run as root (it mounts for other users).\n");
+                return EXIT_FAILURE;
+        }
+
+        /* Workers are reaped by sd-event, and signals become events. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
+
+        r = drop_capabilities();
+        if (r < 0) {
+                log_error_errno(r, "Failed to drop capabilities: %m");
+                return EXIT_FAILURE;
+        }
+
+        r = manager_new(&m);
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up: %m");
+                return EXIT_FAILURE;
+        }
+        if (runtime_dir) {
+                free(m->runtime_dir);
+                m->runtime_dir = strdup(runtime_dir);
+                if (!m->runtime_dir)
+                        return EXIT_FAILURE;
+        }
+        r = manager_connect_bus(m);
+        if (r < 0)
+                return EXIT_FAILURE;
+        r = manager_run(m);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,4 +76,13 @@ static inline int streq_ptr(const char *a, const char *b) {
         if (!a || !b)
                 return a == b;
         return strcmp(a, b) == 0;
+}
+
+static inline bool isempty(const char *s) {
+        return !s || !*s;
+}
+
+static inline void fclosep(FILE **f) {
+        if (*f)
+                fclose(*f);
 }

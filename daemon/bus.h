@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The D-Bus edge (STYLE.md rule 6): the vtable of org.freedesktop.UserMount1.Manager,
+ * one method_<name>() per method that parses and validates all input into a Request,
+ * and the functions that build replies.
+ */
+#pragma once
+
+#include <systemd/sd-bus.h>
+
+#include "manager.h"
+
+extern const sd_bus_vtable manager_vtable[];
+
+/* Replies to message with error (mapped in errors.c). */
+int bus_reply_error(sd_bus_message *message, const UmError *error);
+
+/* Replies to an OpenMount call with the mount fd and the info dict. */
+int bus_reply_open_mount(Request *req, int mount_fd, const WorkerReply *result);

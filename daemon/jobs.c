@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The child side of a request's workers. Runs with a private copy of the Request (fork)
+ * and only the fds the worker kept; reports through the WorkerReply.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "jobs.h"
+#include "loop.h"
+#include "mountbuild.h"
+
+void job_probe(void *userdata, WorkerReply *reply, int *ret_fd) {
+        Request *req = userdata;
+
+        reply->r = source_probe(req->source_fd, &reply->probe, &reply->error);
+}
+
+/*
+ * The /dev node of a block device, found through sysfs and checked to be that very
+ * device; falls back to the caller's fd through /proc, which the kernel resolves to the
+ * same device, so a missing or renamed node never changes what is mounted.
+ */
+static void block_device_node(dev_t rdev, int fd, char *buf, size_t n) {
+        char path[320], line[256];
+        _cleanup_(fclosep) FILE *f = NULL;
+        struct stat st;
+
+        snprintf(buf, n, "/proc/self/fd/%d", fd);
+        snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", major(rdev), minor(rdev));
+        f = fopen(path, "re");
+        if (!f)
+                return;
+        while (fgets(line, sizeof(line), f)) {
+                if (strncmp(line, "DEVNAME=", 8) != 0)
+                        continue;
+                char *name = line + 8;
+
+                name[strcspn(name, "\n")] = 0;
+                if (strchr(name, '.') || strlen(name) > 32)
+                        return;
+                name[32] = 0; /* tells the compiler what we checked */
+                snprintf(path, sizeof(path), "/dev/%s", name);
+                if (stat(path, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == rdev)
+                        snprintf(buf, n, "%s", path);
+                return;
+        }
+}
+
+void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
+        Request *req = userdata;
+        _cleanup_close_ int loop_fd = -EBADF, mount_fd = -EBADF;
+        _cleanup_free_ char *loop_path = NULL;
+        MountSpec spec = {
+                .fstype = req->probe.fstype,
+                .source = reply->device,
+                .options = &req->mount_options,
+        };
+        int r;
+
+        if (req->source.type == SOURCE_IMAGE) {
+                r = loop_attach(req->source_fd, req->mount_options.read_only, &loop_fd,
+                                &loop_path, &reply->error);
+                if (r < 0) {
+                        reply->r = r;
+                        return;
+                }
+                snprintf(reply->device, sizeof(reply->device), "%s", loop_path);
+                snprintf(reply->backing_file, sizeof(reply->backing_file), "%s",
+                         strempty(req->source_path));
+        } else
+                block_device_node(req->source.rdev, req->source_fd, reply->device,
+                                  sizeof(reply->device));
+
+        r = mountbuild_locked(&spec, req->manager->runtime_dir, &mount_fd, &reply->error);
+        if (r < 0) {
+                reply->r = r;
+                return;
+        }
+        (void) mountbuild_mount_id(mount_fd, &reply->mount_id);
+        /* The superblock now holds the loop device; closing our fd arms autoclear. */
+        reply->r = 0;
+        *ret_fd = TAKE_FD(mount_fd);
+}
