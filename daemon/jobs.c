@@ -42,10 +42,11 @@ static void block_device_node(dev_t rdev, int fd, char *buf, size_t n) {
                 name[strcspn(name, "\n")] = 0;
                 if (strchr(name, '.') || strlen(name) > 32)
                         return;
-                name[32] = 0; /* tells the compiler what we checked */
-                snprintf(path, sizeof(path), "/dev/%s", name);
-                if (stat(path, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == rdev)
-                        snprintf(buf, n, "%s", path);
+                char node[48];
+
+                snprintf(node, sizeof(node), "/dev/%.32s", name);
+                if (stat(node, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == rdev)
+                        snprintf(buf, n, "%s", node);
                 return;
         }
 }
