@@ -102,9 +102,15 @@ static int on_worker_io(sd_event_source *s, int fd, uint32_t revents, void *user
                 free(reply);
                 return 0;
         }
+        if (n <= 0) {
+                /* The child is gone without a reply: on_worker_exit() says how it died. */
+                free(reply);
+                w->io = sd_event_source_disable_unref(w->io);
+                return 0;
+        }
 
         /* Collect every fd the message carried; keep one, close the rest. */
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c)) {
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
                 if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
                         continue;
                 size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -122,7 +128,7 @@ static int on_worker_io(sd_event_source *s, int fd, uint32_t revents, void *user
                 safe_close(passed_fd);
                 free(reply);
                 um_error_set(&error, UM_ERROR_KIND_FAILED, EIO,
-                             "The mount worker ended without a result (it crashed or was killed).");
+                             "The mount worker sent a malformed result.");
                 worker_kill(w);
                 worker_finish(w, -ECHILD, NULL, &error, -EBADF);
                 return 0;
