@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Error lines and terminal-safe escaping for the usermount client (see output.h).
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "output.h"
+
+#define PROGRAM_NAME "usermount"
+
+static void log_va(int error, const char *fmt, va_list ap) _printf_(2, 0);
+
+static void log_va(int error, const char *fmt, va_list ap) {
+        /* %m in fmt reads errno; keep the caller's error there while formatting. */
+        errno = error < 0 ? -error : error;
+        fputs(PROGRAM_NAME ": ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+}
+
+void log_error(const char *fmt, ...) {
+        int saved = errno;
+        va_list ap;
+
+        va_start(ap, fmt);
+        log_va(saved, fmt, ap);
+        va_end(ap);
+        errno = saved;
+}
+
+void log_error_errno(int error, const char *fmt, ...) {
+        int saved = errno;
+        va_list ap;
+
+        va_start(ap, fmt);
+        log_va(error, fmt, ap);
+        va_end(ap);
+        errno = saved;
+}
+
+/*
+ * Length of the valid UTF-8 sequence at s (1..4), 0 if s does not start one, and the
+ * code point it encodes in *ret_cp.
+ */
+static size_t utf8_decode(const unsigned char *s, uint32_t *ret_cp) {
+        uint32_t cp, min;
+        size_t len;
+
+        if (s[0] < 0x80) {
+                *ret_cp = s[0];
+                return 1;
+        }
+        if ((s[0] & 0xe0) == 0xc0) {
+                len = 2, min = 0x80, cp = s[0] & 0x1f;
+        } else if ((s[0] & 0xf0) == 0xe0) {
+                len = 3, min = 0x800, cp = s[0] & 0x0f;
+        } else if ((s[0] & 0xf8) == 0xf0) {
+                len = 4, min = 0x10000, cp = s[0] & 0x07;
+        } else
+                return 0;
+
+        /* A NUL terminator fails this test too, so we never read past the string. */
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        *ret_cp = cp;
+        return len;
+}
+
+bool output_utf8_is_valid(const char *s) {
+        const unsigned char *p = (const unsigned char *) strempty(s);
+
+        while (*p) {
+                uint32_t cp;
+                size_t len = utf8_decode(p, &cp);
+
+                if (len == 0)
+                        return false;
+                p += len;
+        }
+        return true;
+}
+
+static bool is_control(uint32_t cp) {
+        return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+}
+
+char *output_escape(const char *s) {
+        const unsigned char *p = (const unsigned char *) strempty(s);
+        char *buf, *o;
+
+        /* Worst case: every byte becomes \xNN. */
+        buf = malloc(strlen((const char *) p) * 4 + 1);
+        if (!buf)
+                return NULL;
+
+        o = buf;
+        while (*p) {
+                uint32_t cp;
+                size_t len = utf8_decode(p, &cp);
+
+                if (len > 0 && !is_control(cp)) {
+                        memcpy(o, p, len);
+                        o += len;
+                        p += len;
+                        continue;
+                }
+                /* Escape the whole sequence of a C1 control, or the one invalid byte. */
+                if (len == 0)
+                        len = 1;
+                for (size_t i = 0; i < len; i++)
+                        o += sprintf(o, "\\x%02x", p[i]);
+                p += len;
+        }
+        *o = 0;
+        return buf;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * How the usermount client talks to the person at the terminal: error lines on stderr,
+ * prefixed "usermount: ", and escaping of every string that did not come from our own
+ * source code (labels and paths from the daemon or a device, the caller's own paths).
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "macro.h"
+
+/* Prints "usermount: <message>\n" on stderr. Never pass untrusted data as the format. */
+void log_error(const char *fmt, ...) _printf_(1, 2);
+
+/* Like log_error(), with errno set to -error (or error) for %m. */
+void log_error_errno(int error, const char *fmt, ...) _printf_(2, 3);
+
+/*
+ * true if s is valid UTF-8 (what D-Bus requires of every string); rejects overlong forms,
+ * surrogates and code points above U+10FFFF.
+ */
+bool output_utf8_is_valid(const char *s);
+
+/*
+ * Returns a newly allocated copy of s (NULL: "") that is safe to print on a terminal:
+ * C0 control characters, DEL, C1 control characters (U+0080..U+009F, which some
+ * terminals treat like ESC sequences) and bytes that are not valid UTF-8 are written as
+ * \xNN, one per byte. Backslashes are kept: the daemon already escapes its strings this
+ * way (um_escape()), and escaping them again would garble its output. Returns NULL only
+ * when out of memory; the caller frees the result.
+ */
+char *output_escape(const char *s);

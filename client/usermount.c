@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * usermount, the command-line client of usermountd: global options, the list of commands,
+ * and dispatch to the command's own parser (cmd-*.c).
+ *
+ * The client is an ordinary, unprivileged program: it runs with the caller's own rights,
+ * and usermountd trusts nothing it says about itself (the caller's identity comes from
+ * the bus). A hostile environment therefore cannot make the daemon do anything, and the
+ * client does not let the environment steer it either (SECURITY-TESTS.md, item 30): it
+ * never reads LIBMOUNT_* (it does not use libmount at all), does nothing with PATH (it
+ * runs no other program), and parses its command line the same way whatever
+ * POSIXLY_CORRECT says. It reads no variable itself; sd-bus finds the system bus through
+ * DBUS_SYSTEM_BUS_ADDRESS, and whatever that points at can deceive only the caller.
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "output.h"
+#include "usermount.h"
+
+bool arg_ask_password = false;
+
+typedef struct Verb {
+        const char *name;
+        int (*run)(int argc, char *argv[]);
+} Verb;
+
+static const Verb verbs[] = {
+        { "mount", verb_mount },
+};
+
+static void help(void) {
+        printf("Usage: usermount [OPTIONS] COMMAND [ARGUMENTS...]\n"
+               "\n"
+               "Mount filesystems with backing store, such as disk images and USB sticks,\n"
+               "without being root: usermountd, a service on the system bus, checks the request,\n"
+               "asks polkit whether you may make it, and mounts with nodev, nosuid and noexec\n"
+               "set and locked, so that the mount can never be used to gain privilege.\n"
+               "\n"
+               "Commands:\n"
+               "  mount [OPTIONS] SOURCE TARGET\n"
+               "                     Mount the image file or block device SOURCE at the\n"
+               "                     directory TARGET, inside a user and mount namespace of\n"
+               "                     your own (see usermount mount --help).\n"
+               "\n"
+               "Options:\n"
+               "  -h, --help         Show this help; after a command, show that command's help.\n"
+               "      --version      Show the version of usermount.\n"
+               "      --no-ask-password\n"
+               "                     Do not ask for a password: when polkit wants you to\n"
+               "                     authenticate, fail with exit status 3. usermount has no\n"
+               "                     authentication agent of its own and always behaves this\n"
+               "                     way; scripts can pass the option to say so explicitly.\n"
+               "                     May also be given after the command.\n"
+               "\n"
+               "Exit status:\n"
+               "  0  Success.\n"
+               "  1  Failure not covered below.\n"
+               "  2  Usage error: the command line is wrong.\n"
+               "  3  Not authorized: polkit refused, or wants a password (see\n"
+               "     --no-ask-password), or the system bus denied the request.\n"
+               "  4  Refused: the source cannot be opened or is not an image or block device,\n"
+               "     or usermountd refused its filesystem type, an option or an argument.\n"
+               "  5  The device is busy (mounted elsewhere, or in use as swap, RAID or LVM).\n"
+               "  6  The mount cannot be attached: the target is missing or not a directory,\n"
+               "     or this process does not administer its mount namespace.\n"
+               "  7  A limit of usermountd was reached (mounts, loop devices, requests).\n"
+               "  8  usermountd cannot be reached: no system bus, usermountd not running\n"
+               "     or not answering.\n"
+               "\n"
+               "Environment:\n"
+               "  DBUS_SYSTEM_BUS_ADDRESS\n"
+               "                     The address of the system bus; default\n"
+               "                     unix:path=/run/dbus/system_bus_socket.\n"
+               "  usermount reads no LIBMOUNT_* variables, does not use PATH (it runs no other\n"
+               "  program), and parses its command line the same way whatever POSIXLY_CORRECT\n"
+               "  says. The environment cannot change what usermountd allows.\n"
+               "\n"
+               "Examples:\n"
+               "  Mount a disk image in a new user and mount namespace, with a shell in it:\n"
+               "    unshare --user --map-root-user --mount\n"
+               "    usermount mount disk.img /mnt\n"
+               "    umount /mnt\n"
+               "\n"
+               "  Mount a CD read-only inside a rootless container that can reach the system bus:\n"
+               "    usermount mount --read-only /dev/sr0 /media/cdrom\n"
+               "\n"
+               "See usermount COMMAND --help for the options of a command.\n");
+}
+
+int usage_hint(const char *verb) {
+        if (verb)
+                fprintf(stderr, "See 'usermount %s --help'.\n", verb);
+        else
+                fputs("See 'usermount --help'.\n", stderr);
+        return EXIT_STATUS_USAGE;
+}
+
+/*
+ * Parses the options before the command. Returns 1 to run the command at argv[optind],
+ * 0 when done (help or version shown), -EINVAL after printing a usage error.
+ */
+static int parse_argv(int argc, char *argv[]) {
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_NO_ASK_PASSWORD,
+        };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
+                {}
+        };
+        int c;
+
+        /* '+': stop at the command, whose options are its own, whatever the environment. */
+        while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("usermount %s\n", PACKAGE_VERSION);
+                        return 0;
+                case ARG_NO_ASK_PASSWORD:
+                        arg_ask_password = false;
+                        break;
+                default:
+                        /* '?': getopt has said what was wrong. */
+                        return -EINVAL;
+                }
+        }
+
+        if (optind >= argc) {
+                log_error("Missing command.");
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static const Verb *find_verb(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (streq(verbs[i].name, name))
+                        return &verbs[i];
+        return NULL;
+}
+
+/* Flushes stdout; a help text or a result that could not be written is a failure. */
+static int flush_stdout(int status) {
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+                log_error_errno(errno ?: EIO, "Cannot write to standard output: %m");
+                return status == EXIT_STATUS_OK ? EXIT_STATUS_FAILURE : status;
+        }
+        return status;
+}
+
+int main(int argc, char *argv[]) {
+        const Verb *verb;
+        int r;
+
+        /* getopt prefixes its messages with argv[0]; make that the program's name. */
+        if (argc > 0)
+                argv[0] = (char *) "usermount";
+
+        r = parse_argv(argc, argv);
+        if (r < 0)
+                return usage_hint(NULL);
+        if (r == 0)
+                return flush_stdout(EXIT_STATUS_OK);
+
+        verb = find_verb(argv[optind]);
+        if (!verb) {
+                _cleanup_free_ char *e = output_escape(argv[optind]);
+
+                log_error("Unknown command '%s'.", strempty(e));
+                return usage_hint(NULL);
+        }
+
+        /*
+         * The command sees its own argv; argv[0] is what getopt puts before its messages,
+         * and stays the program's name like in ours.
+         */
+        argv[optind] = argv[0];
+        return flush_stdout(verb->run(argc - optind, argv + optind));
+}
