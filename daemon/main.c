@@ -142,6 +142,9 @@ int main(int argc, char *argv[]) {
                 if (!m->runtime_dir)
                         return EXIT_FAILURE;
         }
+        r = manager_prepare_runtime_dir(m);
+        if (r < 0)
+                return EXIT_FAILURE;
         r = manager_connect_bus(m);
         if (r < 0)
                 return EXIT_FAILURE;

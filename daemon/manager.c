@@ -56,6 +56,22 @@ Manager *manager_free(Manager *m) {
         return NULL;
 }
 
+int manager_prepare_runtime_dir(Manager *m) {
+        struct stat st;
+
+        /* Workers stage mounts over this directory in their private namespaces. */
+        if (mkdir(m->runtime_dir, 0700) < 0 && errno != EEXIST)
+                return log_error_errno(-errno, "Failed to create %s: %m", m->runtime_dir);
+        if (lstat(m->runtime_dir, &st) < 0)
+                return log_error_errno(-errno, "Failed to check %s: %m", m->runtime_dir);
+        if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0022)) {
+                log_error("%s must be a directory owned by root and writable only by root.",
+                          m->runtime_dir);
+                return -EPERM;
+        }
+        return 0;
+}
+
 int manager_connect_bus(Manager *m) {
         int r;
 

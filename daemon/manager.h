@@ -92,6 +92,9 @@ struct Manager {
 int manager_new(Manager **ret);
 Manager *manager_free(Manager *m);
 
+/* Creates the runtime directory (0700, root) if needed and checks that only root can write it. */
+int manager_prepare_runtime_dir(Manager *m);
+
 /* Connects to the system bus (DBUS_SYSTEM_BUS_ADDRESS honoured), exports the object, takes the name. */
 int manager_connect_bus(Manager *m);
 
