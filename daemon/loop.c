@@ -1,1 +1,112 @@
-/* placeholder */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Loop devices for image files. A device is always taken fresh from /dev/loop-control and
+ * configured in one LOOP_CONFIGURE call (backing file, autoclear, read-only), so there is
+ * no window in which it is bound but not yet set up, and nothing outlives the last user.
+ */
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include "loop.h"
+
+/* Attempts when another process takes the free device between GET_FREE and CONFIGURE. */
+#define LOOP_ATTACH_ATTEMPTS 32
+
+/* Takes the number of a free loop device and opens it; -EAGAIN if it vanished meanwhile. */
+static int loop_open_free(int control_fd, bool read_only, int *ret_fd, int *ret_nr) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[32];
+        int nr;
+
+        nr = ioctl(control_fd, LOOP_CTL_GET_FREE);
+        if (nr < 0)
+                return -errno;
+        snprintf(path, sizeof(path), "/dev/loop%d", nr);
+        fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return errno == ENOENT || errno == ENXIO ? -EAGAIN : -errno;
+        *ret_fd = TAKE_FD(fd);
+        *ret_nr = nr;
+        return 0;
+}
+
+/* Binds backing_fd to the loop device in one call; -EAGAIN if someone else bound it first. */
+static int loop_configure(int loop_fd, int backing_fd, bool read_only) {
+        struct loop_config config = {
+                .fd = (uint32_t) backing_fd,
+                .info.lo_flags = LO_FLAGS_AUTOCLEAR | (read_only ? LO_FLAGS_READ_ONLY : 0),
+        };
+
+        if (ioctl(loop_fd, LOOP_CONFIGURE, &config) < 0)
+                return errno == EBUSY ? -EAGAIN : -errno;
+        return 0;
+}
+
+static int check_backing_fd(int backing_fd, UmError *error) {
+        struct stat st;
+
+        if (fstat(backing_fd, &st) < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, errno,
+                                    "the image descriptor cannot be inspected");
+        if (!S_ISREG(st.st_mode))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "only a regular image file can back a loop device");
+        return 0;
+}
+
+/* One attempt: a free device, opened and bound; -EAGAIN if another process won the race. */
+static int loop_claim(int control_fd, int backing_fd, bool read_only, int *ret_fd, int *ret_nr) {
+        _cleanup_close_ int fd = -EBADF;
+        int nr = -1, r;
+
+        r = loop_open_free(control_fd, read_only, &fd, &nr);
+        if (r < 0)
+                return r;
+        r = loop_configure(fd, backing_fd, read_only);
+        if (r < 0)
+                return r;
+        *ret_fd = TAKE_FD(fd);
+        *ret_nr = nr;
+        return 0;
+}
+
+int loop_attach(int backing_fd, bool read_only, int *ret_fd, char **ret_path, UmError *error) {
+        _cleanup_close_ int control_fd = -EBADF, loop_fd = -EBADF;
+        char path[32];
+        int r, nr = -1;
+        char *p;
+
+        r = check_backing_fd(backing_fd, error);
+        if (r < 0)
+                return r;
+        control_fd = open("/dev/loop-control", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (control_fd < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "loop devices are not available (/dev/loop-control)");
+
+        for (int attempt = 0; attempt < LOOP_ATTACH_ATTEMPTS; attempt++) {
+                r = loop_claim(control_fd, backing_fd, read_only, &loop_fd, &nr);
+                if (r != -EAGAIN)
+                        break;
+        }
+        if (r == -EAGAIN)
+                return um_error_set(error, UM_ERROR_KIND_DEVICE_BUSY, EBUSY,
+                                    "no free loop device could be claimed after %d attempts",
+                                    LOOP_ATTACH_ATTEMPTS);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, r,
+                                    "the image could not be attached to a loop device: %s",
+                                    strerror(-r));
+
+        /* From here on, closing loop_fd on failure detaches the device (autoclear). */
+        snprintf(path, sizeof(path), "/dev/loop%d", nr);
+        p = strdup(path);
+        if (!p)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "out of memory");
+        *ret_fd = TAKE_FD(loop_fd);
+        *ret_path = p;
+        return 0;
+}

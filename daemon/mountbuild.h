@@ -5,11 +5,19 @@
  *   1. unshare(CLONE_NEWNS), make "/" private;
  *   2. fsopen(), one fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount() with the
  *      attributes (NODEV|NOSUID[|NOEXEC][|RDONLY]);
- *   3. move_mount() onto a private staging directory;
- *   4. unshare(CLONE_NEWUSER|CLONE_NEWNS): the copied tree has its flags locked;
- *   5. open_tree(stage, OPEN_TREE_CLONE): the clone keeps the locks.
- * It changes the calling process's namespaces for good, so it only ever runs in a forked
- * worker that exits afterwards.
+ *   3. move_mount() onto the staging directory, and make the mount the working directory;
+ *   4. unshare(CLONE_NEWUSER|CLONE_NEWNS): the copied tree has its flags locked, and the
+ *      kernel moves the working directory onto the copy of the staged mount;
+ *   5. open_tree("", OPEN_TREE_CLONE|AT_EMPTY_PATH) of the working directory: the clone
+ *      keeps the locks. The worker then checks that clearing nosuid on it fails.
+ * It changes the calling process's namespaces (and working directory) for good, so it
+ * only ever runs in a forked worker that exits afterwards.
+ *
+ * Staging leaves nothing behind: the mount is moved over stage_dir itself, inside the
+ * worker's private mount namespace, so no directory is created anywhere and the host
+ * never sees the mount; the staged mount goes away with the worker's namespaces. Reaching
+ * it through the working directory (rather than by path, after step 4) matters: the new
+ * user namespace maps no ids, so path lookup through root-only directories would fail.
  */
 #pragma once
 
@@ -23,11 +31,12 @@ typedef struct MountSpec {
 } MountSpec;
 
 /*
- * Runs the recipe above. stage_dir is a directory only root can reach (e.g. under
- * /run/usermount); a private subdirectory is created and removed inside it. On success
- * returns 0 and *ret_mount_fd is the locked, detached mount (O_CLOEXEC). On failure returns
- * -errno with error set to a sentence that includes what the filesystem reported (the fs
- * context's log), e.g. EBUSY -> UM_ERROR_KIND_DEVICE_BUSY.
+ * Runs the recipe above. stage_dir is an existing directory only root can reach (e.g.
+ * /run/usermount); it is mounted over in the worker's namespace only and never modified.
+ * On success returns 0 and *ret_mount_fd is the locked, detached mount (O_CLOEXEC, owned
+ * by the caller). On failure returns -errno with error set to a sentence that includes
+ * what the filesystem reported (the fs context's log), e.g. EBUSY ->
+ * UM_ERROR_KIND_DEVICE_BUSY.
  */
 int mountbuild_locked(const MountSpec *spec, const char *stage_dir, int *ret_mount_fd, UmError *error);
 

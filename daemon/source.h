@@ -27,7 +27,8 @@ typedef struct SourceInfo {
  * Checks that fd is a block device or a regular file opened for reading (O_RDONLY or
  * O_RDWR, never O_PATH), and fills *ret. Everything else (directory, socket, pipe, char
  * device, eventfd, nsfs, pidfd, mount fd, memfd without a filesystem...) is -EINVAL with
- * UM_ERROR_KIND_INVALID_SOURCE. Does only fstat()/fcntl()/sysfs reads.
+ * UM_ERROR_KIND_INVALID_SOURCE. Does only fcntl()/fstat()/fstatfs(), readlink() of
+ * /proc/self/fd and sysfs reads: never blocks, safe in the main process.
  */
 int source_inspect_fd(int fd, SourceInfo *ret, UmError *error);
 
