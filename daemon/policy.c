@@ -1,1 +1,1147 @@
-/* placeholder */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Mount policy as data: the filesystem types a user may mount, the options each type
+ * accepts, the options refused everywhere (with the reason a user is told), and the
+ * options usermount forces. The stages of policy_build_options():
+ *   bytes      length, UTF-8, control characters, quotes, backslashes, empty items
+ *   split      libmount's option iterator cuts the string into key[=value] items
+ *   items      key charset, value length, options refused on every filesystem
+ *   per type   forced keys, duplicates, generic options (ro, atime, sync, ...), then the
+ *              type's own allow-list with a checked value for each key
+ *   finish     read-only-only options, ro/rw, forced items appended, mount attributes
+ * Everything here is pure: no syscalls, no logging, no state.
+ */
+#include <libmount/libmount.h>
+#include <stdint.h>
+#include <strings.h>
+#include <sys/mount.h>
+
+#include "policy.h"
+
+/* Longest character set name (iocharset=) we pass to the kernel's nls loader. */
+#define CHARSET_NAME_MAX 32
+/* Room for an escaped key or value inside a message. */
+#define ESCAPED_MAX 96
+
+/* ---- Tables ------------------------------------------------------------------------------- */
+
+/* How the value of one filesystem option is checked. */
+typedef enum ValueKind {
+        VALUE_FLAG,     /* no value */
+        VALUE_NUMBER,   /* decimal, optionally signed, within [min, max] */
+        VALUE_OCTAL,    /* octal mode or mask within [0, max] */
+        VALUE_SIZE,     /* decimal with an optional k/m/g suffix, in bytes within [min, max] */
+        VALUE_ENUM,     /* one of choices */
+        VALUE_CHARSET,  /* a character set name: [A-Za-z0-9_-], at most CHARSET_NAME_MAX */
+        VALUE_COMPRESS, /* btrfs: zlib[:1-9], lzo, zstd[:1-15] */
+        VALUE_SUBVOL,   /* btrfs: a path inside the filesystem without ".." components */
+} ValueKind;
+
+typedef struct OptionRule {
+        const char *key;
+        ValueKind kind;
+        int64_t min, max;           /* VALUE_NUMBER, VALUE_OCTAL, VALUE_SIZE */
+        const char *const *choices; /* VALUE_ENUM, NULL-terminated */
+        bool value_optional;        /* the key may also be given as a flag */
+        bool read_only_only;        /* only on read-only mounts (skips journal replay) */
+} OptionRule;
+
+#define FLAG(k) { .key = (k), .kind = VALUE_FLAG }
+#define NUMBER(k, lo, hi) { .key = (k), .kind = VALUE_NUMBER, .min = (lo), .max = (hi) }
+#define OCTAL(k) { .key = (k), .kind = VALUE_OCTAL, .min = 0, .max = 0777 }
+#define SIZE(k, lo, hi) { .key = (k), .kind = VALUE_SIZE, .min = (lo), .max = (hi) }
+#define ENUM(k, c) { .key = (k), .kind = VALUE_ENUM, .choices = (c) }
+#define CHARSET(k) { .key = (k), .kind = VALUE_CHARSET }
+#define RULES_END { .key = NULL }
+
+static const char *const ext_data_modes[] = { "ordered", "journal", "writeback", NULL };
+static const char *const btrfs_space_cache[] = { "v2", NULL };
+static const char *const btrfs_discard_modes[] = { "sync", "async", NULL };
+static const char *const erofs_cache_strategies[] = { "disabled", "readahead", "readaround", NULL };
+static const char *const vfat_shortnames[] = { "lower", "win95", "winnt", "mixed", NULL };
+static const char *const vfat_timezones[] = { "UTC", NULL };
+static const char *const iso9660_checks[] = { "relaxed", "strict", NULL };
+static const char *const iso9660_maps[] = { "off", "normal", "acorn", NULL };
+
+/* The ext2 driver knows no journal; these are what both ext2 and ext4 drivers accept. */
+static const OptionRule ext2_rules[] = {
+        FLAG("acl"),
+        FLAG("noacl"),
+        FLAG("user_xattr"),
+        RULES_END,
+};
+
+/* ext3 is mounted by the ext4 driver on every kernel usermount supports. */
+static const OptionRule ext4_rules[] = {
+        NUMBER("commit", 0, 86400),
+        ENUM("data", ext_data_modes),
+        FLAG("barrier"),
+        FLAG("nobarrier"),
+        FLAG("discard"),
+        FLAG("nodiscard"),
+        FLAG("journal_checksum"),
+        FLAG("nodelalloc"),
+        FLAG("noauto_da_alloc"),
+        FLAG("dioread_nolock"),
+        FLAG("acl"),
+        FLAG("noacl"),
+        FLAG("user_xattr"),
+        { .key = "noload", .kind = VALUE_FLAG, .read_only_only = true },
+        RULES_END,
+};
+
+static const OptionRule xfs_rules[] = {
+        FLAG("discard"),
+        FLAG("nodiscard"),
+        FLAG("inode32"),
+        FLAG("inode64"),
+        { .key = "norecovery", .kind = VALUE_FLAG, .read_only_only = true },
+        NUMBER("logbufs", 2, 8),
+        SIZE("logbsize", 16384, 262144),
+        SIZE("allocsize", 4096, 1073741824),
+        FLAG("largeio"),
+        FLAG("nolargeio"),
+        FLAG("wsync"),
+        RULES_END,
+};
+
+static const OptionRule btrfs_rules[] = {
+        { .key = "compress", .kind = VALUE_COMPRESS, .value_optional = true },
+        { .key = "compress-force", .kind = VALUE_COMPRESS, .value_optional = true },
+        { .key = "subvol", .kind = VALUE_SUBVOL },
+        NUMBER("subvolid", 0, INT64_MAX),
+        ENUM("space_cache", btrfs_space_cache),
+        FLAG("nospace_cache"),
+        FLAG("ssd"),
+        FLAG("nossd"),
+        { .key = "discard", .kind = VALUE_ENUM, .choices = btrfs_discard_modes,
+          .value_optional = true },
+        FLAG("nodiscard"),
+        FLAG("autodefrag"),
+        FLAG("noautodefrag"),
+        NUMBER("commit", 0, 86400),
+        FLAG("flushoncommit"),
+        FLAG("noflushoncommit"),
+        RULES_END,
+};
+
+/* squashfs takes nothing beyond the generic options. */
+static const OptionRule squashfs_rules[] = {
+        RULES_END,
+};
+
+static const OptionRule erofs_rules[] = {
+        FLAG("user_xattr"),
+        FLAG("nouser_xattr"),
+        FLAG("acl"),
+        FLAG("noacl"),
+        ENUM("cache_strategy", erofs_cache_strategies),
+        RULES_END,
+};
+
+static const OptionRule vfat_rules[] = {
+        OCTAL("umask"),
+        OCTAL("dmask"),
+        OCTAL("fmask"),
+        NUMBER("codepage", 1, 9999),
+        CHARSET("iocharset"),
+        ENUM("shortname", vfat_shortnames),
+        FLAG("utf8"),
+        FLAG("flush"),
+        ENUM("tz", vfat_timezones),
+        NUMBER("time_offset", -1440, 1440),
+        FLAG("showexec"),
+        FLAG("quiet"),
+        RULES_END,
+};
+
+static const OptionRule exfat_rules[] = {
+        OCTAL("umask"),
+        OCTAL("dmask"),
+        OCTAL("fmask"),
+        CHARSET("iocharset"),
+        FLAG("discard"),
+        NUMBER("time_offset", -1440, 1440),
+        RULES_END,
+};
+
+static const OptionRule ntfs3_rules[] = {
+        OCTAL("umask"),
+        OCTAL("dmask"),
+        OCTAL("fmask"),
+        CHARSET("iocharset"),
+        FLAG("discard"),
+        FLAG("hide_dot_files"),
+        FLAG("windows_names"),
+        FLAG("prealloc"),
+        FLAG("sparse"),
+        FLAG("showmeta"),
+        FLAG("acl"),
+        RULES_END,
+};
+
+static const OptionRule iso9660_rules[] = {
+        OCTAL("mode"),
+        OCTAL("dmode"),
+        FLAG("norock"),
+        FLAG("nojoliet"),
+        ENUM("check", iso9660_checks),
+        CHARSET("iocharset"),
+        ENUM("map", iso9660_maps),
+        FLAG("utf8"),
+        FLAG("unhide"),
+        FLAG("hide"),
+        NUMBER("session", 0, 99),
+        NUMBER("sbsector", 0, UINT32_MAX),
+        RULES_END,
+};
+
+static const OptionRule udf_rules[] = {
+        OCTAL("umask"),
+        OCTAL("mode"),
+        OCTAL("dmode"),
+        CHARSET("iocharset"),
+        FLAG("utf8"),
+        FLAG("novrs"),
+        NUMBER("session", 0, UINT32_MAX),
+        NUMBER("anchor", 0, UINT32_MAX),
+        NUMBER("lastblock", 0, UINT32_MAX),
+        FLAG("unhide"),
+        FLAG("undelete"),
+        RULES_END,
+};
+
+/* Where the value of a forced option comes from. */
+typedef enum ForcedSource {
+        FORCED_FIXED,
+        FORCED_CALLER_UID,
+        FORCED_CALLER_GID,
+} ForcedSource;
+
+typedef struct ForcedOption {
+        const char *key;
+        ForcedSource source;
+        const char *value; /* FORCED_FIXED */
+        const char *why;
+} ForcedOption;
+
+static const char why_errors[] =
+        "ext2, ext3 and ext4 are always mounted with errors=remount-ro, so that a damaged "
+        "filesystem stops being written to";
+static const char why_owner[] =
+        "the filesystem has no Unix owners, so every file belongs to the user who mounts it";
+
+static const ForcedOption ext_forced[] = {
+        { "errors", FORCED_FIXED, "remount-ro", why_errors },
+        { NULL },
+};
+
+static const ForcedOption owner_forced[] = {
+        { "uid", FORCED_CALLER_UID, NULL, why_owner },
+        { "gid", FORCED_CALLER_GID, NULL, why_owner },
+        { NULL },
+};
+
+/* How a refused key is recognised. Keys are compared without regard to case. */
+typedef enum MatchKind {
+        MATCH_KEY,       /* the key, whatever the value */
+        MATCH_PREFIX,    /* any key starting with this */
+        MATCH_KEY_VALUE, /* this key with this value */
+} MatchKind;
+
+typedef struct Refusal {
+        const char *key;
+        MatchKind match;
+        const char *value; /* MATCH_KEY_VALUE */
+        const char *why;
+} Refusal;
+
+static const char why_suid[] =
+        "setuid and setgid bits and file capabilities are never honoured on user mounts";
+static const char why_dev[] = "device nodes are never honoured on user mounts";
+static const char why_exec[] =
+        "running programs from a mount is requested with the 'exec' parameter of the request, "
+        "which needs its own authorization";
+static const char why_defaults[] =
+        "it stands for suid, dev and exec, which user mounts never get implicitly";
+static const char why_fstab[] =
+        "it is an /etc/fstab permission for mount(8); usermount asks polkit who may mount what";
+static const char why_boot[] =
+        "it only steers 'mount -a' and the boot sequence, and means nothing to usermount";
+static const char why_remount[] =
+        "a user mount cannot be changed once made; unmount it and mount it again";
+static const char why_bind[] =
+        "usermount mounts filesystems from devices and images; it never binds or moves "
+        "existing mounts";
+static const char why_propagation[] =
+        "mount propagation is decided by usermount and the mount namespace it attaches to";
+static const char why_helper_option[] =
+        "x-* options are meant for user-space helpers, and usermount passes nothing to them";
+static const char why_helper[] = "it would run a helper program as root";
+static const char why_loop[] =
+        "usermount sets up loop devices itself from the image fd it is given, never from "
+        "options";
+static const char why_label[] = "security labels on user mounts are set by usermount only";
+static const char why_panic[] = "a damaged filesystem would crash the whole system";
+static const char why_continue[] =
+        "the filesystem would keep writing after it found damage; usermount forces "
+        "errors=remount-ro where the filesystem supports it";
+
+/* Options refused on every filesystem (SECURITY-TESTS.md items 5-7 and 9). */
+static const Refusal refused_everywhere[] = {
+        { "suid", MATCH_KEY, NULL, why_suid },
+        { "dev", MATCH_KEY, NULL, why_dev },
+        { "exec", MATCH_KEY, NULL, why_exec },
+        { "defaults", MATCH_KEY, NULL, why_defaults },
+        { "user", MATCH_KEY, NULL, why_fstab },
+        { "users", MATCH_KEY, NULL, why_fstab },
+        { "owner", MATCH_KEY, NULL, why_fstab },
+        { "group", MATCH_KEY, NULL, why_fstab },
+        { "nouser", MATCH_KEY, NULL, why_fstab },
+        { "auto", MATCH_KEY, NULL, why_boot },
+        { "noauto", MATCH_KEY, NULL, why_boot },
+        { "_netdev", MATCH_KEY, NULL, why_boot },
+        { "nofail", MATCH_KEY, NULL, why_boot },
+        { "remount", MATCH_KEY, NULL, why_remount },
+        { "bind", MATCH_KEY, NULL, why_bind },
+        { "rbind", MATCH_KEY, NULL, why_bind },
+        { "move", MATCH_KEY, NULL, why_bind },
+        { "make-", MATCH_PREFIX, NULL, why_propagation },
+        { "shared", MATCH_KEY, NULL, why_propagation },
+        { "rshared", MATCH_KEY, NULL, why_propagation },
+        { "private", MATCH_KEY, NULL, why_propagation },
+        { "rprivate", MATCH_KEY, NULL, why_propagation },
+        { "slave", MATCH_KEY, NULL, why_propagation },
+        { "rslave", MATCH_KEY, NULL, why_propagation },
+        { "unbindable", MATCH_KEY, NULL, why_propagation },
+        { "runbindable", MATCH_KEY, NULL, why_propagation },
+        { "x-", MATCH_PREFIX, NULL, why_helper_option },
+        { "uhelper", MATCH_KEY, NULL, why_helper },
+        { "helper", MATCH_KEY, NULL, why_helper },
+        { "loop", MATCH_KEY, NULL, why_loop },
+        { "offset", MATCH_KEY, NULL, why_loop },
+        { "sizelimit", MATCH_KEY, NULL, why_loop },
+        { "encryption", MATCH_KEY, NULL, why_loop },
+        { "context", MATCH_KEY, NULL, why_label },
+        { "fscontext", MATCH_KEY, NULL, why_label },
+        { "defcontext", MATCH_KEY, NULL, why_label },
+        { "rootcontext", MATCH_KEY, NULL, why_label },
+        { "seclabel", MATCH_KEY, NULL, why_label },
+        { "smackfs", MATCH_PREFIX, NULL, why_label },
+        { "errors", MATCH_KEY_VALUE, "panic", why_panic },
+        { "errors", MATCH_KEY_VALUE, "continue", why_continue },
+        { NULL },
+};
+
+static const char why_extra_devices[] =
+        "it would make the filesystem open further devices, which the caller was never "
+        "checked for";
+
+/* Options a type knows that reach beyond the one source the caller was checked for. */
+static const Refusal btrfs_refused[] = {
+        { "device", MATCH_KEY, NULL, why_extra_devices },
+        { NULL },
+};
+
+static const Refusal erofs_refused[] = {
+        { "device", MATCH_KEY, NULL, why_extra_devices },
+        { "fsid", MATCH_KEY, NULL, why_extra_devices },
+        { "domain_id", MATCH_KEY, NULL, why_extra_devices },
+        { NULL },
+};
+
+typedef struct FsPolicy {
+        const char *name;
+        const OptionRule *rules;     /* terminated by RULES_END */
+        const ForcedOption *forced;  /* NULL, or terminated by a NULL key */
+        const Refusal *refused;      /* NULL, or terminated by a NULL key */
+} FsPolicy;
+
+/* The allow-list, in the order policy_fstypes() reports it. */
+static const FsPolicy fs_policies[] = {
+        { "ext2", ext2_rules, ext_forced, NULL },
+        { "ext3", ext4_rules, ext_forced, NULL },
+        { "ext4", ext4_rules, ext_forced, NULL },
+        { "xfs", xfs_rules, NULL, NULL },
+        { "btrfs", btrfs_rules, NULL, btrfs_refused },
+        { "squashfs", squashfs_rules, NULL, NULL },
+        { "erofs", erofs_rules, NULL, erofs_refused },
+        { "vfat", vfat_rules, owner_forced, NULL },
+        { "exfat", exfat_rules, owner_forced, NULL },
+        { "ntfs3", ntfs3_rules, owner_forced, NULL },
+        { "iso9660", iso9660_rules, owner_forced, NULL },
+        { "udf", udf_rules, owner_forced, NULL },
+};
+
+/* The same names in the same order, as policy_fstypes() hands them out. */
+static const char *const fstype_names[] = {
+        "ext2", "ext3", "ext4", "xfs", "btrfs", "squashfs", "erofs",
+        "vfat", "exfat", "ntfs3", "iso9660", "udf", NULL,
+};
+
+/* What a generic option (accepted on every type) does. */
+typedef enum GenericKind {
+        GENERIC_READ_ONLY,  /* ro: a read-only mount */
+        GENERIC_READ_WRITE, /* rw: the default, refused when the mount must be read-only */
+        GENERIC_ATIME,      /* one atime mode, a MOUNT_ATTR_* value */
+        GENERIC_ATTR,       /* a MOUNT_ATTR_* bit */
+        GENERIC_SB_FLAG,    /* a superblock flag, passed to fsconfig() as a flag */
+        GENERIC_LOCKED,     /* nosuid, nodev, noexec: set and locked anyway */
+} GenericKind;
+
+typedef struct GenericOption {
+        const char *key;
+        GenericKind kind;
+        uint64_t attr;
+} GenericOption;
+
+static const GenericOption generic_options[] = {
+        { "ro", GENERIC_READ_ONLY, 0 },
+        { "rw", GENERIC_READ_WRITE, 0 },
+        { "noatime", GENERIC_ATIME, MOUNT_ATTR_NOATIME },
+        { "relatime", GENERIC_ATIME, MOUNT_ATTR_RELATIME },
+        { "strictatime", GENERIC_ATIME, MOUNT_ATTR_STRICTATIME },
+        { "nodiratime", GENERIC_ATTR, MOUNT_ATTR_NODIRATIME },
+        { "sync", GENERIC_SB_FLAG, 0 },
+        { "dirsync", GENERIC_SB_FLAG, 0 },
+        { "lazytime", GENERIC_SB_FLAG, 0 },
+        { "nosuid", GENERIC_LOCKED, 0 },
+        { "nodev", GENERIC_LOCKED, 0 },
+        { "noexec", GENERIC_LOCKED, 0 },
+};
+
+/* ---- Lookups -------------------------------------------------------------------------------- */
+
+static const FsPolicy *fs_policy_find(const char *fstype) {
+        if (!fstype)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(fs_policies); i++)
+                if (streq(fs_policies[i].name, fstype))
+                        return &fs_policies[i];
+        return NULL;
+}
+
+bool policy_fstype_allowed(const char *fstype) {
+        return fs_policy_find(fstype) != NULL;
+}
+
+const char *const *policy_fstypes(void) {
+        return fstype_names;
+}
+
+static const OptionRule *rule_find(const FsPolicy *fs, const char *key) {
+        for (const OptionRule *r = fs->rules; r->key; r++)
+                if (streq(r->key, key))
+                        return r;
+        return NULL;
+}
+
+static const ForcedOption *forced_find(const FsPolicy *fs, const char *key) {
+        for (const ForcedOption *f = fs->forced; f && f->key; f++)
+                if (streq(f->key, key))
+                        return f;
+        return NULL;
+}
+
+static const GenericOption *generic_find(const char *key) {
+        for (size_t i = 0; i < ELEMENTSOF(generic_options); i++)
+                if (streq(generic_options[i].key, key))
+                        return &generic_options[i];
+        return NULL;
+}
+
+static bool refusal_matches(const Refusal *r, const char *key, const char *value) {
+        switch (r->match) {
+        case MATCH_KEY:
+                return strcasecmp(r->key, key) == 0;
+        case MATCH_PREFIX:
+                return strncasecmp(r->key, key, strlen(r->key)) == 0;
+        case MATCH_KEY_VALUE:
+                return strcasecmp(r->key, key) == 0 && value && strcasecmp(r->value, value) == 0;
+        }
+        return false;
+}
+
+static const Refusal *refusal_find(const Refusal *table, const char *key, const char *value) {
+        for (const Refusal *r = table; r && r->key; r++)
+                if (refusal_matches(r, key, value))
+                        return r;
+        return NULL;
+}
+
+/* ---- The option string ------------------------------------------------------------------- */
+
+/* One key[=value] item; both point into OptionList.buf. */
+typedef struct OptionItem {
+        char *key;
+        char *value; /* NULL for a flag */
+        size_t key_len, value_len;
+        bool to_fs;  /* passed to the filesystem as an fsconfig() item */
+} OptionItem;
+
+typedef struct OptionList {
+        char *buf; /* a copy of the option string, cut into NUL-terminated keys and values */
+        OptionItem *items;
+        size_t n_items;
+} OptionList;
+
+static void option_list_done(OptionList *l) {
+        free(l->buf);
+        free(l->items);
+        *l = (OptionList){};
+}
+
+static int oom(UmError *error) {
+        return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "out of memory");
+}
+
+/* Length of the UTF-8 sequence at s and its code point in *ret_cp, or 0 if it is invalid. */
+static size_t utf8_decode(const unsigned char *s, uint32_t *ret_cp) {
+        size_t len;
+        uint32_t cp, min;
+
+        if (s[0] < 0x80) {
+                *ret_cp = s[0];
+                return 1;
+        }
+        if ((s[0] & 0xe0) == 0xc0)
+                len = 2, min = 0x80, cp = s[0] & 0x1f;
+        else if ((s[0] & 0xf0) == 0xe0)
+                len = 3, min = 0x800, cp = s[0] & 0x0f;
+        else if ((s[0] & 0xf8) == 0xf0)
+                len = 4, min = 0x10000, cp = s[0] & 0x07;
+        else
+                return 0;
+
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        /* Overlong forms, surrogates and values beyond Unicode are all invalid. */
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        *ret_cp = cp;
+        return len;
+}
+
+/* C0, DEL and C1: the C1 range holds the 8-bit CSI that terminals still honour. */
+static bool is_control(uint32_t cp) {
+        return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
+}
+
+static int check_characters(const char *options, size_t len, UmError *error) {
+        for (size_t i = 0; i < len;) {
+                uint32_t cp;
+                size_t n = utf8_decode((const unsigned char *) options + i, &cp);
+
+                if (n == 0)
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "the option string is not valid UTF-8 (at byte %zu)",
+                                            i);
+                if (is_control(cp))
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "the option string contains a control character "
+                                            "(U+%04X at byte %zu)", (unsigned) cp, i);
+                if (cp == '\'' || cp == '"' || cp == '\\')
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "the option string contains %c at byte %zu: options "
+                                            "are never quoted or escaped, so quotes and "
+                                            "backslashes are not accepted", (char) cp, i);
+                i += n;
+        }
+        return 0;
+}
+
+/* Checks of the raw bytes, before anything splits the string (SECURITY-TESTS.md 8, 10). */
+static int check_bytes(const char *options, UmError *error) {
+        size_t len = strnlen(options, POLICY_OPTIONS_MAX + 1);
+        int r;
+
+        if (len > POLICY_OPTIONS_MAX)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the option string is too long: at most %d bytes are "
+                                    "accepted", POLICY_OPTIONS_MAX);
+        r = check_characters(options, len, error);
+        if (r < 0)
+                return r;
+        if (len > 0 && (options[0] == ',' || options[len - 1] == ',' || strstr(options, ",,")))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the option string has an empty item (a leading, trailing "
+                                    "or doubled ',')");
+        return 0;
+}
+
+/*
+ * Splits a checked option string with libmount's iterator. The pointers it returns are
+ * recorded first and the copy is cut into NUL-terminated strings only afterwards, so that
+ * the iterator always walks the untouched string.
+ */
+static int option_list_parse(const char *options, OptionList *ret, UmError *error) {
+        _cleanup_(option_list_done) OptionList l = {};
+        /* No empty items: n items take at least 2n - 1 bytes. */
+        size_t max_items = strlen(options) / 2 + 1;
+        int r = 0;
+
+        l.buf = strdup(options);
+        /* One spare slot for the iterator's final call, which reports the end. */
+        l.items = calloc(max_items + 1, sizeof(OptionItem));
+        if (!l.buf || !l.items)
+                return oom(error);
+
+        for (char *p = l.buf;; l.n_items++) {
+                OptionItem *it = &l.items[l.n_items];
+
+                if (l.n_items > max_items)
+                        return um_error_set(error, UM_ERROR_KIND_FAILED, EINVAL,
+                                            "internal error: more options than expected");
+                r = mnt_optstr_next_option(&p, &it->key, &it->key_len, &it->value,
+                                           &it->value_len);
+                if (r != 0)
+                        break;
+        }
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the option string could not be parsed");
+        for (size_t i = 0; i < l.n_items; i++) {
+                l.items[i].key[l.items[i].key_len] = 0;
+                if (l.items[i].value)
+                        l.items[i].value[l.items[i].value_len] = 0;
+        }
+
+        *ret = l;
+        l = (OptionList){};
+        return 0;
+}
+
+static bool is_key_char(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '_' || c == '.' || c == '-';
+}
+
+static int check_key(const char *key, UmError *error) {
+        char esc[ESCAPED_MAX];
+
+        if (strlen(key) > POLICY_KEY_MAX)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "an option name is longer than %d bytes", POLICY_KEY_MAX);
+        for (const char *c = key; *c; c++)
+                if (!is_key_char(*c))
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "option name '%s' is not valid: names consist of "
+                                            "letters, digits, '_', '.' and '-'",
+                                            um_escape(key, esc, sizeof(esc)));
+        return 0;
+}
+
+static int check_value(const char *key, const char *value, UmError *error) {
+        if (!value)
+                return 0;
+        if (!*value)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "option '%s' has an empty value", key);
+        if (strchr(value, '='))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the value of option '%s' contains '=', which is not "
+                                    "accepted", key);
+        if (strlen(value) > POLICY_VALUE_MAX)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the value of option '%s' is longer than %d bytes", key,
+                                    POLICY_VALUE_MAX);
+        return 0;
+}
+
+/* Checks of one item that need no filesystem: syntax, then the options refused everywhere. */
+static int check_item(const OptionItem *it, UmError *error) {
+        const Refusal *refusal;
+        char esc[ESCAPED_MAX];
+        int r;
+
+        r = check_key(it->key, error);
+        if (r < 0)
+                return r;
+        /* The key is known to be plain ASCII from here on. */
+        r = check_value(it->key, it->value, error);
+        if (r < 0)
+                return r;
+
+        refusal = refusal_find(refused_everywhere, it->key, it->value);
+        if (refusal && refusal->match == MATCH_KEY_VALUE)
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "option '%s=%s' is not allowed: %s", it->key,
+                                    um_escape(it->value, esc, sizeof(esc)), refusal->why);
+        if (refusal)
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "option '%s' is not allowed: %s", it->key, refusal->why);
+        return 0;
+}
+
+static int check_duplicate(const OptionList *l, size_t i, UmError *error) {
+        for (size_t j = 0; j < i; j++)
+                if (streq(l->items[j].key, l->items[i].key))
+                        return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                            "option '%s' is given more than once: each option "
+                                            "may appear only once", l->items[i].key);
+        return 0;
+}
+
+/* Bytes, split and per-item checks; duplicates are left to the caller. */
+static int option_list_check(const char *options, OptionList *ret, UmError *error) {
+        _cleanup_(option_list_done) OptionList l = {};
+        int r;
+
+        r = check_bytes(options, error);
+        if (r < 0)
+                return r;
+        r = option_list_parse(options, &l, error);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < l.n_items; i++) {
+                r = check_item(&l.items[i], error);
+                if (r < 0)
+                        return r;
+        }
+        *ret = l;
+        l = (OptionList){};
+        return 0;
+}
+
+int policy_check_options_syntax(const char *options, UmError *error) {
+        _cleanup_(option_list_done) OptionList l = {};
+        int r;
+
+        r = option_list_check(strempty(options), &l, error);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < l.n_items; i++) {
+                r = check_duplicate(&l, i, error);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- Values --------------------------------------------------------------------------------- */
+
+/* Parses [-]digits without overflow: at most 18 digits, which int64_t always holds. */
+static bool parse_integer(const char *s, bool allow_sign, unsigned base, int64_t *ret) {
+        bool negative = false;
+        int64_t v = 0;
+        size_t n = 0;
+
+        if (allow_sign && *s == '-') {
+                negative = true;
+                s++;
+        }
+        for (; *s; s++, n++) {
+                unsigned d = (unsigned) (*s - '0');
+
+                if (d >= base || n >= 18)
+                        return false;
+                v = v * base + d;
+        }
+        if (n == 0)
+                return false;
+        *ret = negative ? -v : v;
+        return true;
+}
+
+/* A size in bytes: digits with an optional k, m or g suffix (either case). */
+static bool parse_size(const char *s, int64_t *ret) {
+        char digits[16];
+        size_t len = strlen(s);
+        int64_t v, mult = 1;
+
+        if (len == 0 || len >= sizeof(digits))
+                return false;
+        memcpy(digits, s, len + 1);
+        switch (digits[len - 1]) {
+        case 'k':
+        case 'K':
+                mult = INT64_C(1) << 10;
+                break;
+        case 'm':
+        case 'M':
+                mult = INT64_C(1) << 20;
+                break;
+        case 'g':
+        case 'G':
+                mult = INT64_C(1) << 30;
+                break;
+        default:
+                break;
+        }
+        if (mult > 1)
+                digits[len - 1] = 0;
+        if (!parse_integer(digits, false, 10, &v) || v > INT64_MAX / mult)
+                return false;
+        *ret = v * mult;
+        return true;
+}
+
+static bool choice_valid(const char *const *choices, const char *value) {
+        for (const char *const *c = choices; *c; c++)
+                if (streq(*c, value))
+                        return true;
+        return false;
+}
+
+static bool charset_name_valid(const char *value) {
+        size_t n = 0;
+
+        for (const char *c = value; *c; c++, n++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-'))
+                        return false;
+        return n > 0 && n <= CHARSET_NAME_MAX;
+}
+
+static bool compress_valid(const char *value) {
+        const char *colon = strchr(value, ':');
+        size_t name_len = colon ? (size_t) (colon - value) : strlen(value);
+        int64_t level;
+
+        if (name_len == 3 && strncmp(value, "lzo", 3) == 0)
+                return !colon;
+        if (name_len != 4 || (strncmp(value, "zlib", 4) != 0 && strncmp(value, "zstd", 4) != 0))
+                return false;
+        if (!colon)
+                return true;
+        if (!parse_integer(colon + 1, false, 10, &level))
+                return false;
+        return level >= 1 && level <= (value[1] == 'l' ? 9 : 15);
+}
+
+/* A btrfs subvolume path: relative or absolute inside the filesystem, never "..". */
+static bool subvol_valid(const char *value) {
+        for (const char *c = value; *c;) {
+                size_t n = strcspn(c, "/");
+
+                if (n == 2 && c[0] == '.' && c[1] == '.')
+                        return false;
+                c += n;
+                if (*c == '/')
+                        c++;
+        }
+        return true;
+}
+
+static void choices_join(const char *const *choices, char *buf, size_t size) {
+        size_t o = 0;
+
+        buf[0] = 0;
+        for (const char *const *c = choices; *c && o < size; c++)
+                o += snprintf(buf + o, size - o, "%s%s", c == choices ? "" : ", ", *c);
+}
+
+/* Checks a value against its rule; fills the error with what the key accepts. */
+static int rule_check_value(const FsPolicy *fs, const OptionRule *rule, const char *value,
+                            UmError *error) {
+        char esc[ESCAPED_MAX], list[128];
+        int64_t v;
+
+        if (rule->kind == VALUE_FLAG)
+                return value ? um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "%s option '%s' takes no value", fs->name,
+                                            rule->key) : 0;
+        if (!value)
+                return rule->value_optional ? 0 :
+                        um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                     "%s option '%s' needs a value", fs->name, rule->key);
+
+        um_escape(value, esc, sizeof(esc));
+        switch (rule->kind) {
+        case VALUE_NUMBER:
+                if (parse_integer(value, rule->min < 0, 10, &v) && v >= rule->min && v <= rule->max)
+                        return 0;
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "%s option '%s' needs a whole number from %lld to %lld, not "
+                                    "'%s'", fs->name, rule->key, (long long) rule->min,
+                                    (long long) rule->max, esc);
+        case VALUE_OCTAL:
+                if (parse_integer(value, false, 8, &v) && v <= rule->max)
+                        return 0;
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "%s option '%s' needs an octal mode from 0 to %llo, not '%s'",
+                                    fs->name, rule->key, (unsigned long long) rule->max, esc);
+        case VALUE_SIZE:
+                if (parse_size(value, &v) && v >= rule->min && v <= rule->max)
+                        return 0;
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "%s option '%s' needs a size from %lld to %lld bytes, with "
+                                    "an optional k, m or g suffix, not '%s'", fs->name, rule->key,
+                                    (long long) rule->min, (long long) rule->max, esc);
+        case VALUE_ENUM:
+                if (choice_valid(rule->choices, value))
+                        return 0;
+                choices_join(rule->choices, list, sizeof(list));
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "%s option '%s' must be one of %s, not '%s'", fs->name,
+                                    rule->key, list, esc);
+        case VALUE_CHARSET:
+                if (charset_name_valid(value))
+                        return 0;
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "%s option '%s' needs a character set name of at most %d "
+                                    "letters, digits, '_' and '-', not '%s'", fs->name, rule->key,
+                                    CHARSET_NAME_MAX, esc);
+        case VALUE_COMPRESS:
+                if (compress_valid(value))
+                        return 0;
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "%s option '%s' must be zlib, lzo or zstd, optionally with a "
+                                    "level (zlib:1-9, zstd:1-15), not '%s'", fs->name, rule->key,
+                                    esc);
+        case VALUE_SUBVOL:
+                if (subvol_valid(value))
+                        return 0;
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "%s option '%s' must name a subvolume inside the "
+                                    "filesystem: '..' components are not allowed", fs->name,
+                                    rule->key);
+        case VALUE_FLAG:
+                break;
+        }
+        return um_error_set(error, UM_ERROR_KIND_FAILED, EINVAL, "internal error: bad option rule");
+}
+
+/* ---- Building ------------------------------------------------------------------------------- */
+
+typedef struct Build {
+        const FsPolicy *fs;
+        const PolicyInput *in;
+        uint64_t attr_set;          /* atime and nodiratime bits the caller asked for */
+        const char *atime;          /* the atime mode given, if any */
+        const char *needs_ro;       /* the first option that is allowed only read-only */
+        bool ro, rw;
+} Build;
+
+static int build_generic(Build *b, const GenericOption *g, OptionItem *it, UmError *error) {
+        if (it->value)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "option '%s' takes no value", it->key);
+
+        switch (g->kind) {
+        case GENERIC_READ_ONLY:
+                b->ro = true;
+                return 0;
+        case GENERIC_READ_WRITE:
+                if (b->in->source_read_only)
+                        return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                            "option 'rw' is not allowed: the source is read-only "
+                                            "(a write-protected device or an fd opened "
+                                            "read-only)");
+                if (b->in->read_only)
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "option 'rw' contradicts the read-only mount that "
+                                            "was requested");
+                b->rw = true;
+                return 0;
+        case GENERIC_ATIME:
+                if (b->atime)
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "options '%s' and '%s' contradict each other: give "
+                                            "at most one of noatime, relatime and strictatime",
+                                            b->atime, it->key);
+                b->atime = it->key;
+                b->attr_set |= g->attr;
+                return 0;
+        case GENERIC_ATTR:
+                b->attr_set |= g->attr;
+                return 0;
+        case GENERIC_SB_FLAG:
+                it->to_fs = true;
+                return 0;
+        case GENERIC_LOCKED:
+                if (streq(g->key, "noexec") && b->in->exec)
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "option 'noexec' contradicts the exec parameter of "
+                                            "the request");
+                return 0;
+        }
+        return 0;
+}
+
+/* The per-type steps for one item that passed check_item(). */
+static int build_item(Build *b, OptionList *l, size_t i, UmError *error) {
+        OptionItem *it = &l->items[i];
+        const ForcedOption *forced;
+        const GenericOption *generic;
+        const Refusal *refusal;
+        const OptionRule *rule;
+        int r;
+
+        forced = forced_find(b->fs, it->key);
+        if (forced)
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "%s option '%s' is set by usermount and cannot be given: %s",
+                                    b->fs->name, it->key, forced->why);
+        r = check_duplicate(l, i, error);
+        if (r < 0)
+                return r;
+
+        generic = generic_find(it->key);
+        if (generic)
+                return build_generic(b, generic, it, error);
+
+        refusal = refusal_find(b->fs->refused, it->key, it->value);
+        if (refusal)
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "%s option '%s' is not allowed: %s", b->fs->name, it->key,
+                                    refusal->why);
+        rule = rule_find(b->fs, it->key);
+        if (!rule)
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "%s option '%s' is not supported by usermount", b->fs->name,
+                                    it->key);
+        r = rule_check_value(b->fs, rule, it->value, error);
+        if (r < 0)
+                return r;
+        if (rule->read_only_only && !b->needs_ro)
+                b->needs_ro = rule->key;
+        it->to_fs = true;
+        return 0;
+}
+
+/* Decisions that depend on the whole option string, not on one item. */
+static int build_check_combined(const Build *b, bool read_only, UmError *error) {
+        if (b->rw && b->ro)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "options 'ro' and 'rw' contradict each other");
+        if (b->needs_ro && !read_only)
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "%s option '%s' is only allowed on read-only mounts: it "
+                                    "skips replaying the journal, which leaves a writable "
+                                    "filesystem inconsistent", b->fs->name, b->needs_ro);
+        return 0;
+}
+
+static int item_set(MountOption *o, const char *key, const char *value) {
+        o->key = strdup(key);
+        o->value = value ? strdup(value) : NULL;
+        if (!o->key || (value && !o->value))
+                return -ENOMEM;
+        return 0;
+}
+
+static void forced_value(const ForcedOption *f, const PolicyInput *in, char *buf, size_t size) {
+        switch (f->source) {
+        case FORCED_FIXED:
+                snprintf(buf, size, "%s", f->value);
+                break;
+        case FORCED_CALLER_UID:
+                snprintf(buf, size, "%u", (unsigned) in->uid);
+                break;
+        case FORCED_CALLER_GID:
+                snprintf(buf, size, "%u", (unsigned) in->gid);
+                break;
+        }
+}
+
+/* The caller's filesystem items in their order, then the forced ones. */
+static int build_items(const Build *b, const OptionList *l, MountOptions *o) {
+        size_t n = 0;
+        int r;
+
+        for (const ForcedOption *f = b->fs->forced; f && f->key; f++)
+                n++;
+        for (size_t i = 0; i < l->n_items; i++)
+                n += l->items[i].to_fs;
+        if (n == 0)
+                return 0;
+
+        o->items = calloc(n, sizeof(MountOption));
+        if (!o->items)
+                return -ENOMEM;
+        for (size_t i = 0; i < l->n_items; i++) {
+                if (!l->items[i].to_fs)
+                        continue;
+                r = item_set(&o->items[o->n_items++], l->items[i].key, l->items[i].value);
+                if (r < 0)
+                        return r;
+        }
+        for (const ForcedOption *f = b->fs->forced; f && f->key; f++) {
+                char value[32];
+
+                forced_value(f, b->in, value, sizeof(value));
+                r = item_set(&o->items[o->n_items++], f->key, value);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *error) {
+        _cleanup_(option_list_done) OptionList l = {};
+        _cleanup_(mount_options_done) MountOptions o = {};
+        char esc[ESCAPED_MAX];
+        Build b = { .in = in };
+        int r;
+
+        if (!in || !ret)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EINVAL,
+                                    "internal error: no policy input");
+        b.fs = fs_policy_find(in->fstype);
+        if (!b.fs)
+                return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
+                                    "filesystem type '%s' is not allowed for user mounts",
+                                    um_escape(in->fstype, esc, sizeof(esc)));
+
+        r = option_list_check(strempty(in->options), &l, error);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < l.n_items; i++) {
+                r = build_item(&b, &l, i, error);
+                if (r < 0)
+                        return r;
+        }
+        /* A read-only source never yields a writable mount, whatever the edge passed. */
+        o.read_only = in->read_only || in->source_read_only || b.ro;
+        r = build_check_combined(&b, o.read_only, error);
+        if (r < 0)
+                return r;
+
+        r = build_items(&b, &l, &o);
+        if (r < 0)
+                return oom(error);
+        o.attr_set = MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | b.attr_set;
+        if (!in->exec)
+                o.attr_set |= MOUNT_ATTR_NOEXEC;
+        if (o.read_only)
+                o.attr_set |= MOUNT_ATTR_RDONLY;
+
+        *ret = o;
+        o = (MountOptions){};
+        return 0;
+}
+
+void mount_options_done(MountOptions *o) {
+        if (!o)
+                return;
+        for (size_t i = 0; i < o->n_items; i++) {
+                free(o->items[i].key);
+                free(o->items[i].value);
+        }
+        free(o->items);
+        *o = (MountOptions){};
+}
+
+char *mount_options_to_string(const MountOptions *o) {
+        size_t size = 1, n = 0;
+        char *s;
+
+        for (size_t i = 0; o && i < o->n_items; i++)
+                size += strlen(o->items[i].key) + 2 +
+                        (o->items[i].value ? strlen(o->items[i].value) : 0);
+        s = malloc(size);
+        if (!s)
+                return NULL;
+        s[0] = 0;
+        for (size_t i = 0; o && i < o->n_items; i++) {
+                const MountOption *m = &o->items[i];
+
+                n += snprintf(s + n, size - n, "%s%s%s%s", i > 0 ? "," : "", m->key,
+                              m->value ? "=" : "", strempty(m->value));
+        }
+        return s;
+}

@@ -17,6 +17,8 @@
 #define POLICY_OPTIONS_MAX 4096
 /* Upper bound of one option value, in bytes. */
 #define POLICY_VALUE_MAX 255
+/* Upper bound of one option name, in bytes (no filesystem has a longer one). */
+#define POLICY_KEY_MAX 64
 
 /* One fsconfig() call: FSCONFIG_SET_FLAG when value is NULL, else FSCONFIG_SET_STRING. */
 typedef struct MountOption {

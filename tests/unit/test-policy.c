@@ -1,0 +1,1423 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Table-driven tests of the mount policy (daemon/policy.c): the filesystem allow-list,
+ * the syntax check of option strings, the options refused on every filesystem
+ * (SECURITY-TESTS.md items 5-11), forced options, the per-type allow-lists with their
+ * value checks, read-only and exec handling, and the memory contract of the results.
+ *
+ * The expectations below are written out independently of the policy's own tables: each
+ * row states the exact fsconfig() items and mount attributes a request must produce, or
+ * the error class it must get, so that a change to a table fails a test.
+ *
+ * Embedded NUL bytes cannot be expressed in a C string; the bus edge rejects them (a D-Bus
+ * string cannot contain NUL), so these tests cover every other byte class instead.
+ */
+#include <glib.h>
+#include <sys/mount.h>
+
+#include "policy.h"
+
+#define UID 1000
+#define GID 1001
+#define ATTR_BASE ((uint64_t) (MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC))
+
+#define OK 0
+#define INVALID UM_ERROR_KIND_INVALID_ARGUMENT
+#define NOT_ALLOWED UM_ERROR_KIND_OPTION_NOT_ALLOWED
+
+/* PolicyInput flags. A read-only source implies a read-only request, as at the bus edge. */
+enum {
+        IN_RO = 1 << 0,
+        IN_SOURCE_RO = 1 << 1,
+        IN_EXEC = 1 << 2,
+};
+
+static const char *const allowed_fstypes[] = {
+        "ext2", "ext3", "ext4", "xfs", "btrfs", "squashfs", "erofs",
+        "vfat", "exfat", "ntfs3", "iso9660", "udf",
+};
+
+/* Types without Unix ownership, which get the caller's uid= and gid=. */
+static bool is_owner_type(const char *fstype) {
+        return g_strv_contains((const char *const[]){ "vfat", "exfat", "ntfs3", "iso9660", "udf",
+                                                      NULL }, fstype);
+}
+
+/* What usermount appends to every mount of a type (for UID and GID), written out here. */
+static const char *forced_items(const char *fstype) {
+        if (g_strv_contains((const char *const[]){ "ext2", "ext3", "ext4", NULL }, fstype))
+                return "errors=remount-ro";
+        if (is_owner_type(fstype))
+                return "uid=1000,gid=1001";
+        return "";
+}
+
+static PolicyInput input(const char *fstype, const char *options, unsigned flags) {
+        return (PolicyInput){
+                .fstype = fstype,
+                .options = options,
+                .read_only = (flags & (IN_RO | IN_SOURCE_RO)) != 0,
+                .source_read_only = (flags & IN_SOURCE_RO) != 0,
+                .exec = (flags & IN_EXEC) != 0,
+                .uid = UID,
+                .gid = GID,
+        };
+}
+
+/* "items" of the caller followed by the forced ones, comma-joined. */
+static char *with_forced(const char *fstype, const char *items) {
+        const char *forced = forced_items(fstype);
+
+        if (isempty(items))
+                return g_strdup(forced);
+        if (isempty(forced))
+                return g_strdup(items);
+        return g_strdup_printf("%s,%s", items, forced);
+}
+
+static size_t count_items(const char *items) {
+        size_t n = 1;
+
+        if (isempty(items))
+                return 0;
+        for (const char *c = items; *c; c++)
+                n += *c == ',';
+        return n;
+}
+
+/* ---- Invariants every call must keep --------------------------------------------------------- */
+
+static MountOption sentinel_item;
+
+/* What *ret holds before a call that must fail; it must still hold it afterwards. */
+static MountOptions sentinel(void) {
+        return (MountOptions){
+                .items = &sentinel_item, .n_items = 77, .attr_set = 0xdead, .read_only = true,
+        };
+}
+
+static void assert_untouched(const MountOptions *o) {
+        g_assert_true(o->items == &sentinel_item);
+        g_assert_cmpuint(o->n_items, ==, 77);
+        g_assert_cmphex(o->attr_set, ==, 0xdead);
+        g_assert_true(o->read_only);
+}
+
+/* A message is a human sentence: not empty, valid UTF-8, no control characters. */
+static void assert_clean_message(const UmError *e) {
+        g_assert_cmpuint(strlen(e->message), >, 10);
+        g_assert_true(g_utf8_validate(e->message, -1, NULL));
+        for (const char *c = e->message; *c; c++)
+                g_assert_true((unsigned char) *c >= 0x20 && *c != 0x7f);
+}
+
+static void assert_error(int r, const UmError *e, int want_r, UmErrorKind kind,
+                         const char *message) {
+        g_assert_cmpint(r, ==, want_r);
+        g_assert_cmpint(e->kind, ==, kind);
+        g_assert_cmpint(e->error, ==, -want_r);
+        assert_clean_message(e);
+        if (message && !strstr(e->message, message))
+                g_error("message \"%s\" lacks \"%s\"", e->message, message);
+}
+
+/* Runs policy_build_options() expecting a failure; *ret must be untouched. */
+static void expect_refused(const PolicyInput *in, int want_r, UmErrorKind kind,
+                           const char *message) {
+        MountOptions o = sentinel();
+        UmError e = {};
+        int r;
+
+        r = policy_build_options(in, &o, &e);
+        assert_error(r, &e, want_r, kind, message);
+        assert_untouched(&o);
+}
+
+/* Runs policy_build_options() expecting success with exactly these items and attributes. */
+static void expect_built(const PolicyInput *in, const char *items, uint64_t attr, bool read_only) {
+        UmError e = { .kind = UM_ERROR_KIND_LIMIT_EXCEEDED, .message = "untouched" };
+        MountOptions o = {};
+        char *s;
+        int r;
+
+        r = policy_build_options(in, &o, &e);
+        if (r < 0)
+                g_error("refused (%d): %s", r, e.message);
+        /* The error is only written on failure. */
+        g_assert_cmpint(e.kind, ==, UM_ERROR_KIND_LIMIT_EXCEEDED);
+        g_assert_cmpstr(e.message, ==, "untouched");
+
+        s = mount_options_to_string(&o);
+        g_assert_cmpstr(s, ==, items);
+        g_assert_cmphex(o.attr_set, ==, attr);
+        g_assert_cmpint(o.read_only, ==, read_only);
+        g_assert_cmpuint(o.n_items, ==, count_items(items));
+        for (size_t i = 0; i < o.n_items; i++) {
+                g_assert_nonnull(o.items[i].key);
+                /* Mount attributes and "ro" never travel as filesystem parameters. */
+                g_assert_false(g_strv_contains((const char *const[]){ "ro", "rw", "nosuid",
+                        "nodev", "noexec", "noatime", "relatime", "strictatime", "nodiratime",
+                        NULL }, o.items[i].key));
+        }
+        g_free(s);
+        mount_options_done(&o);
+        g_assert_null(o.items);
+        g_assert_cmpuint(o.n_items, ==, 0);
+}
+
+/* Test paths from option strings: '/' and anything unusual become %XX. */
+static char *test_path(const char *prefix, const char *a, const char *b) {
+        GString *s = g_string_new(prefix);
+
+        for (const char *part = a; part; part = part == a ? b : NULL) {
+                g_string_append_c(s, '/');
+                if (!*part)
+                        g_string_append(s, "(empty)");
+                for (const unsigned char *c = (const unsigned char *) part; *c; c++) {
+                        if (g_ascii_isalnum(*c) || strchr("._=,:-+*", *c))
+                                g_string_append_c(s, (char) *c);
+                        else
+                                g_string_append_printf(s, "%%%02X", *c);
+                }
+        }
+        return g_string_free(s, FALSE);
+}
+
+/* One table row run against one filesystem type. */
+typedef struct TypedCase {
+        const char *fstype;
+        const void *row;
+} TypedCase;
+
+static void add_typed(const char *prefix, const char *fstype, const char *name, const void *row,
+                      GTestDataFunc fn) {
+        TypedCase *c = g_new(TypedCase, 1);
+        char *path = test_path(prefix, fstype, name);
+
+        c->fstype = fstype;
+        c->row = row;
+        g_test_add_data_func_full(path, c, fn, g_free);
+        g_free(path);
+}
+
+static void add_row(const char *prefix, const char *name, const void *row, GTestDataFunc fn) {
+        char *path = test_path(prefix, name, NULL);
+
+        g_test_add_data_func(path, row, fn);
+        g_free(path);
+}
+
+/* ---- Filesystem types (SECURITY-TESTS.md item 11) ----------------------------------------- */
+
+static const char *const refused_fstypes[] = {
+        "proc", "sysfs", "debugfs", "bpf", "configfs", "overlay", "fuse", "fuseblk",
+        "fuse.sshfs", "nfs", "nfs4", "cifs", "smb3", "tmpfs", "ramfs", "devtmpfs", "devpts",
+        "securityfs", "tracefs", "cgroup", "cgroup2", "hugetlbfs", "mqueue", "binfmt_misc",
+        "autofs", "pstore", "efivarfs", "nsfs", "pipefs", "ext", "ext5", "fat", "msdos",
+        "ntfs", "hfsplus", "f2fs", "jfs", "zfs", "nilfs2", "9p", "ceph", "made-up-fs",
+        "usermount-would-load-a-module", "EXT4", "Ext4", "XFS", "ext4 ", " ext4", "ext4\n",
+        "ext4,ro", "ext4/", "../ext4", "ext4\x7f", "\xff", "%s%n", "",
+};
+
+static void test_fstype_allowed(const void *data) {
+        const char *fstype = data;
+        PolicyInput in = input(fstype, NULL, 0);
+
+        g_assert_true(policy_fstype_allowed(fstype));
+        expect_built(&in, forced_items(fstype), ATTR_BASE, false);
+}
+
+static void test_fstype_refused(const void *data) {
+        const char *fstype = data;
+        PolicyInput in = input(fstype, "", 0);
+
+        g_assert_false(policy_fstype_allowed(fstype));
+        expect_refused(&in, -EPERM, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, "is not allowed");
+        /* Also with options that would be fine on an allowed type. */
+        in.options = "ro,noatime";
+        expect_refused(&in, -EPERM, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, "is not allowed");
+}
+
+static void test_fstype_list(void) {
+        const char *const *list = policy_fstypes();
+        size_t n = 0;
+
+        for (; list[n]; n++) {
+                g_assert_cmpuint(n, <, G_N_ELEMENTS(allowed_fstypes));
+                g_assert_cmpstr(list[n], ==, allowed_fstypes[n]);
+                g_assert_true(policy_fstype_allowed(list[n]));
+        }
+        g_assert_cmpuint(n, ==, G_N_ELEMENTS(allowed_fstypes));
+}
+
+static void test_fstype_null(void) {
+        PolicyInput in = input(NULL, "", 0);
+
+        g_assert_false(policy_fstype_allowed(NULL));
+        expect_refused(&in, -EPERM, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, "is not allowed");
+}
+
+/* A type name from the caller is escaped in the message, never interpreted. */
+static void test_fstype_message_escaped(void) {
+        PolicyInput in = input("\x1b[31m%s%n\n", "", 0);
+
+        expect_refused(&in, -EPERM, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, "\\x1b[31m%s%n\\x0a");
+}
+
+/* ---- Syntax (SECURITY-TESTS.md items 8 and 10) ---------------------------------------------- */
+
+typedef struct SyntaxCase {
+        const char *name;
+        const char *options;
+        UmErrorKind kind; /* OK, INVALID or NOT_ALLOWED */
+        const char *message;
+} SyntaxCase;
+
+static const SyntaxCase syntax_cases[] = {
+        /* Accepted by the syntax check (the filesystem decides about the keys later). */
+        { "null", NULL, OK, NULL },
+        { "empty", "", OK, NULL },
+        { "flag", "ro", OK, NULL },
+        { "flags", "ro,noatime,sync", OK, NULL },
+        { "key-value", "commit=5", OK, NULL },
+        { "unknown-key", "no-such-option", OK, NULL },
+        { "key-charset", "A.b-c_9=x", OK, NULL },
+        { "value-space", "subvol=my volume", OK, NULL },
+        { "value-colon", "compress=zstd:3", OK, NULL },
+        { "value-slash", "subvol=/a/b", OK, NULL },
+        { "value-utf8-2", "subvol=\xc3\xa9t\xc3\xa9", OK, NULL },
+        { "value-utf8-3", "subvol=\xe6\x97\xa5\xe6\x9c\xac", OK, NULL },
+        { "value-utf8-4", "subvol=\xf0\x9f\x98\x80", OK, NULL },
+        { "value-percent", "subvol=%s%n", OK, NULL },
+        { "errors-remount-ro", "errors=remount-ro", OK, NULL },
+        { "errors-other", "errors=whatever", OK, NULL },
+        { "user-xattr-is-not-user", "user_xattr,nouser_xattr", OK, NULL },
+        { "dev-prefix-is-not-dev", "devices,execute,suidx,xattr,smack,contexts", OK, NULL },
+
+        /* Control characters, anywhere. */
+        { "newline", "ro\nrw", INVALID, "control character (U+000A at byte 2)" },
+        { "newline-end", "ro\n", INVALID, "control character" },
+        { "newline-value", "subvol=a\nb", INVALID, "control character" },
+        { "tab", "subvol=a\tb", INVALID, "control character (U+0009" },
+        { "tab-alone", "\t", INVALID, "control character" },
+        { "cr", "ro\r", INVALID, "control character (U+000D" },
+        { "escape", "subvol=\x1b[31m", INVALID, "control character (U+001B" },
+        { "soh", "\x01", INVALID, "control character (U+0001" },
+        { "del", "subvol=\x7f", INVALID, "control character (U+007F" },
+        { "c1-nel", "subvol=\xc2\x85", INVALID, "control character (U+0085" },
+        { "c1-csi", "subvol=\xc2\x9b" "31m", INVALID, "control character (U+009B" },
+
+        /* Not UTF-8. */
+        { "byte-ff", "subvol=\xff", INVALID, "not valid UTF-8 (at byte 7)" },
+        { "byte-fe", "\xfe", INVALID, "not valid UTF-8 (at byte 0)" },
+        { "latin1", "subvol=caf\xe9", INVALID, "not valid UTF-8" },
+        { "lone-continuation", "subvol=\x80", INVALID, "not valid UTF-8" },
+        { "truncated-2", "subvol=\xc3", INVALID, "not valid UTF-8" },
+        { "truncated-3", "subvol=\xe6\x97", INVALID, "not valid UTF-8" },
+        { "overlong-slash-2", "subvol=\xc0\xaf", INVALID, "not valid UTF-8" },
+        { "overlong-comma-2", "subvol=a\xc0\xac" "b", INVALID, "not valid UTF-8" },
+        { "overlong-slash-3", "subvol=\xe0\x80\xaf", INVALID, "not valid UTF-8" },
+        { "overlong-slash-4", "subvol=\xf0\x80\x80\xaf", INVALID, "not valid UTF-8" },
+        { "overlong-nul-2", "subvol=\xc0\x80", INVALID, "not valid UTF-8" },
+        { "surrogate", "subvol=\xed\xa0\x80", INVALID, "not valid UTF-8" },
+        { "beyond-unicode", "subvol=\xf4\x90\x80\x80", INVALID, "not valid UTF-8" },
+        { "five-byte", "subvol=\xf8\x88\x80\x80\x80", INVALID, "not valid UTF-8" },
+
+        /* Quotes and escapes: nothing is ever unquoted or unescaped. */
+        { "backslash-comma", "\\,", INVALID, "contains \\ at byte 0" },
+        { "backslash-in-value", "subvol=a\\,b", INVALID, "quotes and backslashes" },
+        { "backslash-end", "subvol=a\\", INVALID, "quotes and backslashes" },
+        { "double-quotes", "subvol=\"a,b\"", INVALID, "contains \" at byte 7" },
+        { "single-quotes", "subvol='a'", INVALID, "contains ' at byte 7" },
+        { "quoted-flag", "\"ro\"", INVALID, "quotes and backslashes" },
+
+        /* Empty items. */
+        { "comma", ",", INVALID, "empty item" },
+        { "commas", ",,", INVALID, "empty item" },
+        { "leading-comma", ",ro", INVALID, "empty item" },
+        { "trailing-comma", "ro,", INVALID, "empty item" },
+        { "double-comma", "ro,,noatime", INVALID, "empty item" },
+
+        /* Keys. */
+        { "empty-key", "=v", INVALID, "option name '=v' is not valid" },
+        { "only-equals", "=", INVALID, "is not valid" },
+        { "key-space", "no atime", INVALID, "option name 'no atime' is not valid" },
+        { "key-leading-space", " ro", INVALID, "is not valid" },
+        { "key-trailing-space", "ro ", INVALID, "is not valid" },
+        { "key-colon", "a:b=1", INVALID, "is not valid" },
+        { "key-slash", "a/b", INVALID, "is not valid" },
+        { "key-semicolon", "ro;rw", INVALID, "is not valid" },
+        { "key-non-ascii", "k\xc3\xa9=1", INVALID, "is not valid" },
+        { "key-format", "%n%s%x", INVALID, "option name '%n%s%x' is not valid" },
+        { "key-64", "k123456789012345678901234567890123456789012345678901234567890123", OK,
+          NULL },
+        { "key-65", "k1234567890123456789012345678901234567890123456789012345678901234",
+          INVALID, "longer than 64 bytes" },
+
+        /* Values. */
+        { "second-equals", "a=b=c", INVALID, "contains '='" },
+        { "double-equals", "a==b", INVALID, "contains '='" },
+        { "empty-value", "a=", INVALID, "option 'a' has an empty value" },
+        { "empty-value-then-more", "a=,ro", INVALID, "empty value" },
+
+        /* Duplicates, whatever the key (forced ones included). */
+        { "duplicate-flag", "ro,ro", NOT_ALLOWED, "option 'ro' is given more than once" },
+        { "duplicate-apart", "ro,noatime,ro", NOT_ALLOWED, "more than once" },
+        { "duplicate-value", "commit=5,commit=5", NOT_ALLOWED, "more than once" },
+        { "duplicate-values", "commit=5,commit=6", NOT_ALLOWED, "more than once" },
+        { "duplicate-uid", "uid=1000,uid=0", NOT_ALLOWED, "option 'uid' is given more than once" },
+        { "duplicate-unknown", "foo,foo", NOT_ALLOWED, "more than once" },
+};
+
+static void test_syntax(const void *data) {
+        const SyntaxCase *c = data;
+        UmError e = {};
+        int r;
+
+        r = policy_check_options_syntax(c->options, &e);
+        if (c->kind == OK) {
+                if (r < 0)
+                        g_error("refused: %s", e.message);
+                g_assert_cmpint(r, ==, 0);
+                g_assert_cmpint(e.kind, ==, UM_ERROR_KIND_NONE);
+                return;
+        }
+        assert_error(r, &e, c->kind == INVALID ? -EINVAL : -EPERM, c->kind, c->message);
+}
+
+/* policy_build_options() redoes the syntax check: a refused string is refused on every type. */
+static void test_syntax_typed(const void *data) {
+        const TypedCase *t = data;
+        const SyntaxCase *c = t->row;
+        PolicyInput in = input(t->fstype, c->options, IN_RO);
+
+        expect_refused(&in, c->kind == INVALID ? -EINVAL : -EPERM, c->kind, NULL);
+}
+
+/* Exactly POLICY_OPTIONS_MAX distinct items pass; one byte more is a clean InvalidArgument. */
+static void test_syntax_length_limit(void) {
+        GString *s = g_string_new(NULL);
+        UmError e = {};
+
+        for (unsigned i = 0; s->len + 8 <= POLICY_OPTIONS_MAX; i++)
+                g_string_append_printf(s, "%sk%05u", i ? "," : "", i);
+        g_string_append_c(s, ',');
+        while (s->len < POLICY_OPTIONS_MAX)
+                g_string_append_c(s, 'z');
+        g_assert_cmpuint(s->len, ==, POLICY_OPTIONS_MAX);
+        g_assert_cmpint(policy_check_options_syntax(s->str, &e), ==, 0);
+
+        g_string_append_c(s, 'z');
+        assert_error(policy_check_options_syntax(s->str, &e), &e, -EINVAL, INVALID,
+                     "too long: at most 4096 bytes");
+        g_string_free(s, TRUE);
+}
+
+/* 64 KiB and more: refused without echoing any of it (SECURITY-TESTS.md item 10). */
+static void test_syntax_overlong(void) {
+        const char *const fills[] = { "a", "ro,", "subvol=", "\xff", "\n" };
+
+        for (size_t f = 0; f < G_N_ELEMENTS(fills); f++) {
+                for (size_t size = 64 * 1024; size <= 1024 * 1024; size *= 16) {
+                        GString *s = g_string_new(NULL);
+                        UmError e = {};
+
+                        while (s->len < size)
+                                g_string_append(s, fills[f]);
+                        assert_error(policy_check_options_syntax(s->str, &e), &e, -EINVAL,
+                                     INVALID, "too long");
+                        g_assert_cmpuint(strlen(e.message), <, 100);
+                        g_assert_null(strstr(e.message, "aaaa"));
+                        for (size_t i = 0; i < G_N_ELEMENTS(allowed_fstypes); i++) {
+                                PolicyInput in = input(allowed_fstypes[i], s->str, 0);
+
+                                expect_refused(&in, -EINVAL, INVALID, "too long");
+                        }
+                        g_string_free(s, TRUE);
+                }
+        }
+}
+
+/* A value of POLICY_VALUE_MAX bytes passes, one more does not, on every type. */
+static void test_syntax_value_limit(void) {
+        char *v255 = g_strnfill(POLICY_VALUE_MAX, 'v');
+        char *ok = g_strdup_printf("subvol=%s", v255);
+        char *bad = g_strdup_printf("subvol=%sv", v255);
+        PolicyInput in = input("btrfs", ok, 0);
+        char *items = g_strdup_printf("subvol=%s", v255);
+        UmError e = {};
+
+        g_assert_cmpint(policy_check_options_syntax(ok, &e), ==, 0);
+        expect_built(&in, items, ATTR_BASE, false);
+        assert_error(policy_check_options_syntax(bad, &e), &e, -EINVAL, INVALID,
+                     "longer than 255 bytes");
+        g_assert_null(strstr(e.message, "vvvv"));
+        for (size_t i = 0; i < G_N_ELEMENTS(allowed_fstypes); i++) {
+                in = input(allowed_fstypes[i], bad, 0);
+                expect_refused(&in, -EINVAL, INVALID, "longer than 255 bytes");
+        }
+        g_free(v255);
+        g_free(ok);
+        g_free(bad);
+        g_free(items);
+}
+
+/* A NULL UmError is allowed: the return value still tells. */
+static void test_syntax_null_error(void) {
+        PolicyInput in = input("ext4", "suid", 0);
+        MountOptions o = sentinel();
+
+        g_assert_cmpint(policy_check_options_syntax("ro\n", NULL), ==, -EINVAL);
+        g_assert_cmpint(policy_check_options_syntax("dev", NULL), ==, -EPERM);
+        g_assert_cmpint(policy_build_options(&in, &o, NULL), ==, -EPERM);
+        assert_untouched(&o);
+}
+
+/* ---- Options refused on every filesystem (SECURITY-TESTS.md items 5, 6, 7, 9) --------------- */
+
+typedef struct RefusedCase {
+        const char *options;
+        const char *shown;  /* how the message names the option */
+        const char *reason; /* part of the sentence that says why */
+} RefusedCase;
+
+/* The start of the reason each refusal gives, as the user reads it. */
+#define WHY_SUID "setuid and setgid bits"
+#define WHY_DEV "device nodes are never honoured on user mounts"
+#define WHY_EXEC "running programs from a mount is requested with the 'exec' parameter"
+#define WHY_FSTAB "it is an /etc/fstab permission for mount(8)"
+#define WHY_BOOT "it only steers 'mount -a'"
+#define WHY_BIND "usermount mounts filesystems from devices and images"
+#define WHY_PROPAGATION "mount propagation is decided by usermount"
+#define WHY_X "x-* options are meant for user-space helpers"
+#define WHY_HELPER "it would run a helper program as root"
+#define WHY_LOOP "usermount sets up loop devices itself"
+#define WHY_LABEL "security labels on user mounts are set by usermount only"
+
+static const RefusedCase refused_cases[] = {
+        { "suid", "suid", WHY_SUID },
+        { "suid=1", "suid", WHY_SUID },
+        { "SUID", "SUID", WHY_SUID },
+        { "dev", "dev", WHY_DEV },
+        { "Dev", "Dev", "device nodes are never honoured" },
+        { "exec", "exec", WHY_EXEC },
+        { "EXEC", "EXEC", "running programs from a mount is requested" },
+        { "defaults", "defaults", "it stands for suid, dev and exec" },
+        { "user", "user", WHY_FSTAB },
+        { "user=alice", "user", WHY_FSTAB },
+        { "users", "users", WHY_FSTAB },
+        { "owner", "owner", WHY_FSTAB },
+        { "group", "group", WHY_FSTAB },
+        { "nouser", "nouser", WHY_FSTAB },
+        { "auto", "auto", WHY_BOOT },
+        { "noauto", "noauto", WHY_BOOT },
+        { "_netdev", "_netdev", WHY_BOOT },
+        { "nofail", "nofail", WHY_BOOT },
+        { "remount", "remount", "a user mount cannot be changed once made" },
+        { "bind", "bind", WHY_BIND },
+        { "rbind", "rbind", WHY_BIND },
+        { "move", "move", WHY_BIND },
+        { "shared", "shared", WHY_PROPAGATION },
+        { "rshared", "rshared", WHY_PROPAGATION },
+        { "private", "private", WHY_PROPAGATION },
+        { "rprivate", "rprivate", WHY_PROPAGATION },
+        { "slave", "slave", WHY_PROPAGATION },
+        { "rslave", "rslave", WHY_PROPAGATION },
+        { "unbindable", "unbindable", WHY_PROPAGATION },
+        { "runbindable", "runbindable", WHY_PROPAGATION },
+        { "make-shared", "make-shared", WHY_PROPAGATION },
+        { "make-rshared", "make-rshared", WHY_PROPAGATION },
+        { "make-private", "make-private", WHY_PROPAGATION },
+        { "make-rprivate", "make-rprivate", WHY_PROPAGATION },
+        { "make-slave", "make-slave", WHY_PROPAGATION },
+        { "make-rslave", "make-rslave", WHY_PROPAGATION },
+        { "make-unbindable", "make-unbindable", WHY_PROPAGATION },
+        { "make-runbindable", "make-runbindable", WHY_PROPAGATION },
+        { "Make-Private", "Make-Private", WHY_PROPAGATION },
+        { "x-gvfs-show", "x-gvfs-show", WHY_X },
+        { "x-systemd.automount", "x-systemd.automount", WHY_X },
+        { "x-foo=bar", "x-foo", WHY_X },
+        { "X-mount.mkdir", "X-mount.mkdir", WHY_X },
+        { "X-mount.mkdir=0700", "X-mount.mkdir", WHY_X },
+        { "X-mount.owner=root", "X-mount.owner", WHY_X },
+        { "X-mount.idmap=u:0:1000:1", "X-mount.idmap", WHY_X },
+        { "X-MOUNT.SUBDIR=a", "X-MOUNT.SUBDIR", WHY_X },
+        { "x-", "x-", WHY_X },
+        { "uhelper=udisks2", "uhelper", WHY_HELPER },
+        { "helper=/bin/sh", "helper", WHY_HELPER },
+        { "loop", "loop", WHY_LOOP },
+        { "loop=/dev/loop0", "loop", WHY_LOOP },
+        { "offset=4096", "offset", WHY_LOOP },
+        { "sizelimit=1048576", "sizelimit", WHY_LOOP },
+        { "encryption=aes", "encryption", WHY_LOOP },
+        { "context=system_u:object_r:tmp_t:s0", "context", WHY_LABEL },
+        { "fscontext=system_u:object_r:tmp_t:s0", "fscontext", WHY_LABEL },
+        { "defcontext=system_u:object_r:tmp_t:s0", "defcontext", WHY_LABEL },
+        { "rootcontext=system_u:object_r:tmp_t:s0", "rootcontext", WHY_LABEL },
+        { "seclabel", "seclabel", WHY_LABEL },
+        { "smackfsroot=*", "smackfsroot", WHY_LABEL },
+        { "smackfsdef=_", "smackfsdef", WHY_LABEL },
+        { "smackfshat=^", "smackfshat", WHY_LABEL },
+        { "smackfsfloor=_", "smackfsfloor", WHY_LABEL },
+        { "smackfstransmute=x", "smackfstransmute", WHY_LABEL },
+        { "errors=panic", "errors=panic", "a damaged filesystem would crash the whole system" },
+        { "errors=continue", "errors=continue", "the filesystem would keep writing after it" },
+        { "Errors=PANIC", "Errors=PANIC", "a damaged filesystem would crash the whole system" },
+        /* Refused first, whatever comes with it. */
+        { "ro,noatime,dev", "dev", "device nodes are never honoured" },
+        { "suid,suid", "suid", WHY_SUID },
+};
+
+static char *refused_message(const RefusedCase *c) {
+        return g_strdup_printf("option '%s' is not allowed: %s", c->shown, c->reason);
+}
+
+static void test_refused_syntax(const void *data) {
+        const RefusedCase *c = data;
+        char *message = refused_message(c);
+        UmError e = {};
+
+        assert_error(policy_check_options_syntax(c->options, &e), &e, -EPERM, NOT_ALLOWED,
+                     message);
+        g_free(message);
+}
+
+static void test_refused_typed(const void *data) {
+        const TypedCase *t = data;
+        const RefusedCase *c = t->row;
+        char *message = refused_message(c);
+        const unsigned flag_sets[] = { 0, IN_RO, IN_SOURCE_RO, IN_EXEC, IN_RO | IN_EXEC };
+
+        for (size_t i = 0; i < G_N_ELEMENTS(flag_sets); i++) {
+                PolicyInput in = input(t->fstype, c->options, flag_sets[i]);
+
+                expect_refused(&in, -EPERM, NOT_ALLOWED, message);
+        }
+        g_free(message);
+}
+
+/* "rw" on a read-only source, on every type (SECURITY-TESTS.md item 5). */
+static void test_rw_on_read_only_source(const void *data) {
+        const char *fstype = data;
+        const char *const strings[] = { "rw", "noatime,rw", "rw,ro", "ro,rw" };
+
+        for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) {
+                PolicyInput in = input(fstype, strings[i], IN_SOURCE_RO);
+
+                expect_refused(&in, -EPERM, NOT_ALLOWED,
+                               "option 'rw' is not allowed: the source is read-only");
+                /* Even if the edge forgot to pass the read-only request along. */
+                in.read_only = false;
+                expect_refused(&in, -EPERM, NOT_ALLOWED, "the source is read-only");
+        }
+}
+
+/* A read-only source gives a read-only mount even if the edge forgot to ask for one. */
+static void test_read_only_source_wins(const void *data) {
+        const char *fstype = data;
+        PolicyInput in = input(fstype, "noatime", IN_SOURCE_RO);
+
+        in.read_only = false;
+        expect_built(&in, forced_items(fstype),
+                     ATTR_BASE | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOATIME, true);
+}
+
+/* ---- Forced options (SECURITY-TESTS.md item 9) -------------------------------------------- */
+
+static void test_forced_items(const void *data) {
+        const char *fstype = data;
+        const struct {
+                uid_t uid;
+                gid_t gid;
+                const char *owner_items;
+        } ids[] = {
+                { UID, GID, "uid=1000,gid=1001" },
+                { 0, 0, "uid=0,gid=0" },
+                { 4294967294u, 65534, "uid=4294967294,gid=65534" },
+        };
+
+        /* The caller's own ids, whatever they are, on types without Unix owners. */
+        for (size_t i = 0; i < G_N_ELEMENTS(ids); i++) {
+                PolicyInput in = input(fstype, "", 0);
+
+                in.uid = ids[i].uid;
+                in.gid = ids[i].gid;
+                expect_built(&in, is_owner_type(fstype) ? ids[i].owner_items :
+                             forced_items(fstype), ATTR_BASE, false);
+        }
+}
+
+static const char *const forced_owner_attempts[] = {
+        "uid=1000", "uid=0", "gid=1001", "gid=0", "uid=1000,uid=0", "uid=1000,uid=1000",
+        "gid=0,gid=0", "noatime,uid=0", "ro,gid=1001", "uid=1000,gid=1001",
+};
+
+static const char *const forced_errors_attempts[] = {
+        "errors=remount-ro", "errors=remount-ro,errors=remount-ro", "noatime,errors=remount-ro",
+        "errors=ro", "errors",
+};
+
+/* Giving a forced key is refused with the reason, also with the forced value, also twice. */
+static void test_forced_override(const void *data) {
+        const char *fstype = data;
+        const char *forced = forced_items(fstype);
+
+        for (size_t i = 0; i < G_N_ELEMENTS(forced_owner_attempts); i++) {
+                PolicyInput in = input(fstype, forced_owner_attempts[i], 0);
+
+                if (g_str_has_prefix(forced, "uid="))
+                        expect_refused(&in, -EPERM, NOT_ALLOWED,
+                                       "is set by usermount and cannot be given: the filesystem "
+                                       "has no Unix owners");
+                else
+                        expect_refused(&in, -EPERM, NOT_ALLOWED, "is not supported by usermount");
+        }
+        for (size_t i = 0; i < G_N_ELEMENTS(forced_errors_attempts); i++) {
+                PolicyInput in = input(fstype, forced_errors_attempts[i], 0);
+
+                if (g_str_has_prefix(forced, "errors="))
+                        expect_refused(&in, -EPERM, NOT_ALLOWED,
+                                       "option 'errors' is set by usermount and cannot be given: "
+                                       "ext2, ext3 and ext4 are always mounted with "
+                                       "errors=remount-ro");
+                else
+                        expect_refused(&in, -EPERM, NOT_ALLOWED, "is not supported by usermount");
+        }
+}
+
+/* The message names the type. */
+static void test_forced_message(void) {
+        PolicyInput in = input("vfat", "uid=0", 0);
+
+        expect_refused(&in, -EPERM, NOT_ALLOWED, "vfat option 'uid' is set by usermount");
+        in = input("ext3", "errors=remount-ro", 0);
+        expect_refused(&in, -EPERM, NOT_ALLOWED, "ext3 option 'errors' is set by usermount");
+        in = input("udf", "gid=5", 0);
+        expect_refused(&in, -EPERM, NOT_ALLOWED, "udf option 'gid' is set by usermount");
+}
+
+/* ---- Generic options, read-only and exec, on every type ------------------------------------- */
+
+typedef struct GenericCase {
+        const char *name;
+        const char *options;
+        unsigned flags;
+        UmErrorKind kind;   /* OK, INVALID or NOT_ALLOWED */
+        const char *items;  /* the caller's items; forced ones are added per type */
+        uint64_t attr;      /* on top of nodev and nosuid */
+        bool read_only;
+        const char *message;
+} GenericCase;
+
+#define NOEXEC MOUNT_ATTR_NOEXEC
+#define RDONLY MOUNT_ATTR_RDONLY
+
+static const GenericCase generic_cases[] = {
+        { "nothing", "", 0, OK, "", NOEXEC, false, NULL },
+        { "null", NULL, 0, OK, "", NOEXEC, false, NULL },
+        { "ro", "ro", 0, OK, "", NOEXEC | RDONLY, true, NULL },
+        { "ro-requested", "", IN_RO, OK, "", NOEXEC | RDONLY, true, NULL },
+        { "ro-requested-and-given", "ro", IN_RO, OK, "", NOEXEC | RDONLY, true, NULL },
+        { "ro-source", "", IN_SOURCE_RO, OK, "", NOEXEC | RDONLY, true, NULL },
+        { "ro-source-and-given", "ro", IN_SOURCE_RO, OK, "", NOEXEC | RDONLY, true, NULL },
+        { "rw", "rw", 0, OK, "", NOEXEC, false, NULL },
+        { "rw-requested-ro", "rw", IN_RO, INVALID, NULL, 0, false,
+          "option 'rw' contradicts the read-only mount that was requested" },
+        { "rw-source-ro", "rw", IN_SOURCE_RO, NOT_ALLOWED, NULL, 0, false,
+          "option 'rw' is not allowed: the source is read-only" },
+        { "ro-rw", "ro,rw", 0, INVALID, NULL, 0, false, "'ro' and 'rw' contradict each other" },
+        { "rw-ro", "rw,ro", 0, INVALID, NULL, 0, false, "'ro' and 'rw' contradict each other" },
+        { "ro-value", "ro=1", 0, INVALID, NULL, 0, false, "option 'ro' takes no value" },
+        { "rw-value", "rw=0", 0, INVALID, NULL, 0, false, "option 'rw' takes no value" },
+        { "ro-twice", "ro,ro", 0, NOT_ALLOWED, NULL, 0, false, "given more than once" },
+        { "ro-uppercase", "RO", 0, NOT_ALLOWED, NULL, 0, false, "option 'RO' is not supported" },
+
+        { "exec", "", IN_EXEC, OK, "", 0, false, NULL },
+        { "exec-ro", "ro", IN_EXEC, OK, "", RDONLY, true, NULL },
+        { "noexec", "noexec", 0, OK, "", NOEXEC, false, NULL },
+        { "noexec-with-exec", "noexec", IN_EXEC, INVALID, NULL, 0, false,
+          "option 'noexec' contradicts the exec parameter" },
+        { "nosuid-nodev", "nosuid,nodev", 0, OK, "", NOEXEC, false, NULL },
+        { "nosuid-nodev-exec", "nosuid,nodev", IN_EXEC, OK, "", 0, false, NULL },
+        { "nosuid-nodev-noexec", "nosuid,nodev,noexec", 0, OK, "", NOEXEC, false, NULL },
+        { "nosuid-value", "nosuid=0", 0, INVALID, NULL, 0, false, "takes no value" },
+
+        { "noatime", "noatime", 0, OK, "", NOEXEC | MOUNT_ATTR_NOATIME, false, NULL },
+        { "relatime", "relatime", 0, OK, "", NOEXEC | MOUNT_ATTR_RELATIME, false, NULL },
+        { "strictatime", "strictatime", 0, OK, "", NOEXEC | MOUNT_ATTR_STRICTATIME, false, NULL },
+        { "nodiratime", "nodiratime", 0, OK, "", NOEXEC | MOUNT_ATTR_NODIRATIME, false, NULL },
+        { "noatime-nodiratime", "noatime,nodiratime", 0, OK, "",
+          NOEXEC | MOUNT_ATTR_NOATIME | MOUNT_ATTR_NODIRATIME, false, NULL },
+        { "strictatime-nodiratime", "nodiratime,strictatime", 0, OK, "",
+          NOEXEC | MOUNT_ATTR_STRICTATIME | MOUNT_ATTR_NODIRATIME, false, NULL },
+        { "noatime-relatime", "noatime,relatime", 0, INVALID, NULL, 0, false,
+          "options 'noatime' and 'relatime' contradict each other" },
+        { "relatime-strictatime", "relatime,strictatime", 0, INVALID, NULL, 0, false,
+          "at most one of noatime, relatime and strictatime" },
+        { "strictatime-noatime", "strictatime,noatime", 0, INVALID, NULL, 0, false,
+          "contradict each other" },
+        { "noatime-twice", "noatime,noatime", 0, NOT_ALLOWED, NULL, 0, false,
+          "option 'noatime' is given more than once" },
+        { "atime", "atime", 0, NOT_ALLOWED, NULL, 0, false, "option 'atime' is not supported" },
+        { "noatime-value", "noatime=1", 0, INVALID, NULL, 0, false, "takes no value" },
+
+        { "sync", "sync", 0, OK, "sync", NOEXEC, false, NULL },
+        { "dirsync", "dirsync", 0, OK, "dirsync", NOEXEC, false, NULL },
+        { "lazytime", "lazytime", 0, OK, "lazytime", NOEXEC, false, NULL },
+        { "sb-flags-in-order", "lazytime,noatime,sync,ro,dirsync", 0, OK,
+          "lazytime,sync,dirsync", NOEXEC | RDONLY | MOUNT_ATTR_NOATIME, true, NULL },
+        { "everything", "nodev,nosuid,noexec,ro,strictatime,nodiratime,sync,dirsync,lazytime",
+          IN_SOURCE_RO, OK, "sync,dirsync,lazytime",
+          NOEXEC | RDONLY | MOUNT_ATTR_STRICTATIME | MOUNT_ATTR_NODIRATIME, true, NULL },
+        { "sync-value", "sync=1", 0, INVALID, NULL, 0, false, "takes no value" },
+        { "async", "async", 0, NOT_ALLOWED, NULL, 0, false, "option 'async' is not supported" },
+        { "nosymfollow", "nosymfollow", 0, NOT_ALLOWED, NULL, 0, false, "is not supported" },
+};
+
+static void test_generic(const void *data) {
+        const TypedCase *t = data;
+        const GenericCase *c = t->row;
+        PolicyInput in = input(t->fstype, c->options, c->flags);
+        char *items;
+
+        if (c->kind != OK) {
+                expect_refused(&in, c->kind == INVALID ? -EINVAL : -EPERM, c->kind, c->message);
+                return;
+        }
+        items = with_forced(t->fstype, c->items);
+        expect_built(&in, items, MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | c->attr, c->read_only);
+        g_free(items);
+}
+
+/* ---- Per-type values ------------------------------------------------------------------------ */
+
+typedef struct ValueCase {
+        const char *fstype;
+        const char *options;
+        unsigned flags;
+        UmErrorKind kind;   /* OK, INVALID or NOT_ALLOWED */
+        const char *items;  /* the caller's items; forced ones are added */
+        const char *message;
+} ValueCase;
+
+static const ValueCase value_cases[] = {
+        /* Numbers. */
+        { "ext4", "commit=0", 0, OK, "commit=0", NULL },
+        { "ext4", "commit=86400", 0, OK, "commit=86400", NULL },
+        { "ext4", "commit=86401", 0, INVALID, NULL,
+          "ext4 option 'commit' needs a whole number from 0 to 86400, not '86401'" },
+        { "ext4", "commit=-1", 0, INVALID, NULL, "needs a whole number" },
+        { "ext4", "commit=-0", 0, INVALID, NULL, "needs a whole number" },
+        { "ext4", "commit=+5", 0, INVALID, NULL, "needs a whole number" },
+        { "ext4", "commit=0x10", 0, INVALID, NULL, "needs a whole number" },
+        { "ext4", "commit=1.5", 0, INVALID, NULL, "needs a whole number" },
+        { "ext4", "commit=5s", 0, INVALID, NULL, "needs a whole number" },
+        { "ext4", "commit= 5", 0, INVALID, NULL, "needs a whole number" },
+        { "ext4", "commit=99999999999999999999999", 0, INVALID, NULL, "needs a whole number" },
+        { "ext4", "commit", 0, INVALID, NULL, "ext4 option 'commit' needs a value" },
+        { "ext3", "commit=5", 0, OK, "commit=5", NULL },
+        { "btrfs", "commit=300", 0, OK, "commit=300", NULL },
+        { "btrfs", "commit=86401", 0, INVALID, NULL, "needs a whole number" },
+        { "xfs", "logbufs=2", 0, OK, "logbufs=2", NULL },
+        { "xfs", "logbufs=8", 0, OK, "logbufs=8", NULL },
+        { "xfs", "logbufs=1", 0, INVALID, NULL, "from 2 to 8" },
+        { "xfs", "logbufs=9", 0, INVALID, NULL, "from 2 to 8" },
+        { "btrfs", "subvolid=0", 0, OK, "subvolid=0", NULL },
+        { "btrfs", "subvolid=256", 0, OK, "subvolid=256", NULL },
+        { "btrfs", "subvolid=-1", 0, INVALID, NULL, "needs a whole number" },
+        { "btrfs", "subvolid=abc", 0, INVALID, NULL, "needs a whole number" },
+        { "vfat", "codepage=437", 0, OK, "codepage=437", NULL },
+        { "vfat", "codepage=0", 0, INVALID, NULL, "from 1 to 9999" },
+        { "vfat", "codepage=10000", 0, INVALID, NULL, "from 1 to 9999" },
+        { "vfat", "time_offset=-1440", 0, OK, "time_offset=-1440", NULL },
+        { "vfat", "time_offset=1440", 0, OK, "time_offset=1440", NULL },
+        { "vfat", "time_offset=-1441", 0, INVALID, NULL, "from -1440 to 1440" },
+        { "vfat", "time_offset=-", 0, INVALID, NULL, "from -1440 to 1440" },
+        { "exfat", "time_offset=-60", 0, OK, "time_offset=-60", NULL },
+        { "exfat", "time_offset=1441", 0, INVALID, NULL, "from -1440 to 1440" },
+        { "iso9660", "session=0", 0, OK, "session=0", NULL },
+        { "iso9660", "session=99", 0, OK, "session=99", NULL },
+        { "iso9660", "session=100", 0, INVALID, NULL, "from 0 to 99" },
+        { "iso9660", "sbsector=4294967295", 0, OK, "sbsector=4294967295", NULL },
+        { "iso9660", "sbsector=4294967296", 0, INVALID, NULL, "from 0 to 4294967295" },
+        { "udf", "session=100", 0, OK, "session=100", NULL },
+        { "udf", "anchor=4294967296", 0, INVALID, NULL, "from 0 to 4294967295" },
+        { "udf", "lastblock=-5", 0, INVALID, NULL, "needs a whole number" },
+
+        /* Octal modes. */
+        { "vfat", "umask=0", 0, OK, "umask=0", NULL },
+        { "vfat", "umask=022", 0, OK, "umask=022", NULL },
+        { "vfat", "umask=0777", 0, OK, "umask=0777", NULL },
+        { "vfat", "umask=1000", 0, INVALID, NULL,
+          "vfat option 'umask' needs an octal mode from 0 to 777, not '1000'" },
+        { "vfat", "umask=8", 0, INVALID, NULL, "needs an octal mode" },
+        { "vfat", "umask=-22", 0, INVALID, NULL, "needs an octal mode" },
+        { "vfat", "umask=0x1ff", 0, INVALID, NULL, "needs an octal mode" },
+        { "exfat", "fmask=0133", 0, OK, "fmask=0133", NULL },
+        { "ntfs3", "dmask=7777", 0, INVALID, NULL, "needs an octal mode" },
+        { "iso9660", "mode=0444,dmode=0555", 0, OK, "mode=0444,dmode=0555", NULL },
+        { "iso9660", "mode=4755", 0, INVALID, NULL, "needs an octal mode" },
+        { "udf", "mode=06755", 0, INVALID, NULL, "needs an octal mode" },
+
+        /* Sizes. */
+        { "xfs", "logbsize=16k", 0, OK, "logbsize=16k", NULL },
+        { "xfs", "logbsize=256K", 0, OK, "logbsize=256K", NULL },
+        { "xfs", "logbsize=32768", 0, OK, "logbsize=32768", NULL },
+        { "xfs", "logbsize=15k", 0, INVALID, NULL,
+          "xfs option 'logbsize' needs a size from 16384 to 262144 bytes" },
+        { "xfs", "logbsize=512k", 0, INVALID, NULL, "needs a size" },
+        { "xfs", "logbsize=1m", 0, INVALID, NULL, "needs a size" },
+        { "xfs", "logbsize=k", 0, INVALID, NULL, "needs a size" },
+        { "xfs", "logbsize=32kk", 0, INVALID, NULL, "needs a size" },
+        { "xfs", "logbsize=32t", 0, INVALID, NULL, "needs a size" },
+        { "xfs", "logbsize=-32k", 0, INVALID, NULL, "needs a size" },
+        { "xfs", "allocsize=4k", 0, OK, "allocsize=4k", NULL },
+        { "xfs", "allocsize=1g", 0, OK, "allocsize=1g", NULL },
+        { "xfs", "allocsize=1024M", 0, OK, "allocsize=1024M", NULL },
+        { "xfs", "allocsize=2g", 0, INVALID, NULL, "needs a size" },
+        { "xfs", "allocsize=99999999999999g", 0, INVALID, NULL, "needs a size" },
+        { "xfs", "allocsize=1", 0, INVALID, NULL, "needs a size" },
+
+        /* Enumerations. */
+        { "ext4", "data=ordered", 0, OK, "data=ordered", NULL },
+        { "ext4", "data=journal", 0, OK, "data=journal", NULL },
+        { "ext4", "data=writeback", 0, OK, "data=writeback", NULL },
+        { "ext4", "data=Ordered", 0, INVALID, NULL,
+          "ext4 option 'data' must be one of ordered, journal, writeback, not 'Ordered'" },
+        { "ext4", "data=%s%n", 0, INVALID, NULL, "not '%s%n'" },
+        { "ext4", "data", 0, INVALID, NULL, "needs a value" },
+        { "btrfs", "space_cache=v2", 0, OK, "space_cache=v2", NULL },
+        { "btrfs", "space_cache=v1", 0, INVALID, NULL, "must be one of v2" },
+        { "btrfs", "space_cache", 0, INVALID, NULL, "needs a value" },
+        { "btrfs", "discard", 0, OK, "discard", NULL },
+        { "btrfs", "discard=sync", 0, OK, "discard=sync", NULL },
+        { "btrfs", "discard=async", 0, OK, "discard=async", NULL },
+        { "btrfs", "discard=on", 0, INVALID, NULL, "must be one of sync, async" },
+        { "erofs", "cache_strategy=disabled", 0, OK, "cache_strategy=disabled", NULL },
+        { "erofs", "cache_strategy=readahead", 0, OK, "cache_strategy=readahead", NULL },
+        { "erofs", "cache_strategy=readaround", 0, OK, "cache_strategy=readaround", NULL },
+        { "erofs", "cache_strategy=all", 0, INVALID, NULL, "must be one of" },
+        { "vfat", "shortname=lower", 0, OK, "shortname=lower", NULL },
+        { "vfat", "shortname=win95", 0, OK, "shortname=win95", NULL },
+        { "vfat", "shortname=winnt", 0, OK, "shortname=winnt", NULL },
+        { "vfat", "shortname=mixed", 0, OK, "shortname=mixed", NULL },
+        { "vfat", "shortname=upper", 0, INVALID, NULL, "must be one of" },
+        { "vfat", "tz=UTC", 0, OK, "tz=UTC", NULL },
+        { "vfat", "tz=utc", 0, INVALID, NULL, "must be one of UTC" },
+        { "vfat", "tz=Europe:Paris", 0, INVALID, NULL, "must be one of UTC" },
+        { "iso9660", "check=relaxed", 0, OK, "check=relaxed", NULL },
+        { "iso9660", "check=strict", 0, OK, "check=strict", NULL },
+        { "iso9660", "check=r", 0, INVALID, NULL, "must be one of relaxed, strict" },
+        { "iso9660", "map=off", 0, OK, "map=off", NULL },
+        { "iso9660", "map=normal", 0, OK, "map=normal", NULL },
+        { "iso9660", "map=acorn", 0, OK, "map=acorn", NULL },
+        { "iso9660", "map=n", 0, INVALID, NULL, "must be one of off, normal, acorn" },
+
+        /* Character set names. */
+        { "vfat", "iocharset=utf8", 0, OK, "iocharset=utf8", NULL },
+        { "vfat", "iocharset=iso8859-15", 0, OK, "iocharset=iso8859-15", NULL },
+        { "exfat", "iocharset=cp437", 0, OK, "iocharset=cp437", NULL },
+        { "ntfs3", "iocharset=koi8_r", 0, OK, "iocharset=koi8_r", NULL },
+        { "iso9660", "iocharset=utf8", 0, OK, "iocharset=utf8", NULL },
+        { "udf", "iocharset=utf8", 0, OK, "iocharset=utf8", NULL },
+        { "vfat", "iocharset=../../x", 0, INVALID, NULL,
+          "vfat option 'iocharset' needs a character set name" },
+        { "vfat", "iocharset=utf.8", 0, INVALID, NULL, "needs a character set name" },
+        { "vfat", "iocharset=a b", 0, INVALID, NULL, "needs a character set name" },
+        { "vfat", "iocharset=\xc3\xa9", 0, INVALID, NULL, "needs a character set name" },
+        { "vfat", "iocharset=abcdefghijklmnopqrstuvwxyz012345", 0, OK,
+          "iocharset=abcdefghijklmnopqrstuvwxyz012345", NULL },
+        { "vfat", "iocharset=abcdefghijklmnopqrstuvwxyz0123456", 0, INVALID, NULL,
+          "at most 32" },
+        { "vfat", "iocharset", 0, INVALID, NULL, "needs a value" },
+
+        /* btrfs compression. */
+        { "btrfs", "compress", 0, OK, "compress", NULL },
+        { "btrfs", "compress=zlib", 0, OK, "compress=zlib", NULL },
+        { "btrfs", "compress=zlib:1", 0, OK, "compress=zlib:1", NULL },
+        { "btrfs", "compress=zlib:9", 0, OK, "compress=zlib:9", NULL },
+        { "btrfs", "compress=lzo", 0, OK, "compress=lzo", NULL },
+        { "btrfs", "compress=zstd", 0, OK, "compress=zstd", NULL },
+        { "btrfs", "compress=zstd:1", 0, OK, "compress=zstd:1", NULL },
+        { "btrfs", "compress=zstd:15", 0, OK, "compress=zstd:15", NULL },
+        { "btrfs", "compress-force", 0, OK, "compress-force", NULL },
+        { "btrfs", "compress-force=zstd:3", 0, OK, "compress-force=zstd:3", NULL },
+        { "btrfs", "compress=zlib:0", 0, INVALID, NULL,
+          "btrfs option 'compress' must be zlib, lzo or zstd" },
+        { "btrfs", "compress=zlib:10", 0, INVALID, NULL, "must be zlib, lzo or zstd" },
+        { "btrfs", "compress=zstd:16", 0, INVALID, NULL, "must be zlib, lzo or zstd" },
+        { "btrfs", "compress=zstd:-1", 0, INVALID, NULL, "must be zlib, lzo or zstd" },
+        { "btrfs", "compress=zstd:", 0, INVALID, NULL, "must be zlib, lzo or zstd" },
+        { "btrfs", "compress=zstd:3:1", 0, INVALID, NULL, "must be zlib, lzo or zstd" },
+        { "btrfs", "compress=lzo:1", 0, INVALID, NULL, "must be zlib, lzo or zstd" },
+        { "btrfs", "compress=zst", 0, INVALID, NULL, "must be zlib, lzo or zstd" },
+        { "btrfs", "compress=zstdx", 0, INVALID, NULL, "must be zlib, lzo or zstd" },
+        { "btrfs", "compress=no", 0, INVALID, NULL, "must be zlib, lzo or zstd" },
+        { "btrfs", "compress-force=zlib:10", 0, INVALID, NULL,
+          "btrfs option 'compress-force' must be" },
+
+        /* btrfs subvolumes. */
+        { "btrfs", "subvol=home", 0, OK, "subvol=home", NULL },
+        { "btrfs", "subvol=/", 0, OK, "subvol=/", NULL },
+        { "btrfs", "subvol=/@home/alice", 0, OK, "subvol=/@home/alice", NULL },
+        { "btrfs", "subvol=a/./b", 0, OK, "subvol=a/./b", NULL },
+        { "btrfs", "subvol=..a/b..", 0, OK, "subvol=..a/b..", NULL },
+        { "btrfs", "subvol=my volume", 0, OK, "subvol=my volume", NULL },
+        { "btrfs", "subvol=\xc3\xa9t\xc3\xa9", 0, OK, "subvol=\xc3\xa9t\xc3\xa9", NULL },
+        { "btrfs", "subvol=..", 0, NOT_ALLOWED, NULL,
+          "btrfs option 'subvol' must name a subvolume inside the filesystem" },
+        { "btrfs", "subvol=/..", 0, NOT_ALLOWED, NULL, "'..' components" },
+        { "btrfs", "subvol=../x", 0, NOT_ALLOWED, NULL, "'..' components" },
+        { "btrfs", "subvol=a/../../b", 0, NOT_ALLOWED, NULL, "'..' components" },
+        { "btrfs", "subvol=a/..", 0, NOT_ALLOWED, NULL, "'..' components" },
+        { "btrfs", "subvol=a//..//b", 0, NOT_ALLOWED, NULL, "'..' components" },
+        { "btrfs", "subvol", 0, INVALID, NULL, "needs a value" },
+
+        /* Flags take no value. */
+        { "ext4", "acl=1", 0, INVALID, NULL, "ext4 option 'acl' takes no value" },
+        { "ext4", "barrier=1", 0, INVALID, NULL, "takes no value" },
+        { "ext4", "discard=async", 0, INVALID, NULL, "takes no value" },
+        { "xfs", "inode64=yes", 0, INVALID, NULL, "xfs option 'inode64' takes no value" },
+        { "vfat", "utf8=1", 0, INVALID, NULL, "takes no value" },
+        { "ntfs3", "acl=0", 0, INVALID, NULL, "takes no value" },
+
+        /* Options that would reach devices the caller was never checked for. */
+        { "btrfs", "device=/dev/sda", 0, NOT_ALLOWED, NULL,
+          "btrfs option 'device' is not allowed: it would make the filesystem open further "
+          "devices" },
+        { "btrfs", "device", 0, NOT_ALLOWED, NULL, "further devices" },
+        { "erofs", "device=/dev/sdb", 0, NOT_ALLOWED, NULL,
+          "erofs option 'device' is not allowed" },
+        { "erofs", "fsid=abc", 0, NOT_ALLOWED, NULL, "erofs option 'fsid' is not allowed" },
+        { "erofs", "domain_id=abc", 0, NOT_ALLOWED, NULL,
+          "erofs option 'domain_id' is not allowed" },
+
+        /* Not supported, named with the type. */
+        { "xfs", "foo", 0, NOT_ALLOWED, NULL, "xfs option 'foo' is not supported by usermount" },
+        { "squashfs", "threads=multi", 0, NOT_ALLOWED, NULL,
+          "squashfs option 'threads' is not supported by usermount" },
+        { "squashfs", "errors=remount-ro", 0, NOT_ALLOWED, NULL,
+          "squashfs option 'errors' is not supported" },
+        { "ext2", "data=ordered", 0, NOT_ALLOWED, NULL, "ext2 option 'data' is not supported" },
+        { "ext4", "norecovery", IN_RO, NOT_ALLOWED, NULL, "ext4 option 'norecovery' is not" },
+        { "vfat", "errors=remount-ro", 0, NOT_ALLOWED, NULL,
+          "vfat option 'errors' is not supported" },
+        { "ext4", "ACL", 0, NOT_ALLOWED, NULL, "ext4 option 'ACL' is not supported" },
+
+        /* Order: the caller's items as given, the forced ones last. */
+        { "ext4", "user_xattr,noacl,acl", 0, OK, "user_xattr,noacl,acl", NULL },
+        { "vfat", "utf8,sync,umask=077,flush", 0, OK, "utf8,sync,umask=077,flush", NULL },
+        { "btrfs", "ssd,compress=zstd:3,noatime,subvol=@", 0, OK, "ssd,compress=zstd:3,subvol=@",
+          NULL },
+
+        /* Options allowed only on read-only mounts. */
+        { "ext4", "noload", 0, NOT_ALLOWED, NULL,
+          "ext4 option 'noload' is only allowed on read-only mounts" },
+        { "ext3", "noload", 0, NOT_ALLOWED, NULL, "only allowed on read-only mounts" },
+        { "ext4", "noload", IN_EXEC, NOT_ALLOWED, NULL, "only allowed on read-only mounts" },
+        { "ext4", "noload,ro", 0, OK, "noload", NULL },
+        { "ext4", "ro,noload", 0, OK, "noload", NULL },
+        { "ext4", "noload", IN_RO, OK, "noload", NULL },
+        { "ext4", "noload", IN_SOURCE_RO, OK, "noload", NULL },
+        { "ext4", "noload,rw", 0, NOT_ALLOWED, NULL, "only allowed on read-only mounts" },
+        { "ext2", "noload", IN_RO, NOT_ALLOWED, NULL, "ext2 option 'noload' is not supported" },
+        { "xfs", "norecovery", 0, NOT_ALLOWED, NULL,
+          "xfs option 'norecovery' is only allowed on read-only mounts" },
+        { "xfs", "norecovery,ro", 0, OK, "norecovery", NULL },
+        { "xfs", "norecovery", IN_RO, OK, "norecovery", NULL },
+        { "xfs", "norecovery=1", IN_RO, INVALID, NULL, "takes no value" },
+
+        /* A bad value is refused even when another error would follow. */
+        { "ext4", "commit=x,suid", 0, NOT_ALLOWED, NULL, "option 'suid' is not allowed" },
+        { "ext4", "commit=x,commit=5", 0, INVALID, NULL, "needs a whole number" },
+};
+
+/* true if the comma-separated options contain this item. */
+static bool has_item(const char *options, const char *item) {
+        char **v = g_strsplit(options, ",", -1);
+        bool found = g_strv_contains((const char *const *) v, item);
+
+        g_strfreev(v);
+        return found;
+}
+
+static void test_value(const void *data) {
+        const TypedCase *t = data;
+        const ValueCase *c = t->row;
+        PolicyInput in = input(c->fstype, c->options, c->flags);
+        bool read_only = (c->flags & (IN_RO | IN_SOURCE_RO)) || has_item(c->options, "ro");
+        uint64_t attr = ATTR_BASE;
+        char *items;
+
+        if (c->kind != OK) {
+                expect_refused(&in, c->kind == INVALID ? -EINVAL : -EPERM, c->kind, c->message);
+                return;
+        }
+        items = with_forced(c->fstype, c->items);
+        if (read_only)
+                attr |= MOUNT_ATTR_RDONLY;
+        if (has_item(c->options, "noatime"))
+                attr |= MOUNT_ATTR_NOATIME;
+        expect_built(&in, items, attr, read_only);
+        g_free(items);
+}
+
+/* ---- The acceptance matrix: every known option on every type -------------------------------- */
+
+/*
+ * The options each type must accept, one sample value each. Every sample of every type is
+ * tried on every type: it must produce exactly that item there, and be refused everywhere
+ * else. Read-only requests, so that options allowed only read-only are in the matrix too.
+ */
+typedef struct TypeSamples {
+        const char *fstype;
+        const char *const *accepted;
+} TypeSamples;
+
+#define EXT34_SAMPLES                                                                           \
+        "commit=5", "data=ordered", "data=journal", "data=writeback", "barrier", "nobarrier", \
+        "discard", "nodiscard", "journal_checksum", "nodelalloc", "noauto_da_alloc",           \
+        "dioread_nolock", "acl", "noacl", "user_xattr", "noload", NULL
+
+#define OWNER_MASKS "umask=022", "dmask=022", "fmask=133"
+
+static const TypeSamples type_samples[] = {
+        { "ext2", (const char *const[]){ "acl", "noacl", "user_xattr", NULL } },
+        { "ext3", (const char *const[]){ EXT34_SAMPLES } },
+        { "ext4", (const char *const[]){ EXT34_SAMPLES } },
+        { "xfs", (const char *const[]){ "discard", "nodiscard", "inode32", "inode64",
+                                        "norecovery", "logbufs=8", "logbsize=32k",
+                                        "allocsize=64k", "largeio", "nolargeio", "wsync",
+                                        NULL } },
+        { "btrfs", (const char *const[]){ "compress", "compress=zstd:3", "compress=lzo",
+                                          "compress-force", "compress-force=zlib:9",
+                                          "subvol=/home", "subvolid=256", "space_cache=v2",
+                                          "nospace_cache", "ssd", "nossd", "discard",
+                                          "discard=sync", "discard=async", "nodiscard",
+                                          "autodefrag", "noautodefrag", "commit=5",
+                                          "flushoncommit", "noflushoncommit", NULL } },
+        { "squashfs", (const char *const[]){ NULL } },
+        { "erofs", (const char *const[]){ "user_xattr", "nouser_xattr", "acl", "noacl",
+                                          "cache_strategy=readaround", NULL } },
+        { "vfat", (const char *const[]){ OWNER_MASKS, "codepage=437", "iocharset=utf8",
+                                         "shortname=mixed", "utf8", "flush", "tz=UTC",
+                                         "time_offset=60", "showexec", "quiet", NULL } },
+        { "exfat", (const char *const[]){ OWNER_MASKS, "iocharset=utf8", "discard",
+                                          "time_offset=60", NULL } },
+        { "ntfs3", (const char *const[]){ OWNER_MASKS, "iocharset=utf8", "discard",
+                                          "hide_dot_files", "windows_names", "prealloc",
+                                          "sparse", "showmeta", "acl", NULL } },
+        { "iso9660", (const char *const[]){ "mode=0444", "dmode=0555", "norock", "nojoliet",
+                                            "check=relaxed", "iocharset=utf8", "map=off",
+                                            "utf8", "unhide", "hide", "session=1",
+                                            "sbsector=16", NULL } },
+        { "udf", (const char *const[]){ "umask=022", "mode=0444", "dmode=0555",
+                                        "iocharset=utf8", "utf8", "novrs", "session=1",
+                                        "anchor=256", "lastblock=1000", "unhide", "undelete",
+                                        NULL } },
+};
+
+/* Options accepted by no type: the kernel knows them, usermount does not pass them. */
+static const char *const never_accepted[] = {
+        "uid=1000", "gid=1001", "errors=remount-ro", "errors=ro", "device=/dev/sda",
+        "fsid=x", "domain_id=x", "norecovery=1", "nouser_xattr=1", "quota", "usrquota",
+        "grpquota", "prjquota", "grpid", "bsdgroups", "nogrpid", "resuid=0", "resgid=0",
+        "sb=8193", "journal_path=/dev/sdb", "journal_dev=8", "journal_async_commit",
+        "init_itable=10", "max_batch_time=0", "dax", "dax=always", "i_version", "debug",
+        "test_dummy_encryption", "inlinecrypt", "mb_optimize_scan=1", "nombcache", "noinit_itable",
+        "abort", "data_err=abort", "logdev=/dev/sdb", "rtdev=/dev/sdb", "dax=inode", "pquota",
+        "uquota", "gquota", "noquota", "nouuid", "sunit=8", "swidth=8", "filestreams",
+        "attr2", "ikeep", "swalloc", "degraded", "recovery", "usebackuproot", "rescue=all",
+        "nologreplay", "clear_cache", "skip_balance", "ref_verify", "fatal_errors=panic",
+        "thread_pool=4", "max_inline=0", "metadata_ratio=1", "check_int", "enospc_debug",
+        "fragment=data", "user_subvol_rm_allowed", "threads=multi", "cache_strategy",
+        "allow_utime=0022", "nfs=stale_rw", "nocase", "posix", "force", "sys_immutable",
+        "dos1xfloppy", "rodir", "usefree", "errors=panic", "namecase=0", "keep_last_dots",
+        "nls=utf8", "noacsrules", "nohidden", "overriderockperm", "cruft", "block=2048",
+        "conv=binary", "gid=ignore", "uid=forget", "volume=1", "partition=0", "fileset=1",
+        "rootdir=1", "nostrict", "shortad", "longad", "strict", "novrs=1", "codepage=437x",
+        "nosymfollow", "norelatime", "nostrictatime", "nolazytime", "mand", "nomand", "silent",
+        "loud", "atime", "diratime", "iversion", "noiversion", "acl=1", "discard=once",
+        "compress=zstd:20",
+};
+
+typedef struct MatrixCase {
+        const char *option;
+        bool accepted;
+} MatrixCase;
+
+static bool type_accepts(const char *fstype, const char *option) {
+        for (size_t i = 0; i < G_N_ELEMENTS(type_samples); i++)
+                if (streq(type_samples[i].fstype, fstype))
+                        return g_strv_contains(type_samples[i].accepted, option);
+        g_assert_not_reached();
+}
+
+static void test_matrix(const void *data) {
+        const TypedCase *t = data;
+        const char *option = t->row;
+        PolicyInput in = input(t->fstype, option, IN_RO);
+        MountOptions o = sentinel();
+        UmError e = {};
+        char *items;
+        int r;
+
+        if (type_accepts(t->fstype, option)) {
+                items = with_forced(t->fstype, option);
+                expect_built(&in, items, ATTR_BASE | MOUNT_ATTR_RDONLY, true);
+                g_free(items);
+                return;
+        }
+        /* Refused: as not allowed, or as a bad value for a key the type knows otherwise. */
+        r = policy_build_options(&in, &o, &e);
+        if (r >= 0)
+                g_error("%s accepted %s", t->fstype, option);
+        g_assert_true(r == -EPERM || r == -EINVAL);
+        g_assert_cmpint(e.kind, ==, r == -EPERM ? NOT_ALLOWED : INVALID);
+        assert_clean_message(&e);
+        assert_untouched(&o);
+}
+
+/* The samples are consistent: each type lists each sample at most once. */
+static void test_matrix_samples_unique(void) {
+        for (size_t i = 0; i < G_N_ELEMENTS(type_samples); i++)
+                for (const char *const *a = type_samples[i].accepted; *a; a++)
+                        for (const char *const *b = a + 1; *b; b++)
+                                g_assert_cmpstr(*a, !=, *b);
+}
+
+/* No option is both a sample of some type and "never accepted". */
+static void test_matrix_samples_disjoint(void) {
+        for (size_t i = 0; i < G_N_ELEMENTS(type_samples); i++)
+                for (size_t j = 0; j < G_N_ELEMENTS(never_accepted); j++)
+                        g_assert_false(g_strv_contains(type_samples[i].accepted,
+                                                       never_accepted[j]));
+}
+
+/* true if one of the comma-separated options has this key. */
+static bool has_key(const char *options, const char *key) {
+        char **v = g_strsplit(options, ",", -1);
+        bool found = false;
+
+        for (char **i = v; *i && !found; i++) {
+                size_t n = strcspn(*i, "=");
+
+                found = n == strlen(key) && strncmp(*i, key, n) == 0;
+        }
+        g_strfreev(v);
+        return found;
+}
+
+/* A type's samples together in one request (one value per key): all items, in order. */
+static void test_matrix_all_at_once(const void *data) {
+        const TypeSamples *t = data;
+        GString *options = g_string_new(NULL);
+        PolicyInput in;
+        char *items;
+
+        for (const char *const *a = t->accepted; *a; a++) {
+                char *key = g_strndup(*a, strcspn(*a, "="));
+
+                if (!has_key(options->str, key))
+                        g_string_append_printf(options, "%s%s", options->len ? "," : "", *a);
+                g_free(key);
+        }
+        items = with_forced(t->fstype, options->str);
+        g_string_append(options, options->len ? ",ro" : "ro");
+        in = input(t->fstype, options->str, 0);
+        expect_built(&in, items, ATTR_BASE | MOUNT_ATTR_RDONLY, true);
+        g_free(items);
+        g_string_free(options, TRUE);
+}
+
+/* ---- Results ------------------------------------------------------------------------------- */
+
+static void test_to_string(void) {
+        MountOption items[] = {
+                { .key = (char *) "a" },
+                { .key = (char *) "b", .value = (char *) "c" },
+                { .key = (char *) "uid", .value = (char *) "1000" },
+        };
+        MountOptions o = { .items = items, .n_items = G_N_ELEMENTS(items) };
+        MountOptions zero = {};
+        char *s;
+
+        s = mount_options_to_string(&o);
+        g_assert_cmpstr(s, ==, "a,b=c,uid=1000");
+        g_free(s);
+        o.n_items = 1;
+        s = mount_options_to_string(&o);
+        g_assert_cmpstr(s, ==, "a");
+        g_free(s);
+        o.items = &items[1];
+        s = mount_options_to_string(&o);
+        g_assert_cmpstr(s, ==, "b=c");
+        g_free(s);
+        s = mount_options_to_string(&zero);
+        g_assert_cmpstr(s, ==, "");
+        g_free(s);
+        s = mount_options_to_string(NULL);
+        g_assert_cmpstr(s, ==, "");
+        g_free(s);
+}
+
+static void test_done(void) {
+        PolicyInput in = input("vfat", "utf8,umask=022,sync", 0);
+        MountOptions o = {};
+        UmError e = {};
+
+        mount_options_done(&o);
+        mount_options_done(NULL);
+        g_assert_cmpint(policy_build_options(&in, &o, &e), ==, 0);
+        g_assert_cmpuint(o.n_items, ==, 5);
+        g_assert_cmpstr(o.items[0].key, ==, "utf8");
+        g_assert_null(o.items[0].value);
+        g_assert_cmpstr(o.items[1].key, ==, "umask");
+        g_assert_cmpstr(o.items[1].value, ==, "022");
+        g_assert_cmpstr(o.items[2].key, ==, "sync");
+        g_assert_null(o.items[2].value);
+        g_assert_cmpstr(o.items[3].key, ==, "uid");
+        g_assert_cmpstr(o.items[3].value, ==, "1000");
+        g_assert_cmpstr(o.items[4].key, ==, "gid");
+        g_assert_cmpstr(o.items[4].value, ==, "1001");
+        mount_options_done(&o);
+        g_assert_null(o.items);
+        g_assert_cmpuint(o.n_items, ==, 0);
+        g_assert_cmphex(o.attr_set, ==, 0);
+        g_assert_false(o.read_only);
+        /* Twice is harmless. */
+        mount_options_done(&o);
+}
+
+/* The result does not point into the caller's strings. */
+static void test_result_owns_memory(void) {
+        char *options = g_strdup("commit=5,data=journal");
+        PolicyInput in = input("ext4", options, 0);
+        MountOptions o = {};
+        UmError e = {};
+        char *s;
+
+        g_assert_cmpint(policy_build_options(&in, &o, &e), ==, 0);
+        memset(options, 'x', strlen(options));
+        g_free(options);
+        s = mount_options_to_string(&o);
+        g_assert_cmpstr(s, ==, "commit=5,data=journal,errors=remount-ro");
+        g_free(s);
+        mount_options_done(&o);
+}
+
+/* The same input gives the same result; nothing is remembered between calls. */
+static void test_repeatable(void) {
+        PolicyInput in = input("btrfs", "compress=zstd:3,subvol=/a,noatime", 0);
+
+        for (int i = 0; i < 3; i++)
+                expect_built(&in, "compress=zstd:3,subvol=/a",
+                             ATTR_BASE | MOUNT_ATTR_NOATIME, false);
+}
+
+/* ---- Registration ---------------------------------------------------------------------------- */
+
+static void add_matrix_tests(void) {
+        GPtrArray *options = g_ptr_array_new();
+
+        for (size_t i = 0; i < G_N_ELEMENTS(type_samples); i++)
+                for (const char *const *a = type_samples[i].accepted; *a; a++)
+                        if (!g_ptr_array_find_with_equal_func(options, *a, g_str_equal, NULL))
+                                g_ptr_array_add(options, (gpointer) *a);
+        for (size_t i = 0; i < G_N_ELEMENTS(never_accepted); i++)
+                if (!g_ptr_array_find_with_equal_func(options, never_accepted[i], g_str_equal,
+                                                      NULL))
+                        g_ptr_array_add(options, (gpointer) never_accepted[i]);
+
+        for (size_t t = 0; t < G_N_ELEMENTS(allowed_fstypes); t++)
+                for (guint i = 0; i < options->len; i++)
+                        add_typed("/policy/matrix", allowed_fstypes[t], options->pdata[i],
+                                  options->pdata[i], test_matrix);
+        for (size_t i = 0; i < G_N_ELEMENTS(type_samples); i++)
+                add_row("/policy/matrix-all-at-once", type_samples[i].fstype, &type_samples[i],
+                        test_matrix_all_at_once);
+        g_test_add_func("/policy/matrix-samples/unique", test_matrix_samples_unique);
+        g_test_add_func("/policy/matrix-samples/disjoint", test_matrix_samples_disjoint);
+        g_ptr_array_free(options, TRUE);
+}
+
+static void add_fstype_tests(void) {
+        for (size_t i = 0; i < G_N_ELEMENTS(allowed_fstypes); i++) {
+                add_row("/policy/fstype/allowed", allowed_fstypes[i], allowed_fstypes[i],
+                        test_fstype_allowed);
+                add_row("/policy/forced/items", allowed_fstypes[i], allowed_fstypes[i],
+                        test_forced_items);
+                add_row("/policy/forced/override", allowed_fstypes[i], allowed_fstypes[i],
+                        test_forced_override);
+                add_row("/policy/rw-on-read-only-source", allowed_fstypes[i],
+                        allowed_fstypes[i], test_rw_on_read_only_source);
+                add_row("/policy/read-only-source-wins", allowed_fstypes[i],
+                        allowed_fstypes[i], test_read_only_source_wins);
+        }
+        for (size_t i = 0; i < G_N_ELEMENTS(refused_fstypes); i++)
+                add_row("/policy/fstype/refused", refused_fstypes[i], refused_fstypes[i],
+                        test_fstype_refused);
+        g_test_add_func("/policy/fstype/list", test_fstype_list);
+        g_test_add_func("/policy/fstype/null", test_fstype_null);
+        g_test_add_func("/policy/fstype/message-escaped", test_fstype_message_escaped);
+        g_test_add_func("/policy/forced/message", test_forced_message);
+}
+
+static void add_syntax_tests(void) {
+        for (size_t i = 0; i < G_N_ELEMENTS(syntax_cases); i++) {
+                const SyntaxCase *c = &syntax_cases[i];
+
+                add_row("/policy/syntax", c->name, c, test_syntax);
+                if (c->kind == OK)
+                        continue;
+                for (size_t t = 0; t < G_N_ELEMENTS(allowed_fstypes); t++)
+                        add_typed("/policy/syntax-typed", allowed_fstypes[t], c->name, c,
+                                  test_syntax_typed);
+        }
+        g_test_add_func("/policy/syntax-limits/length", test_syntax_length_limit);
+        g_test_add_func("/policy/syntax-limits/overlong", test_syntax_overlong);
+        g_test_add_func("/policy/syntax-limits/value", test_syntax_value_limit);
+        g_test_add_func("/policy/syntax-limits/null-error", test_syntax_null_error);
+}
+
+static void add_refused_tests(void) {
+        for (size_t i = 0; i < G_N_ELEMENTS(refused_cases); i++) {
+                const RefusedCase *c = &refused_cases[i];
+
+                add_row("/policy/refused/syntax", c->options, c, test_refused_syntax);
+                for (size_t t = 0; t < G_N_ELEMENTS(allowed_fstypes); t++)
+                        add_typed("/policy/refused", allowed_fstypes[t], c->options, c,
+                                  test_refused_typed);
+        }
+}
+
+static void add_generic_and_value_tests(void) {
+        for (size_t i = 0; i < G_N_ELEMENTS(generic_cases); i++)
+                for (size_t t = 0; t < G_N_ELEMENTS(allowed_fstypes); t++)
+                        add_typed("/policy/generic", allowed_fstypes[t], generic_cases[i].name,
+                                  &generic_cases[i], test_generic);
+        for (size_t i = 0; i < G_N_ELEMENTS(value_cases); i++) {
+                /* Numbered: the same option string appears with different flags. */
+                char *name = g_strdup_printf("%03zu:%s", i, value_cases[i].options);
+
+                add_typed("/policy/value", value_cases[i].fstype, name, &value_cases[i],
+                          test_value);
+                g_free(name);
+        }
+}
+
+int main(int argc, char *argv[]) {
+        g_test_init(&argc, &argv, NULL);
+
+        add_fstype_tests();
+        add_syntax_tests();
+        add_refused_tests();
+        add_generic_and_value_tests();
+        add_matrix_tests();
+        g_test_add_func("/policy/result/to-string", test_to_string);
+        g_test_add_func("/policy/result/done", test_done);
+        g_test_add_func("/policy/result/owns-memory", test_result_owns_memory);
+        g_test_add_func("/policy/result/repeatable", test_repeatable);
+
+        return g_test_run();
+}
