@@ -355,6 +355,8 @@ typedef struct FsPolicy {
         const OptionRule *rules;     /* terminated by RULES_END */
         const ForcedOption *forced;  /* NULL, or terminated by a NULL key */
         const Refusal *refused;      /* NULL, or terminated by a NULL key */
+        bool read_only_media;        /* the driver never writes: the mount is read-only, and
+                                      * says so (attributes, polkit's "read-only" detail) */
 } FsPolicy;
 
 /* The allow-list, in the order policy_fstypes() reports it. */
@@ -364,12 +366,12 @@ static const FsPolicy fs_policies[] = {
         { "ext4", ext4_rules, ext_forced, NULL },
         { "xfs", xfs_rules, NULL, NULL },
         { "btrfs", btrfs_rules, NULL, btrfs_refused },
-        { "squashfs", squashfs_rules, NULL, NULL },
-        { "erofs", erofs_rules, NULL, erofs_refused },
+        { "squashfs", squashfs_rules, NULL, NULL, .read_only_media = true },
+        { "erofs", erofs_rules, NULL, erofs_refused, .read_only_media = true },
         { "vfat", vfat_rules, owner_forced, NULL },
         { "exfat", exfat_rules, owner_forced, NULL },
         { "ntfs3", ntfs3_rules, owner_forced, NULL },
-        { "iso9660", iso9660_rules, owner_forced, NULL },
+        { "iso9660", iso9660_rules, owner_forced, NULL, .read_only_media = true },
         { "udf", udf_rules, owner_forced, NULL },
 };
 
@@ -1096,7 +1098,7 @@ int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *erro
                         return r;
         }
         /* A read-only source never yields a writable mount, whatever the edge passed. */
-        o.read_only = in->read_only || in->source_read_only || b.ro;
+        o.read_only = in->read_only || in->source_read_only || b.ro || b.fs->read_only_media;
         r = build_check_combined(&b, o.read_only, error);
         if (r < 0)
                 return r;

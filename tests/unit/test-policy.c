@@ -134,11 +134,22 @@ static void expect_refused(const PolicyInput *in, int want_r, UmErrorKind kind,
 }
 
 /* Runs policy_build_options() expecting success with exactly these items and attributes. */
+static bool is_read_only_media(const char *fstype) {
+        return g_strv_contains((const char *const[]){ "squashfs", "erofs", "iso9660", NULL },
+                               fstype);
+}
+
 static void expect_built(const PolicyInput *in, const char *items, uint64_t attr, bool read_only) {
         UmError e = { .kind = UM_ERROR_KIND_LIMIT_EXCEEDED, .message = "untouched" };
         MountOptions o = {};
         char *s;
         int r;
+
+        /* Filesystems whose drivers never write are always mounted (and reported) read-only. */
+        if (is_read_only_media(in->fstype)) {
+                read_only = true;
+                attr |= MOUNT_ATTR_RDONLY;
+        }
 
         r = policy_build_options(in, &o, &e);
         if (r < 0)
@@ -163,6 +174,31 @@ static void expect_built(const PolicyInput *in, const char *items, uint64_t attr
         mount_options_done(&o);
         g_assert_null(o.items);
         g_assert_cmpuint(o.n_items, ==, 0);
+}
+
+/* squashfs, erofs and iso9660 are read-only whatever the caller asks. */
+static void test_read_only_media(void) {
+        for (const char *const *t = (const char *const[]){ "squashfs", "erofs", "iso9660", NULL };
+             *t; t++) {
+                const PolicyInput in = { .fstype = *t, .options = "", .uid = 1000, .gid = 1000 };
+                MountOptions o = {};
+                UmError e = {};
+
+                g_assert_cmpint(policy_build_options(&in, &o, &e), ==, 0);
+                g_assert_true(o.read_only);
+                g_assert_cmphex(o.attr_set & MOUNT_ATTR_RDONLY, ==, MOUNT_ATTR_RDONLY);
+                mount_options_done(&o);
+        }
+        for (const char *const *t = (const char *const[]){ "ext4", "xfs", "btrfs", "udf", NULL };
+             *t; t++) {
+                const PolicyInput in = { .fstype = *t, .options = "", .uid = 1000, .gid = 1000 };
+                MountOptions o = {};
+                UmError e = {};
+
+                g_assert_cmpint(policy_build_options(&in, &o, &e), ==, 0);
+                g_assert_false(o.read_only);
+                mount_options_done(&o);
+        }
 }
 
 /* Test paths from option strings: '/' and anything unusual become %XX. */
@@ -1357,6 +1393,7 @@ static void add_fstype_tests(void) {
         for (size_t i = 0; i < G_N_ELEMENTS(refused_fstypes); i++)
                 add_row("/policy/fstype/refused", refused_fstypes[i], refused_fstypes[i],
                         test_fstype_refused);
+        g_test_add_func("/policy/fstype/read-only-media", test_read_only_media);
         g_test_add_func("/policy/fstype/list", test_fstype_list);
         g_test_add_func("/policy/fstype/null", test_fstype_null);
         g_test_add_func("/policy/fstype/message-escaped", test_fstype_message_escaped);
