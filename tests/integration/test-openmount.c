@@ -24,6 +24,7 @@
 
 #include "harness.h"
 #include "macro.h"
+#include "test-calls.h"
 #include "usermount-names.h"
 
 static pid_t daemon_pid;
@@ -63,12 +64,6 @@ typedef enum SourceKind {
         SOURCE_MEMFD,
         SOURCE_MOUNT_FD,
 } SourceKind;
-
-typedef struct Param {
-        const char *key;
-        const char *type; /* "s", "b" or "u" */
-        const char *value;
-} Param;
 
 typedef struct Call {
         SourceKind kind;
@@ -113,69 +108,6 @@ static int open_source(const Call *c) {
         return -1;
 }
 
-static int append_params(sd_bus_message *m, const Param *params) {
-        int r = sd_bus_message_open_container(m, 'a', "{sv}");
-
-        for (const Param *p = params; r >= 0 && p->key; p++) {
-                if (streq(p->type, "s"))
-                        r = sd_bus_message_append(m, "{sv}", p->key, "s", p->value);
-                else if (streq(p->type, "b"))
-                        r = sd_bus_message_append(m, "{sv}", p->key, "b", streq(p->value, "true"));
-                else
-                        r = sd_bus_message_append(m, "{sv}", p->key, "u",
-                                                  (uint32_t) strtoul(p->value, NULL, 10));
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        return r;
-}
-
-/* Reports every key of the info dict as "info-<key>=<value>" (arrays comma-separated). */
-static void report_info(sd_bus_message *reply) {
-        const char *key, *contents;
-        char type;
-
-        g_assert_cmpint(sd_bus_message_enter_container(reply, 'a', "{sv}"), >, 0);
-        while (sd_bus_message_enter_container(reply, 'e', "sv") > 0) {
-                g_assert_cmpint(sd_bus_message_read(reply, "s", &key), >, 0);
-                g_assert_cmpint(sd_bus_message_peek_type(reply, &type, &contents), >, 0);
-                g_assert_cmpint(sd_bus_message_enter_container(reply, 'v', contents), >, 0);
-                if (streq(contents, "s")) {
-                        const char *s;
-                        g_assert_cmpint(sd_bus_message_read(reply, "s", &s), >, 0);
-                        harness_report("info-%s=%s", key, s);
-                } else if (streq(contents, "t")) {
-                        uint64_t t;
-                        g_assert_cmpint(sd_bus_message_read(reply, "t", &t), >, 0);
-                        harness_report("info-%s=%" PRIu64, key, t);
-                } else if (streq(contents, "as")) {
-                        g_auto(GStrv) strv = NULL;
-                        g_autofree char *joined = NULL;
-                        const char *s;
-                        GPtrArray *a = g_ptr_array_new();
-
-                        g_assert_cmpint(sd_bus_message_enter_container(reply, 'a', "s"), >, 0);
-                        while (sd_bus_message_read(reply, "s", &s) > 0)
-                                g_ptr_array_add(a, g_strdup(s));
-                        g_assert_cmpint(sd_bus_message_exit_container(reply), >, 0);
-                        g_ptr_array_add(a, NULL);
-                        strv = (GStrv) g_ptr_array_free(a, FALSE);
-                        joined = g_strjoinv(",", strv);
-                        harness_report("info-%s=%s", key, joined);
-                } else
-                        harness_report("info-%s=<type %s>", key, contents);
-                g_assert_cmpint(sd_bus_message_exit_container(reply), >, 0);
-                g_assert_cmpint(sd_bus_message_exit_container(reply), >, 0);
-        }
-        g_assert_cmpint(sd_bus_message_exit_container(reply), >, 0);
-}
-
-static const char *errno_name(int r) {
-        if (r >= 0)
-                return "ok";
-        return strerrorname_np(errno) ?: "unknown";
-}
-
 static const char *flag_names(unsigned long f, char *buf, size_t n) {
         g_snprintf(buf, n, "%s%s%s%s", f & ST_NOSUID ? "nosuid," : "", f & ST_NODEV ? "nodev," : "",
                    f & ST_NOEXEC ? "noexec," : "", f & ST_RDONLY ? "ro," : "");
@@ -206,11 +138,11 @@ static void try_to_break(int fd, const char *target) {
 
         for (size_t i = 0; i < G_N_ELEMENTS(attrs); i++) {
                 r = clear_attr(fd, "", AT_EMPTY_PATH, attrs[i].attr);
-                harness_report("clear-detached-%s=%s", attrs[i].name, errno_name(r));
+                harness_report("clear-detached-%s=%s", attrs[i].name, calls_errno_name(r));
         }
 
         r = move_mount(fd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH);
-        harness_report("attach=%s", errno_name(r));
+        harness_report("attach=%s", calls_errno_name(r));
         if (r < 0)
                 return;
 
@@ -222,37 +154,37 @@ static void try_to_break(int fd, const char *target) {
 
         for (size_t i = 0; i < G_N_ELEMENTS(attrs); i++) {
                 r = clear_attr(AT_FDCWD, target, 0, attrs[i].attr);
-                harness_report("clear-attached-%s=%s", attrs[i].name, errno_name(r));
+                harness_report("clear-attached-%s=%s", attrs[i].name, calls_errno_name(r));
                 r = clear_attr(fd, "", AT_EMPTY_PATH, attrs[i].attr);
-                harness_report("clear-fd-after-attach-%s=%s", attrs[i].name, errno_name(r));
+                harness_report("clear-fd-after-attach-%s=%s", attrs[i].name, calls_errno_name(r));
         }
         r = mount(NULL, target, NULL, MS_REMOUNT | MS_BIND, NULL);
-        harness_report("remount-bind=%s", errno_name(r));
+        harness_report("remount-bind=%s", calls_errno_name(r));
 
         _cleanup_close_ int clone = open_tree(AT_FDCWD, target, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-        harness_report("clone=%s", errno_name(clone));
+        harness_report("clone=%s", calls_errno_name(clone));
         if (clone >= 0) {
                 if (fstatvfs(clone, &sv) == 0)
                         harness_report("clone-flags=%s", flag_names(sv.f_flag, buf, sizeof(buf)));
                 r = clear_attr(clone, "", AT_EMPTY_PATH, MOUNT_ATTR_NOSUID);
-                harness_report("clone-clear-nosuid=%s", errno_name(r));
+                harness_report("clone-clear-nosuid=%s", calls_errno_name(r));
         }
 
         bind = g_strconcat(target, "-bind", NULL);
         r = mount(target, bind, NULL, MS_BIND, NULL);
-        harness_report("bind=%s", errno_name(r));
+        harness_report("bind=%s", calls_errno_name(r));
         if (r == 0) {
                 if (statvfs(bind, &sv) == 0)
                         harness_report("bind-flags=%s", flag_names(sv.f_flag, buf, sizeof(buf)));
                 r = clear_attr(AT_FDCWD, bind, 0, MOUNT_ATTR_NOSUID);
-                harness_report("bind-clear-nosuid=%s", errno_name(r));
+                harness_report("bind-clear-nosuid=%s", calls_errno_name(r));
                 (void) umount2(bind, MNT_DETACH);
         }
 
         g_free(path);
         path = g_build_filename(target, "mem", NULL);
         r = open(path, O_RDONLY | O_CLOEXEC);
-        harness_report("devnode=%s", errno_name(r));
+        harness_report("devnode=%s", calls_errno_name(r));
         safe_close(r);
 
         g_free(path);
@@ -270,11 +202,11 @@ static void try_to_break(int fd, const char *target) {
         g_free(path);
         path = g_build_filename(target, "new-file", NULL);
         r = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        harness_report("write=%s", errno_name(r));
+        harness_report("write=%s", calls_errno_name(r));
         safe_close(r);
 
         r = umount2(target, MNT_DETACH);
-        harness_report("detach=%s", errno_name(r));
+        harness_report("detach=%s", calls_errno_name(r));
 }
 
 static int caller_open_mount(void *userdata) {
@@ -287,7 +219,7 @@ static int caller_open_mount(void *userdata) {
 
         g_assert_cmpint(harness_sd_bus_connect(&bus), >=, 0);
         source = open_source(c);
-        harness_report("source=%s", errno_name(source));
+        harness_report("source=%s", calls_errno_name(source));
         if (source < 0)
                 return 1;
 
@@ -295,7 +227,7 @@ static int caller_open_mount(void *userdata) {
                                                        UM_MANAGER_INTERFACE, "OpenMount"), >=, 0);
         g_assert_cmpint(sd_bus_message_append(call, "hss", source, strempty(c->fstype),
                                               strempty(c->options)), >=, 0);
-        g_assert_cmpint(append_params(call, c->params), >=, 0);
+        g_assert_cmpint(calls_append_params(call, c->params), >=, 0);
         r = sd_bus_call(bus, call, 60 * G_USEC_PER_SEC, &error, &reply);
         if (r < 0) {
                 harness_report("result=%s", error.name ?: "none");
@@ -306,7 +238,7 @@ static int caller_open_mount(void *userdata) {
         harness_report("result=ok");
         g_assert_cmpint(sd_bus_message_read(reply, "h", &fd), >, 0);
         mount_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        report_info(reply);
+        calls_report_info(reply, "info-");
         sd_bus_flush_close_unref(bus);
         reply = sd_bus_message_unref(reply);
 
@@ -318,22 +250,6 @@ static int caller_open_mount(void *userdata) {
 /* ---------------------------------------------------------------------------------- */
 /* The test side                                                                      */
 
-static GHashTable *parse_report(const char *output) {
-        GHashTable *t = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-        g_auto(GStrv) lines = g_strsplit(output ?: "", "\n", -1);
-
-        for (size_t i = 0; lines[i]; i++) {
-                char *eq = strchr(lines[i], '=');
-
-                if (eq)
-                        g_hash_table_insert(t, g_strndup(lines[i], (gsize) (eq - lines[i])),
-                                            g_strdup(eq + 1));
-        }
-        return t;
-}
-
-#define report_get(t, key) ((const char *) g_hash_table_lookup((t), (key)))
-
 /* Runs c as uid/gid in a new user + mount namespace; returns the report. */
 static GHashTable *run_call_as(uid_t uid, gid_t gid, const Call *c) {
         g_autofree char *output = NULL;
@@ -342,25 +258,15 @@ static GHashTable *run_call_as(uid_t uid, gid_t gid, const Call *c) {
         status = harness_run_as(uid, gid, HARNESS_NEW_USERNS, caller_open_mount, (void *) c, &output);
         g_test_message("caller output:\n%s", output ?: "");
         g_assert_cmpint(status, ==, 0);
-        return parse_report(output);
+        return calls_parse_report(output);
 }
 
 static GHashTable *run_call(const Call *c) {
         return run_call_as(HARNESS_UID_USER1, HARNESS_GID_USER1, c);
 }
 
-/* Nothing left behind, and the daemon still serves. */
 static void assert_clean(void) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        char *version = NULL;
-
-        g_assert_cmpint(harness_wait_snapshot(daemon_pid, &baseline, 20000), ==, 0);
-        g_assert_cmpint(kill(daemon_pid, 0), ==, 0);
-        g_assert_cmpint(sd_bus_get_property_string(harness_bus(), UM_BUS_NAME, UM_OBJECT_PATH,
-                                                   UM_MANAGER_INTERFACE, "Version", &error,
-                                                   &version), >=, 0);
-        g_assert_cmpstr(version, ==, PACKAGE_VERSION);
-        free(version);
+        calls_assert_clean(daemon_pid, &baseline);
 }
 
 static void assert_refused(const Call *c, const char *error_name, const char *message_part) {

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * State and helpers shared by the harness's modules (harness.c: lifecycle and services,
+ * harness-bus.c: bus and polkit, harness-caller.c: unprivileged callers, harness-image.c:
+ * images and loop devices, harness-leak.c: leak counts). Not for tests.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <systemd/sd-bus.h>
+
+#include "harness.h"
+
+#define HARNESS_PROBE_ACTION "org.freedesktop.usermount1.harness-probe"
+/* The identity of the rules probe's subject (harness-only, not for tests). */
+#define HARNESS_PROBE_USER "umtestprobe"
+#define HARNESS_UID_PROBE 61009
+
+typedef struct Harness {
+        bool initialized;
+        bool attached;       /* a g_test subprocess using its parent's environment */
+        pid_t test_pid;      /* the process that owns the environment (not callers) */
+        char *tmpdir;
+        dev_t run_dev;       /* st_dev of the private /run tmpfs */
+        char *bus_address;
+        char *bus_socket;
+        bool etc_overlay;
+        sd_bus *bus;
+        int bus_fd;          /* closed in forked callers */
+        unsigned rules_generation;
+        HarnessCaller *probe;  /* the unprivileged polkit subject of the rules probe */
+        char *probe_name;      /* its unique bus name */
+} Harness;
+
+extern Harness harness;
+
+/* Logs to stderr with a "harness: " prefix. */
+void harness_log(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+/* Forks and execs argv with the current environment, stdout sent to stderr, dying with
+ * this process; keep_fd (or -1) stays open across exec under its own number. */
+int harness_spawn(const char *const *argv, int keep_fd, pid_t *ret_pid, int *ret_pidfd);
+/* Waits for a spawned process (pidfd) to exit within timeout_ms, SIGKILL after; reaps.
+ * Returns 0 if it exited by itself, 1 if killed, -errno. */
+int harness_reap(pid_t pid, int pidfd, int timeout_ms, int *ret_wait_status);
+/* Runs argv to completion; its output goes to stderr only when it fails. */
+int harness_run_command(const char *const *argv);
+
+int harness_bus_open(void);
+/* Waits until name is owned by pid (0: by anybody); pidfd (or -1) ends the wait early
+ * when that process exits (-ESRCH). */
+int harness_bus_wait_for_name(const char *name, pid_t pid, int pidfd, int timeout_ms);
+
+/* Monotonic clock in milliseconds. */
+int64_t harness_now_ms(void);
+
+/* The loop devices the harness holds open (harness-image.c), released at teardown. */
+void harness_loops_release(void);
+/* Unmounts everything below dir in this mount namespace, deepest first. */
+int harness_umount_below(const char *dir);
+/* Detaches every loop device backed by a file on the private /run (after unmounting what
+ * uses it in this namespace). Returns the number detached. */
+int harness_detach_leftover_loops(void);

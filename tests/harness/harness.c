@@ -1,0 +1,895 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The harness's lifecycle: the private mount namespace and /run, the supervisor that
+ * cleans up after the test process however it ends, the test identities in /etc, the
+ * private dbus-daemon and polkitd, the daemon under test, and teardown. See harness.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "macro.h"
+#include "usermount-names.h"
+
+#include "harness-private.h"
+
+#define POLKIT_BUS_NAME "org.freedesktop.PolicyKit1"
+#define POLKITD_USER "polkitd"
+#define POLKITD_FALLBACK_ID 61090
+#define SERVICE_STOP_TIMEOUT_MS 10000
+
+Harness harness = {
+        .bus_fd = -EBADF,
+};
+
+/* A process the harness started and must stop at teardown. */
+typedef struct Service {
+        pid_t pid;
+        int pidfd;
+        char *name;
+} Service;
+
+static GArray *services; /* of Service, in start order */
+
+void harness_log(const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        fputs("harness: ", stderr);
+        vfprintf(stderr, format, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
+int64_t harness_now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *harness_tmpdir(void) {
+        return harness.tmpdir;
+}
+
+const char *harness_bus_address(void) {
+        return harness.bus_address;
+}
+
+sd_bus *harness_bus(void) {
+        return harness.bus;
+}
+
+const char *harness_source_root(void) {
+        return HARNESS_SOURCE_ROOT;
+}
+
+const char *harness_daemon_path(void) {
+        return g_getenv("UM_USERMOUNTD");
+}
+
+const char *harness_standin_path(void) {
+        return g_getenv("UM_HARNESS_STANDIN");
+}
+
+static int pidfd_open_(pid_t pid) {
+        int fd = (int) syscall(SYS_pidfd_open, pid, 0);
+
+        return fd < 0 ? -errno : fd;
+}
+
+int harness_spawn(const char *const *argv, int keep_fd, pid_t *ret_pid, int *ret_pidfd) {
+        pid_t parent = getpid(), pid;
+        int pidfd;
+
+        fflush(stdout);
+        fflush(stderr);
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                sigset_t none;
+
+                /* Die with the test process; never write to its TAP stream. */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                        _exit(127);
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                signal(SIGPIPE, SIG_DFL);
+                if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+                        _exit(127);
+                if (keep_fd >= 0 && fcntl(keep_fd, F_SETFD, 0) < 0)
+                        _exit(127);
+                execv(argv[0], (char *const *) argv);
+                fprintf(stderr, "harness: cannot execute %s: %m\n", argv[0]);
+                _exit(127);
+        }
+
+        pidfd = pidfd_open_(pid);
+        if (pidfd < 0) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                return pidfd;
+        }
+        *ret_pid = pid;
+        *ret_pidfd = pidfd;
+        return 0;
+}
+
+int harness_reap(pid_t pid, int pidfd, int timeout_ms, int *ret_wait_status) {
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        int status = 0, killed = 0, r;
+
+        do
+                r = poll(&p, 1, timeout_ms);
+        while (r < 0 && errno == EINTR);
+        if (r == 0) {
+                kill(pid, SIGKILL);
+                killed = 1;
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (ret_wait_status)
+                *ret_wait_status = status;
+        return killed;
+}
+
+static char *find_program(const char *name) {
+        static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin", "/bin" };
+        char *p = g_find_program_in_path(name);
+
+        for (size_t i = 0; !p && i < ELEMENTSOF(dirs); i++) {
+                p = g_build_filename(dirs[i], name, NULL);
+                if (access(p, X_OK) < 0)
+                        g_clear_pointer(&p, g_free);
+        }
+        return p;
+}
+
+int harness_run_command(const char *const *argv) {
+        g_autofree char *program = find_program(argv[0]);
+        g_autofree char *out = NULL, *err = NULL;
+        g_autoptr(GError) error = NULL;
+        g_auto(GStrv) copy = g_strdupv((char **) argv);
+        int status;
+
+        if (!program) {
+                harness_log("%s not found", argv[0]);
+                return -ENOENT;
+        }
+        g_free(copy[0]);
+        copy[0] = g_steal_pointer(&program);
+        if (!g_spawn_sync(NULL, copy, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                    &error)) {
+                harness_log("cannot run %s: %s", argv[0], error->message);
+                return -EIO;
+        }
+        if (!g_spawn_check_wait_status(status, NULL)) {
+                g_autofree char *cmdline = g_strjoinv(" ", copy);
+
+                harness_log("'%s' failed (wait status %d):\n%s%s", cmdline, status, out, err);
+                return -EIO;
+        }
+        return 0;
+}
+
+static int service_start(const char *name, const char *const *argv, const char *bus_name,
+        pid_t *ret_pid) {
+        Service s = { .name = g_strdup(name) };
+        int r;
+
+        r = harness_spawn(argv, -1, &s.pid, &s.pidfd);
+        if (r < 0) {
+                harness_log("cannot start %s: %s", name, g_strerror(-r));
+                g_free(s.name);
+                return r;
+        }
+        r = harness_bus_wait_for_name(bus_name, s.pid, s.pidfd, HARNESS_TIMEOUT_MS);
+        if (r < 0) {
+                int status = 0;
+
+                harness_log("%s (pid %d) %s", name, (int) s.pid,
+                        r == -ESRCH       ? "exited before it owned its bus name"
+                        : r == -ETIMEDOUT ? "did not appear on the bus in time"
+                                          : g_strerror(-r));
+                harness_reap(s.pid, s.pidfd, 0, &status);
+                if (r == -ESRCH)
+                        harness_log("%s wait status: %d", name, status);
+                close(s.pidfd);
+                g_free(s.name);
+                return r;
+        }
+        g_array_append_val(services, s);
+        if (ret_pid)
+                *ret_pid = s.pid;
+        return 0;
+}
+
+static int service_stop_at(guint index, int timeout_ms, int *ret_wait_status) {
+        Service *s = &g_array_index(services, Service, index);
+        int r;
+
+        kill(s->pid, SIGTERM);
+        r = harness_reap(s->pid, s->pidfd, timeout_ms, ret_wait_status);
+        if (r > 0)
+                harness_log("%s (pid %d) did not stop on SIGTERM, killed", s->name, (int) s->pid);
+        close(s->pidfd);
+        g_free(s->name);
+        g_array_remove_index(services, index);
+        return r;
+}
+
+int harness_start_daemon(const char *path, const char *const *extra_args, pid_t *ret_pid) {
+        g_autoptr(GPtrArray) argv = g_ptr_array_new();
+
+        if (!harness.initialized || !path)
+                return -EINVAL;
+        g_ptr_array_add(argv, (char *) path);
+        for (size_t i = 0; extra_args && extra_args[i]; i++)
+                g_ptr_array_add(argv, (char *) extra_args[i]);
+        g_ptr_array_add(argv, NULL);
+        return service_start(path, (const char *const *) argv->pdata, UM_BUS_NAME, ret_pid);
+}
+
+int harness_stop_daemon(pid_t pid, int *ret_wait_status) {
+        for (guint i = 0; services && i < services->len; i++)
+                if (g_array_index(services, Service, i).pid == pid)
+                        return service_stop_at(i, SERVICE_STOP_TIMEOUT_MS, ret_wait_status);
+        return -ESRCH;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+static int write_file(const char *path, const char *contents, mode_t mode) {
+        g_autoptr(GError) error = NULL;
+
+        if (!g_file_set_contents_full(path, contents, -1, G_FILE_SET_CONTENTS_CONSISTENT, mode,
+                    &error)) {
+                harness_log("cannot write %s: %s", path, error->message);
+                return -EIO;
+        }
+        return 0;
+}
+
+static int copy_file(const char *from, const char *to, mode_t mode) {
+        g_autofree char *contents = NULL;
+        g_autoptr(GError) error = NULL;
+
+        if (!g_file_get_contents(from, &contents, NULL, &error)) {
+                harness_log("cannot read %s: %s", from, error->message);
+                return -EIO;
+        }
+        return write_file(to, contents, mode);
+}
+
+static int make_dir(const char *path, mode_t mode) {
+        if (mkdir(path, mode) < 0 && errno != EEXIST)
+                return -errno;
+        if (chmod(path, mode) < 0)
+                return -errno;
+        return 0;
+}
+
+static int bind_mount(const char *from, const char *to) {
+        if (mount(from, to, NULL, MS_BIND, NULL) < 0) {
+                int r = -errno;
+
+                harness_log("cannot bind-mount %s on %s: %s", from, to, g_strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
+/* The private mount namespace, with a tmpfs on /run holding the temporary directory: no
+ * file the harness or the daemon creates there can outlive the namespace. */
+static int setup_namespace(void) {
+        static const char *const subdirs[] = { "bus", "images", "mnt", "etc", "etc/upper",
+                "etc/work", "etc/files", "polkit", "polkit/actions", "polkit/rules-etc",
+                "polkit/rules-usr", "tmp" };
+        struct stat st;
+        int r;
+
+        if (unshare(CLONE_NEWNS) < 0)
+                return -errno;
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return -errno;
+        if (mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+                return -errno;
+        if (stat("/run", &st) < 0)
+                return -errno;
+        harness.run_dev = st.st_dev;
+
+        harness.tmpdir = g_strdup("/run/usermount-harness.XXXXXX");
+        if (!mkdtemp(harness.tmpdir))
+                return -errno;
+        /* Callers must reach the bus socket and images; polkitd (as its own user) the
+         * rules and actions. */
+        if (chmod(harness.tmpdir, 0755) < 0)
+                return -errno;
+        for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
+                g_autofree char *p = g_build_filename(harness.tmpdir, subdirs[i], NULL);
+
+                r = make_dir(p, streq(subdirs[i], "tmp") ? 01777 : 0755);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* The supervisor                                                                      */
+
+static volatile sig_atomic_t supervised_pid;
+
+static void supervisor_forward_signal(int sig) {
+        if (supervised_pid > 0)
+                kill(supervised_pid, sig);
+}
+
+static pid_t proc_parent_of(const char *pid) {
+        g_autofree char *path = g_strdup_printf("/proc/%s/stat", pid), *contents = NULL;
+        const char *p;
+        int ppid;
+
+        if (!g_file_get_contents(path, &contents, NULL, NULL))
+                return -1;
+        p = strrchr(contents, ')');
+        if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+                return -1;
+        return ppid;
+}
+
+/* Kills every process below the supervisor. It is a child subreaper, so orphans of the
+ * test process (polkitd, dbus-daemon, the daemon and its workers, callers) become its
+ * children; repeat until none is left. */
+static int supervisor_kill_descendants(void) {
+        pid_t self = getpid();
+        int killed = 0;
+
+        for (;;) {
+                g_autoptr(GDir) dir = g_dir_open("/proc", 0, NULL);
+                const char *name;
+                int found = 0;
+
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+                while (dir && (name = g_dir_read_name(dir)))
+                        if (g_ascii_isdigit(name[0]) && proc_parent_of(name) == self) {
+                                kill((pid_t) atoi(name), SIGKILL);
+                                found++;
+                        }
+                killed += found;
+                if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
+                        return killed;
+        }
+}
+
+static _noreturn_ void supervisor_run(pid_t child) {
+        struct sigaction sa = { .sa_handler = supervisor_forward_signal, .sa_flags = SA_RESTART };
+        static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+        int status = 0, killed, detached;
+
+        supervised_pid = child;
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+                sigaction(forwarded[i], &sa, NULL);
+
+        while (waitpid(child, &status, 0) < 0)
+                if (errno != EINTR) {
+                        status = 1 << 8;
+                        break;
+                }
+        supervised_pid = 0;
+
+        /* A process stuck in the kernel (a hung filesystem) must not hang the test run. */
+        alarm(20);
+        killed = supervisor_kill_descendants();
+        detached = harness_detach_leftover_loops();
+        if (killed > 0 || detached > 0)
+                harness_log("supervisor: killed %d leftover process(es), detached %d loop "
+                            "device(s)", killed, detached);
+        /* The private mount namespace, and the tmpfs on /run with everything in it, go
+         * away when this process exits. */
+        fflush(stderr);
+        if (WIFSIGNALED(status)) {
+                struct rlimit no_core = { 0, 0 };
+
+                setrlimit(RLIMIT_CORE, &no_core);
+                signal(WTERMSIG(status), SIG_DFL);
+                kill(getpid(), WTERMSIG(status));
+                _exit(128 + WTERMSIG(status));
+        }
+        _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+static int supervise(void) {
+        pid_t parent = getpid(), pid;
+
+        fflush(stdout);
+        fflush(stderr);
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid > 0)
+                supervisor_run(pid);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                _exit(1);
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Identities                                                                          */
+
+static bool identity_taken(const char *name, uid_t uid, bool group) {
+        if (group)
+                return getgrnam(name) || getgrgid(uid);
+        return getpwnam(name) || getpwuid(uid);
+}
+
+static int setup_identities(void) {
+        static const struct {
+                const char *name;
+                uid_t id;
+        } users[] = {
+                { HARNESS_USER1, HARNESS_UID_USER1 },
+                { HARNESS_USER2, HARNESS_UID_USER2 },
+                { HARNESS_ADMIN, HARNESS_UID_ADMIN },
+                { HARNESS_PROBE_USER, HARNESS_UID_PROBE },
+        };
+        g_autofree char *passwd = NULL, *group = NULL, *subuid = NULL, *subgid = NULL;
+        g_autoptr(GString) p = NULL, g = NULL, sub = NULL;
+        g_autofree char *upper = g_build_filename(harness.tmpdir, "etc/upper", NULL);
+        g_autofree char *work = g_build_filename(harness.tmpdir, "etc/work", NULL);
+        g_autofree char *options = NULL;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(users); i++)
+                if (identity_taken(users[i].name, users[i].id, false) ||
+                        identity_taken(users[i].name, users[i].id, true)) {
+                        harness_log("user or group %s/%u already exists on this machine",
+                                users[i].name, (unsigned) users[i].id);
+                        return -EEXIST;
+                }
+        if (identity_taken(HARNESS_GROUP, HARNESS_GID_GROUP, true)) {
+                harness_log("group %s/%u already exists on this machine", HARNESS_GROUP,
+                        HARNESS_GID_GROUP);
+                return -EEXIST;
+        }
+
+        if (!g_file_get_contents("/etc/passwd", &passwd, NULL, NULL) ||
+                !g_file_get_contents("/etc/group", &group, NULL, NULL))
+                return -EIO;
+        p = g_string_new(passwd);
+        g = g_string_new(group);
+        if (p->len > 0 && p->str[p->len - 1] != '\n')
+                g_string_append_c(p, '\n');
+        if (g->len > 0 && g->str[g->len - 1] != '\n')
+                g_string_append_c(g, '\n');
+        for (size_t i = 0; i < ELEMENTSOF(users); i++) {
+                g_string_append_printf(p, "%s:x:%u:%u:usermount test user:/nonexistent:"
+                                          "/usr/sbin/nologin\n",
+                        users[i].name, (unsigned) users[i].id, (unsigned) users[i].id);
+                g_string_append_printf(g, "%s:x:%u:\n", users[i].name, (unsigned) users[i].id);
+        }
+        g_string_append_printf(g, "%s:x:%u:%s\n", HARNESS_GROUP, HARNESS_GID_GROUP,
+                HARNESS_ADMIN);
+        /* polkitd switches to this user; give it one if the machine has none. */
+        if (!getpwnam(POLKITD_USER)) {
+                g_string_append_printf(p, "%s:x:%u:%u:polkit:/:/usr/sbin/nologin\n",
+                        POLKITD_USER, POLKITD_FALLBACK_ID, POLKITD_FALLBACK_ID);
+                g_string_append_printf(g, "%s:x:%u:\n", POLKITD_USER, POLKITD_FALLBACK_ID);
+        }
+
+        g_file_get_contents("/etc/subuid", &subuid, NULL, NULL);
+        g_file_get_contents("/etc/subgid", &subgid, NULL, NULL);
+        sub = g_string_new(NULL);
+        g_string_append_printf(sub, "%s:%u:%u\n%s:%u:%u\n", HARNESS_USER1,
+                HARNESS_SUBID_USER1_START, HARNESS_SUBID_COUNT, HARNESS_USER2,
+                HARNESS_SUBID_USER2_START, HARNESS_SUBID_COUNT);
+
+        /* Preferably /etc becomes an overlay whose changes live on the private /run: then
+         * files that do not exist on the host (subuid, usermount.conf) can be added. */
+        options = g_strdup_printf("lowerdir=/etc,upperdir=%s,workdir=%s", upper, work);
+        if (mount("overlay", "/etc", "overlay", 0, options) == 0) {
+                g_autofree char *su = g_strconcat(strempty(subuid), sub->str, NULL);
+                g_autofree char *sg = g_strconcat(strempty(subgid), sub->str, NULL);
+
+                harness.etc_overlay = true;
+                if ((r = write_file("/etc/passwd", p->str, 0644)) < 0 ||
+                        (r = write_file("/etc/group", g->str, 0644)) < 0 ||
+                        (r = write_file("/etc/subuid", su, 0644)) < 0 ||
+                        (r = write_file("/etc/subgid", sg, 0644)) < 0)
+                        return r;
+                return 0;
+        }
+
+        harness_log("overlayfs on /etc failed (%m); bind-mounting passwd and group copies");
+        static const char *const files[] = { "passwd", "group", "subuid", "subgid" };
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                g_autofree char *target = g_build_filename("/etc", files[i], NULL);
+                g_autofree char *copy = g_build_filename(harness.tmpdir, "etc/files", files[i],
+                        NULL);
+                const char *base = i == 0 ? p->str : i == 1 ? g->str : NULL;
+                g_autofree char *contents = base ? g_strdup(base)
+                                                 : g_strconcat(i == 2 ? strempty(subuid)
+                                                                      : strempty(subgid),
+                                                           sub->str, NULL);
+
+                if (access(target, F_OK) < 0)
+                        continue; /* cannot add a file to the host's /etc */
+                if ((r = write_file(copy, contents, 0644)) < 0 ||
+                        (r = bind_mount(copy, target)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int harness_write_etc(const char *relative_path, const char *contents) {
+        g_autofree char *path = g_build_filename("/etc", relative_path, NULL);
+        g_autofree char *dir = g_path_get_dirname(path);
+
+        if (!harness.etc_overlay)
+                return -EOPNOTSUPP;
+        if (g_mkdir_with_parents(dir, 0755) < 0)
+                return -errno;
+        return write_file(path, contents, 0644);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* dbus-daemon                                                                         */
+
+/* The rules of Debian's /usr/share/dbus-1/system.conf: nobody owns names or receives
+ * method calls unless a policy file punches a hole. */
+static const char bus_policy_system[] =
+        "  <policy context=\"default\">\n"
+        "    <allow user=\"*\"/>\n"
+        "    <deny own=\"*\"/>\n"
+        "    <deny send_type=\"method_call\"/>\n"
+        "    <allow send_type=\"signal\"/>\n"
+        "    <allow send_requested_reply=\"true\" send_type=\"method_return\"/>\n"
+        "    <allow send_requested_reply=\"true\" send_type=\"error\"/>\n"
+        "    <allow receive_type=\"method_call\"/>\n"
+        "    <allow receive_type=\"method_return\"/>\n"
+        "    <allow receive_type=\"error\"/>\n"
+        "    <allow receive_type=\"signal\"/>\n"
+        "    <allow send_destination=\"org.freedesktop.DBus\"\n"
+        "           send_interface=\"org.freedesktop.DBus\"/>\n"
+        "    <allow send_destination=\"org.freedesktop.DBus\"\n"
+        "           send_interface=\"org.freedesktop.DBus.Introspectable\"/>\n"
+        "    <allow send_destination=\"org.freedesktop.DBus\"\n"
+        "           send_interface=\"org.freedesktop.DBus.Properties\"/>\n"
+        "    <deny send_destination=\"org.freedesktop.DBus\"\n"
+        "          send_interface=\"org.freedesktop.DBus\"\n"
+        "          send_member=\"UpdateActivationEnvironment\"/>\n"
+        "    <deny send_destination=\"org.freedesktop.DBus\"\n"
+        "          send_interface=\"org.freedesktop.DBus.Debug.Stats\"/>\n"
+        "  </policy>\n"
+        "  <policy user=\"root\">\n"
+        "    <allow send_destination=\"org.freedesktop.DBus\"\n"
+        "           send_interface=\"org.freedesktop.DBus.Monitoring\"/>\n"
+        "  </policy>\n"
+        /* What Debian's system.d/org.freedesktop.PolicyKit1.conf allows. */
+        "  <policy user=\"" POLKITD_USER "\">\n"
+        "    <allow own=\"org.freedesktop.PolicyKit1\"/>\n"
+        "    <allow send_interface=\"org.freedesktop.PolicyKit1.AuthenticationAgent\"/>\n"
+        "  </policy>\n"
+        "  <policy context=\"default\">\n"
+        "    <allow send_destination=\"org.freedesktop.PolicyKit1\"/>\n"
+        "  </policy>\n";
+
+static const char bus_policy_allow_all[] =
+        "  <policy context=\"default\">\n"
+        "    <allow user=\"*\"/>\n"
+        "    <allow own=\"*\"/>\n"
+        "    <allow send_type=\"method_call\"/>\n"
+        "    <allow send_type=\"signal\"/>\n"
+        "    <allow send_requested_reply=\"true\" send_type=\"method_return\"/>\n"
+        "    <allow send_requested_reply=\"true\" send_type=\"error\"/>\n"
+        "    <allow receive_type=\"method_call\"/>\n"
+        "    <allow receive_type=\"method_return\"/>\n"
+        "    <allow receive_type=\"error\"/>\n"
+        "    <allow receive_type=\"signal\"/>\n"
+        "  </policy>\n";
+
+static int read_line_from(int fd, int pidfd, int timeout_ms, char *buf, size_t size) {
+        int64_t deadline = harness_now_ms() + timeout_ms;
+        size_t n = 0;
+
+        while (n + 1 < size) {
+                struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
+                        { .fd = pidfd, .events = POLLIN } };
+                int64_t left = deadline - harness_now_ms();
+                ssize_t k;
+
+                if (left <= 0)
+                        return -ETIMEDOUT;
+                if (poll(p, 2, (int) left) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (!(p[0].revents & (POLLIN | POLLHUP))) {
+                        if (p[1].revents)
+                                return -ESRCH;
+                        continue;
+                }
+                k = read(fd, buf + n, size - 1 - n);
+                if (k < 0 && errno != EINTR)
+                        return -errno;
+                if (k == 0)
+                        return -ESRCH;
+                if (k > 0)
+                        n += (size_t) k;
+                buf[n] = 0;
+                if (strchr(buf, '\n'))
+                        return 0;
+        }
+        return -ENOBUFS;
+}
+
+static int start_bus(const HarnessOptions *options) {
+        g_autofree char *config = g_build_filename(harness.tmpdir, "bus/system.conf", NULL);
+        g_autofree char *program = find_program("dbus-daemon");
+        g_autofree char *contents = NULL, *config_arg = NULL, *address_arg = NULL;
+        _cleanup_close_ int rfd = -EBADF, wfd = -EBADF;
+        Service s = { .name = g_strdup("dbus-daemon") };
+        char line[512];
+        int fds[2], r;
+
+        if (!program) {
+                harness_log("dbus-daemon not found");
+                return -ENOENT;
+        }
+        harness.bus_socket = g_build_filename(harness.tmpdir, "bus/system_bus_socket", NULL);
+        harness.bus_address = g_strdup_printf("unix:path=%s", harness.bus_socket);
+        contents = g_strdup_printf(
+                "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration "
+                "1.0//EN\"\n"
+                " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+                "<!-- The usermount test harness's private system bus. -->\n"
+                "<busconfig>\n"
+                "  <type>system</type>\n"
+                "  <listen>unix:path=%s</listen>\n"
+                "  <auth>EXTERNAL</auth>\n"
+                "%s"
+                "  <include ignore_missing=\"no\">%s</include>\n"
+                "</busconfig>\n",
+                harness.bus_socket,
+                options->bus_allow_all ? bus_policy_allow_all : bus_policy_system,
+                HARNESS_BUS_POLICY);
+        r = write_file(config, contents, 0644);
+        if (r < 0)
+                return r;
+
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return -errno;
+        rfd = fds[0];
+        wfd = fds[1];
+        config_arg = g_strdup_printf("--config-file=%s", config);
+        address_arg = g_strdup_printf("--print-address=%d", wfd);
+        const char *argv[] = { program, config_arg, "--nofork", "--nosyslog", address_arg,
+                NULL };
+        r = harness_spawn(argv, wfd, &s.pid, &s.pidfd);
+        if (r < 0)
+                return r;
+        wfd = safe_close(wfd);
+        g_array_append_val(services, s);
+
+        /* dbus-daemon prints its address once it listens. */
+        r = read_line_from(rfd, s.pidfd, HARNESS_TIMEOUT_MS, line, sizeof(line));
+        if (r < 0) {
+                harness_log("dbus-daemon did not start: %s", g_strerror(-r));
+                return r;
+        }
+        if (chmod(harness.bus_socket, 0777) < 0)
+                return -errno;
+
+        /* Clients that ignore DBUS_SYSTEM_BUS_ADDRESS find the private bus too. */
+        if (make_dir("/run/dbus", 0755) < 0 ||
+                symlink(harness.bus_socket, "/run/dbus/system_bus_socket") < 0)
+                return -errno;
+
+        g_setenv("DBUS_SYSTEM_BUS_ADDRESS", harness.bus_address, TRUE);
+        return harness_bus_open();
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* polkitd                                                                             */
+
+static char *find_polkitd(void) {
+        static const char *const candidates[] = { "/usr/lib/polkit-1/polkitd",
+                "/usr/libexec/polkitd", "/usr/libexec/polkit-1/polkitd" };
+
+        for (size_t i = 0; i < ELEMENTSOF(candidates); i++)
+                if (access(candidates[i], X_OK) == 0)
+                        return g_strdup(candidates[i]);
+        return NULL;
+}
+
+static int start_polkit(const HarnessOptions *options) {
+        g_autofree char *actions = g_build_filename(harness.tmpdir, "polkit/actions", NULL);
+        g_autofree char *rules_etc = g_build_filename(harness.tmpdir, "polkit/rules-etc", NULL);
+        g_autofree char *rules_usr = g_build_filename(harness.tmpdir, "polkit/rules-usr", NULL);
+        g_autofree char *policy = g_build_filename(actions, "org.freedesktop.usermount1.policy",
+                NULL);
+        g_autofree char *probe = g_build_filename(actions,
+                "org.freedesktop.usermount1.harness.policy", NULL);
+        g_autofree char *program = find_polkitd();
+        bool debug = options->polkit_debug || !isempty(g_getenv("UM_HARNESS_DEBUG"));
+        int r;
+
+        if (!program) {
+                harness_log("polkitd not found");
+                return -ENOENT;
+        }
+        if ((r = copy_file(HARNESS_POLKIT_POLICY, policy, 0644)) < 0 ||
+                (r = copy_file(HARNESS_PROBE_POLICY, probe, 0644)) < 0)
+                return r;
+        if (access("/etc/polkit-1/rules.d", F_OK) < 0 && harness.etc_overlay &&
+                g_mkdir_with_parents("/etc/polkit-1/rules.d", 0700) < 0)
+                return -errno;
+        /* Only the project's actions, and no rules but the test's: the host's own policy
+         * and rules (e.g. "sudo members are admins") must not decide a test. */
+        if ((r = bind_mount(actions, "/usr/share/polkit-1/actions")) < 0 ||
+                (r = bind_mount(rules_etc, "/etc/polkit-1/rules.d")) < 0 ||
+                (r = bind_mount(rules_usr, "/usr/share/polkit-1/rules.d")) < 0)
+                return r;
+
+        const char *argv[] = { program, debug ? NULL : "--no-debug", NULL };
+        return service_start("polkitd", argv, POLKIT_BUS_NAME, NULL);
+}
+
+/* The rules probe's subject: connected to the bus until released at teardown. */
+static int probe_subject_main(void *userdata) {
+        sd_bus *bus = NULL;
+        const char *name;
+
+        if (harness_sd_bus_connect(&bus) < 0 || sd_bus_get_unique_name(bus, &name) < 0)
+                return 1;
+        harness_report("%s", name);
+        harness_await_release();
+        sd_bus_flush_close_unref(bus);
+        return 0;
+}
+
+static int start_probe_subject(void) {
+        int r;
+
+        r = harness_caller_spawn(HARNESS_UID_PROBE, HARNESS_UID_PROBE,
+                HARNESS_NO_SUPPLEMENTARY_GROUPS, probe_subject_main, NULL, &harness.probe);
+        if (r < 0)
+                return r;
+        r = harness_caller_read_line(harness.probe, HARNESS_TIMEOUT_MS, &harness.probe_name);
+        if (r < 0)
+                harness_log("the polkit probe subject did not connect: %s", g_strerror(-r));
+        return r;
+}
+
+static void stop_probe_subject(void) {
+        if (!harness.probe)
+                return;
+        harness_caller_release(harness.probe);
+        harness_caller_wait(harness.probe, SERVICE_STOP_TIMEOUT_MS, NULL);
+        harness.probe = harness_caller_free(harness.probe);
+        g_clear_pointer(&harness.probe_name, g_free);
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+/* A g_test subprocess runs inside the environment its parent built. */
+static int attach(const char *tmpdir) {
+        struct stat st;
+
+        if (stat("/run", &st) < 0)
+                return -errno;
+        harness.tmpdir = g_strdup(tmpdir);
+        harness.run_dev = st.st_dev;
+        harness.bus_address = g_strdup(g_getenv("DBUS_SYSTEM_BUS_ADDRESS"));
+        harness.attached = true;
+        harness.test_pid = getpid();
+        harness.initialized = true;
+        services = g_array_new(FALSE, FALSE, sizeof(Service));
+        return harness_bus_open();
+}
+
+int harness_init(const HarnessOptions *options) {
+        static const HarnessOptions defaults = {};
+        const char *inherited = g_getenv("UM_HARNESS_TMPDIR");
+        g_autofree char *tmp = NULL;
+        int r;
+
+        if (harness.initialized)
+                return -EALREADY;
+        if (geteuid() != 0)
+                return -EPERM;
+        if (!options)
+                options = &defaults;
+        if (inherited && g_test_subprocess())
+                return attach(inherited);
+
+        r = setup_namespace();
+        if (r < 0) {
+                harness_log("cannot set up a private mount namespace: %s", g_strerror(-r));
+                return r;
+        }
+        r = supervise();
+        if (r < 0)
+                return r;
+
+        harness.test_pid = getpid();
+        harness.initialized = true;
+        services = g_array_new(FALSE, FALSE, sizeof(Service));
+        atexit(harness_teardown);
+
+        /* Nothing the daemon under test does may reach a host service. */
+        tmp = g_build_filename(harness.tmpdir, "tmp", NULL);
+        g_setenv("TMPDIR", tmp, TRUE);
+        g_setenv("UM_HARNESS_TMPDIR", harness.tmpdir, TRUE);
+        g_unsetenv("DBUS_SESSION_BUS_ADDRESS");
+        g_unsetenv("NOTIFY_SOCKET");
+        g_unsetenv("LISTEN_FDS");
+        g_unsetenv("LISTEN_PID");
+        g_unsetenv("LISTEN_FDNAMES");
+
+        if ((r = setup_identities()) < 0 || (r = start_bus(options)) < 0 ||
+                (r = start_polkit(options)) < 0 || (r = start_probe_subject()) < 0)
+                return r;
+        /* Proves polkitd evaluates rules and the probe works before any test relies on it. */
+        return harness_set_rules(NULL);
+}
+
+void harness_init_or_exit(const HarnessOptions *options) {
+        int r = harness_init(options);
+
+        if (r == -EPERM) {
+                printf("1..0 # SKIP the integration harness needs root\n");
+                fflush(stdout);
+                exit(0);
+        }
+        if (r < 0) {
+                printf("Bail out! harness_init() failed: %s\n", g_strerror(-r));
+                fflush(stdout);
+                exit(1);
+        }
+}
+
+void harness_teardown(void) {
+        static bool done;
+
+        if (!harness.initialized || harness.attached || getpid() != harness.test_pid || done)
+                return;
+        done = true;
+
+        /* The daemon(s) first (they may hold mounts and talk to polkitd), then polkitd,
+         * then the bus. */
+        stop_probe_subject();
+        while (services && services->len > 1)
+                service_stop_at(services->len - 1, SERVICE_STOP_TIMEOUT_MS, NULL);
+        harness.bus = sd_bus_flush_close_unref(harness.bus);
+        harness.bus_fd = -EBADF;
+        while (services && services->len > 0)
+                service_stop_at(services->len - 1, SERVICE_STOP_TIMEOUT_MS, NULL);
+
+        harness_umount_below(harness.tmpdir);
+        harness_loops_release();
+        if (harness_detach_leftover_loops() > 0)
+                harness_log("teardown detached loop devices nobody released");
+}

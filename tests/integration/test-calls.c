@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Shared pieces of the integration tests' callers (see test-calls.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "macro.h"
+#include "test-calls.h"
+#include "usermount-names.h"
+
+int calls_append_params(sd_bus_message *m, const Param *params) {
+        int r = sd_bus_message_open_container(m, 'a', "{sv}");
+
+        for (const Param *p = params; r >= 0 && p && p->key; p++) {
+                if (streq(p->type, "s"))
+                        r = sd_bus_message_append(m, "{sv}", p->key, "s", p->value);
+                else if (streq(p->type, "b"))
+                        r = sd_bus_message_append(m, "{sv}", p->key, "b", streq(p->value, "true"));
+                else
+                        r = sd_bus_message_append(m, "{sv}", p->key, "u",
+                                                  (uint32_t) strtoul(p->value, NULL, 10));
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+static void report_variant(sd_bus_message *reply, const char *prefix, const char *key,
+                           const char *contents) {
+        if (streq(contents, "s")) {
+                const char *s;
+
+                g_assert_cmpint(sd_bus_message_read(reply, "s", &s), >, 0);
+                harness_report("%s%s=%s", prefix, key, s);
+        } else if (streq(contents, "t") || streq(contents, "u")) {
+                uint64_t t = 0;
+                uint32_t u = 0;
+
+                if (streq(contents, "t"))
+                        g_assert_cmpint(sd_bus_message_read(reply, "t", &t), >, 0);
+                else {
+                        g_assert_cmpint(sd_bus_message_read(reply, "u", &u), >, 0);
+                        t = u;
+                }
+                harness_report("%s%s=%" PRIu64, prefix, key, t);
+        } else if (streq(contents, "as")) {
+                g_autoptr(GString) joined = g_string_new(NULL);
+                const char *s;
+
+                g_assert_cmpint(sd_bus_message_enter_container(reply, 'a', "s"), >, 0);
+                while (sd_bus_message_read(reply, "s", &s) > 0)
+                        g_string_append_printf(joined, "%s%s", joined->len ? "," : "", s);
+                g_assert_cmpint(sd_bus_message_exit_container(reply), >, 0);
+                harness_report("%s%s=%s", prefix, key, joined->str);
+        } else {
+                g_assert_cmpint(sd_bus_message_skip(reply, contents), >=, 0);
+                harness_report("%s%s=<type %s>", prefix, key, contents);
+        }
+}
+
+void calls_report_info(sd_bus_message *reply, const char *prefix) {
+        const char *key, *contents;
+        char type;
+
+        g_assert_cmpint(sd_bus_message_enter_container(reply, 'a', "{sv}"), >, 0);
+        while (sd_bus_message_enter_container(reply, 'e', "sv") > 0) {
+                g_assert_cmpint(sd_bus_message_read(reply, "s", &key), >, 0);
+                g_assert_cmpint(sd_bus_message_peek_type(reply, &type, &contents), >, 0);
+                g_assert_cmpint(sd_bus_message_enter_container(reply, 'v', contents), >, 0);
+                report_variant(reply, prefix, key, contents);
+                g_assert_cmpint(sd_bus_message_exit_container(reply), >, 0);
+                g_assert_cmpint(sd_bus_message_exit_container(reply), >, 0);
+        }
+        g_assert_cmpint(sd_bus_message_exit_container(reply), >, 0);
+}
+
+int calls_report_result(int r, const sd_bus_error *error) {
+        if (r >= 0) {
+                harness_report("result=ok");
+                return r;
+        }
+        harness_report("result=%s", error && error->name ? error->name : calls_errno_name(r));
+        harness_report("message=%s", error && error->message ? error->message : "");
+        return r;
+}
+
+const char *calls_errno_name(int r) {
+        if (r >= 0)
+                return "ok";
+        return strerrorname_np(r < -1 ? -r : errno) ?: "unknown";
+}
+
+GHashTable *calls_parse_report(const char *output) {
+        GHashTable *t = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        g_auto(GStrv) lines = g_strsplit(output ?: "", "\n", -1);
+
+        for (size_t i = 0; lines[i]; i++) {
+                char *eq = strchr(lines[i], '=');
+
+                if (eq)
+                        g_hash_table_insert(t, g_strndup(lines[i], (gsize) (eq - lines[i])),
+                                            g_strdup(eq + 1));
+        }
+        return t;
+}
+
+void calls_assert_clean(pid_t daemon_pid, const void *baseline_snapshot) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        char *version = NULL;
+
+        g_assert_cmpint(harness_wait_snapshot(daemon_pid, baseline_snapshot, 20000), ==, 0);
+        g_assert_cmpint(kill(daemon_pid, 0), ==, 0);
+        g_assert_cmpint(sd_bus_get_property_string(harness_bus(), UM_BUS_NAME, UM_OBJECT_PATH,
+                                                   UM_MANAGER_INTERFACE, "Version", &error,
+                                                   &version), >=, 0);
+        g_assert_cmpstr(version, ==, PACKAGE_VERSION);
+        free(version);
+}

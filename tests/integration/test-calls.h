@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Shared pieces of the integration tests' callers: calling the daemon from a forked,
+ * unprivileged caller, reporting what came back as "key=value" lines
+ * (harness_report()), and reading those reports in the test process.
+ */
+#pragma once
+
+#include <glib.h>
+#include <systemd/sd-bus.h>
+
+typedef struct Param {
+        const char *key;
+        const char *type; /* "s", "b" or "u" */
+        const char *value;
+} Param;
+
+/* Appends a{sv} from params (terminated by key == NULL; NULL: empty). */
+int calls_append_params(sd_bus_message *m, const Param *params);
+
+/* In a caller: reports every key of an a{sv} info dict as "<prefix><key>=<value>"
+ * (arrays comma-separated). */
+void calls_report_info(sd_bus_message *reply, const char *prefix);
+
+/* In a caller: reports "result=ok", or "result=<error name>" and "message=<text>".
+ * Returns r. */
+int calls_report_result(int r, const sd_bus_error *error);
+
+/* "ok" for r >= 0, else the name of errno ("EPERM"). */
+const char *calls_errno_name(int r);
+
+/* In the test: the "key=value" lines of a caller's output as a table (later keys win). */
+GHashTable *calls_parse_report(const char *output);
+
+#define report_get(t, key) ((const char *) g_hash_table_lookup((t), (key)))
+
+/* In the test: the daemon still serves and nothing is left compared to the baseline. */
+void calls_assert_clean(pid_t daemon_pid, const void *baseline_snapshot);
