@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "harness.h"
 #include "macro.h"
 #include "test-calls.h"
