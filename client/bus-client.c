@@ -27,6 +27,44 @@ int client_bus_open(sd_bus **ret) {
         return 0;
 }
 
+ExitStatus client_bus_connect(bool need_fds, sd_bus **ret) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        r = client_bus_open(&bus);
+        if (r < 0) {
+                log_error_errno(r, "Cannot connect to the system bus: %m");
+                return EXIT_STATUS_UNAVAILABLE;
+        }
+        /* Waits for the connection, so that a bus that is not there shows up here. */
+        r = sd_bus_can_send(bus, SD_BUS_TYPE_UNIX_FD);
+        if (r < 0)
+                return client_bus_log_error(bus, NULL, r);
+        if (r == 0 && need_fds) {
+                log_error("The system bus connection cannot pass file descriptors, which "
+                          "usermount needs.");
+                return EXIT_STATUS_UNAVAILABLE;
+        }
+
+        *ret = TAKE_PTR(bus);
+        return EXIT_STATUS_OK;
+}
+
+int client_bus_list_mounts(sd_bus *bus, sd_bus_error *error, sd_bus_message **ret_reply) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, UM_BUS_NAME, UM_OBJECT_PATH,
+                                           UM_MANAGER_INTERFACE, "ListMounts");
+        if (r < 0)
+                return r;
+        /* No params are defined for ListMounts yet. */
+        r = sd_bus_message_append(m, "a{sv}", 0);
+        if (r < 0)
+                return r;
+        return sd_bus_call(bus, m, CLIENT_CALL_TIMEOUT_USEC, error, ret_reply);
+}
+
 static const struct {
         const char *name;
         ExitStatus status;
@@ -39,7 +77,7 @@ static const struct {
         { UM_ERROR_OPTION_NOT_ALLOWED, EXIT_STATUS_REFUSED },
         { UM_ERROR_DEVICE_BUSY, EXIT_STATUS_BUSY },
         { UM_ERROR_INVALID_TARGET, EXIT_STATUS_TARGET },
-        { UM_ERROR_NOT_MOUNTED, EXIT_STATUS_FAILURE },
+        { UM_ERROR_NOT_MOUNTED, EXIT_STATUS_NOT_MOUNTED },
         { UM_ERROR_LIMIT_EXCEEDED, EXIT_STATUS_LIMIT },
         { UM_ERROR_FAILED, EXIT_STATUS_FAILURE },
         /* The bus's own errors: is usermountd there, and may we talk to it? */

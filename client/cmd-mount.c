@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * usermount mount: opens the source with the caller's own permissions, asks usermountd
- * for a locked, detached mount of it (OpenMount), and attaches that mount in the caller's
- * mount namespace with move_mount().
+ * usermount mount: asks usermountd to mount a block device (Mount, by path) or an image
+ * file usermount opened with the caller's own permissions (MountFd), attached where the
+ * caller asked or under the media root; or, inside a user and mount namespace the caller
+ * administers, asks for a locked, detached mount (OpenMount) and attaches it with
+ * move_mount() itself.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -15,21 +17,19 @@
 #include "mount-info.h"
 #include "namespace.h"
 #include "output.h"
+#include "path.h"
+#include "route.h"
 #include "usermount-names.h"
 #include "usermount.h"
 
-/*
- * usermountd may probe the device, ask polkit (25 s) and build the mount in a worker
- * (30 s each), so a reply can take longer than sd-bus's default of 25 s.
- */
-#define OPEN_MOUNT_TIMEOUT_USEC (120ULL * 1000000ULL)
-
 typedef struct MountArgs {
         const char *source;
-        const char *target;
+        const char *target; /* NULL: usermountd picks one under the media root */
         const char *fstype; /* NULL: let the daemon probe */
         char *options;      /* owned; NULL: none */
+        const char *idmap;  /* NULL: the daemon's default */
         bool read_only;
+        bool exec;
 } MountArgs;
 
 static void mount_args_done(MountArgs *args) {
@@ -38,23 +38,33 @@ static void mount_args_done(MountArgs *args) {
 }
 
 static void mount_help(void) {
-        printf("Usage: usermount mount [OPTIONS] SOURCE TARGET\n"
+        printf("Usage: usermount mount [OPTIONS] SOURCE [TARGET]\n"
                "\n"
-               "Mount SOURCE, a filesystem image file or a block device, at TARGET, an existing\n"
-               "directory, inside a user and mount namespace of your own.\n"
+               "Mount SOURCE, a block device or a filesystem image file, at TARGET, an existing\n"
+               "empty directory that you own, or, without TARGET, at /run/media/USER/NAME\n"
+               "(the administrator may configure another directory than /run/media), where\n"
+               "NAME is the filesystem's label, else its UUID, else 'disk'.\n"
                "\n"
-               "usermount opens SOURCE itself, with your permissions, and passes the open file\n"
-               "to usermountd; polkit decides whether you may mount it. usermountd checks the\n"
-               "filesystem and the options against its policy and returns a detached mount that\n"
-               "is nodev, nosuid and noexec, and read-only if asked for or if SOURCE could only\n"
-               "be opened for reading. These flags are locked: neither you nor anyone you hand\n"
-               "the mount to can clear them. usermount then attaches the mount at TARGET.\n"
+               "A block device is opened by usermountd, which accepts device nodes and the\n"
+               "/dev/disk/by-* links to them; an image file is opened by usermount, with your\n"
+               "permissions, and passed to usermountd, which attaches it to a loop device.\n"
+               "polkit decides whether you may mount it. usermountd checks the filesystem and\n"
+               "the options against its policy and mounts it nodev, nosuid and noexec, and\n"
+               "read-only if asked for or if the image could only be opened for reading. These\n"
+               "flags are locked: neither you nor anyone else can clear them on this mount.\n"
+               "usermountd attaches the mount in your mount namespace and keeps track of it:\n"
+               "see usermount list, and take it down with usermount unmount.\n"
                "\n"
-               "The mount lives in your current mount namespace, which must be one you\n"
-               "administer, such as the one 'unshare --user --map-root-user --mount' or a\n"
-               "rootless container gives you. Only that namespace, and namespaces made from it,\n"
-               "see the mount, and usermountd does not keep track of it: unmount it with\n"
+               "Inside a user and mount namespace of your own, such as the one 'unshare --user\n"
+               "--map-root-user --mount' or a rootless container gives you, usermount instead\n"
+               "receives the locked mount, detached, and attaches it at TARGET itself; TARGET\n"
+               "is then required. Such a mount is seen only in that namespace and those made\n"
+               "from it, and usermountd does not keep track of it: unmount it with\n"
                "'umount TARGET', or let it go away with the namespace.\n"
+               "\n"
+               "TARGET is made absolute with the working directory, without resolving\n"
+               "symbolic links: usermountd refuses a target that is a symbolic link or has one\n"
+               "in its path.\n"
                "\n"
                "Options:\n"
                "  -t, --type=TYPE        Filesystem type, e.g. ext4. Refused if SOURCE holds\n"
@@ -63,18 +73,35 @@ static void mount_help(void) {
                "                         'noatime,commit=30'. May be given more than once.\n"
                "                         usermountd refuses options outside its policy, such as\n"
                "                         suid, dev and exec.\n"
-               "  -r, --read-only        Open SOURCE read-only and mount it read-only. Without\n"
-               "                         this option SOURCE is opened for reading and writing,\n"
-               "                         or read-only, with a note, if you may only read it.\n"
+               "  -r, --read-only        Mount read-only (and open an image read-only).\n"
+               "                         Without this option an image is opened for reading and\n"
+               "                         writing, or read-only, with a note, if you may only\n"
+               "                         read it.\n"
+               "      --exec             Allow running programs from the mount (no noexec).\n"
+               "                         Needs an authorization of its own (by default, an\n"
+               "                         administrator's).\n"
+               "      --idmap=MAPPING    How file owners on the filesystem appear: 'none' (as\n"
+               "                         stored; the default), 'user' (the owner of the root\n"
+               "                         directory appears as you, all others as the overflow\n"
+               "                         id, read-only) or 'namespace' (as they would inside\n"
+               "                         your user namespace).\n"
                "      --no-ask-password  Do not ask for a password (see usermount --help).\n"
                "  -h, --help             Show this help.\n"
                "\n"
+               "On success, usermount prints one line: what it mounted (device, type, label),\n"
+               "where, and the flags that are locked.\n"
+               "\n"
                "Examples:\n"
-               "  unshare --user --map-root-user --mount\n"
-               "  usermount mount disk.img /mnt\n"
-               "  usermount mount --read-only -t iso9660 /dev/sr0 /mnt/cdrom\n"
-               "  usermount mount -o noatime,commit=30 disk.img /mnt\n"
-               "  umount /mnt\n"
+               "  usermount mount /dev/sdb1\n"
+               "  usermount mount /dev/disk/by-label/STICK ~/stick\n"
+               "  usermount mount --read-only disk.img\n"
+               "  usermount mount -t iso9660 /dev/sr0 /media/cdrom\n"
+               "  usermount mount -o noatime,commit=30 --idmap=user disk.img ~/disk\n"
+               "\n"
+               "  In a namespace of your own:\n"
+               "    unshare --user --map-root-user --mount\n"
+               "    usermount mount disk.img /mnt\n"
+               "    umount /mnt\n"
                "\n"
                "Exit status: 0 on success, otherwise as listed in usermount --help.\n");
 }
@@ -106,11 +133,11 @@ static int add_operand(const char **operands, size_t *n, const char *arg) {
 
 /* Checks what getopt cannot: the operands, and that strings for D-Bus are UTF-8. */
 static int mount_check_args(const char **operands, size_t n, MountArgs *args) {
-        if (n < 2) {
-                log_error(n == 0 ? "Missing SOURCE and TARGET." : "Missing TARGET.");
+        if (n < 1) {
+                log_error("Missing SOURCE.");
                 return -EINVAL;
         }
-        if (isempty(operands[0]) || isempty(operands[1])) {
+        if (isempty(operands[0]) || (n > 1 && isempty(operands[1]))) {
                 log_error("SOURCE and TARGET must not be empty.");
                 return -EINVAL;
         }
@@ -123,9 +150,13 @@ static int mount_check_args(const char **operands, size_t n, MountArgs *args) {
                 log_error("The options are not valid UTF-8.");
                 return -EINVAL;
         }
+        if (args->idmap && (isempty(args->idmap) || !output_utf8_is_valid(args->idmap))) {
+                log_error("--idmap needs a MAPPING: none, user or namespace.");
+                return -EINVAL;
+        }
 
         args->source = operands[0];
-        args->target = operands[1];
+        args->target = n > 1 ? operands[1] : NULL;
         return 0;
 }
 
@@ -136,12 +167,16 @@ static int mount_check_args(const char **operands, size_t n, MountArgs *args) {
 static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
         enum {
                 ARG_NO_ASK_PASSWORD = 0x100,
+                ARG_EXEC,
+                ARG_IDMAP,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "type", required_argument, NULL, 't' },
                 { "options", required_argument, NULL, 'o' },
                 { "read-only", no_argument, NULL, 'r' },
+                { "exec", no_argument, NULL, ARG_EXEC },
+                { "idmap", required_argument, NULL, ARG_IDMAP },
                 { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
                 {}
         };
@@ -169,6 +204,13 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                         break;
                 case 'r':
                         args->read_only = true;
+                        break;
+                case ARG_EXEC:
+                        args->exec = true;
+                        break;
+                case ARG_IDMAP:
+                        /* Passed on as it is: usermountd knows which mappings it offers. */
+                        args->idmap = optarg;
                         break;
                 case ARG_NO_ASK_PASSWORD:
                         arg_ask_password = false;
@@ -252,6 +294,13 @@ static ExitStatus log_source_error(const char *source, int r) {
         return EXIT_STATUS_REFUSED;
 }
 
+static void log_write_note(const char *source, int write_error) {
+        _cleanup_free_ char *e = output_escape(source);
+
+        log_error_errno(write_error, "Note: cannot open %s for writing (%m); the mount will be "
+                        "read-only.", strempty(e));
+}
+
 static ExitStatus log_target_error(const char *target, int r) {
         _cleanup_free_ char *e = output_escape(target);
 
@@ -271,52 +320,68 @@ static ExitStatus log_attach_error(const char *target, int r) {
         return EXIT_STATUS_TARGET;
 }
 
-static ExitStatus log_not_in_own_namespace(const char *target, int r) {
-        _cleanup_free_ char *e = output_escape(target);
-
-        if (r < 0)
-                log_error_errno(r, "Cannot attach the mount at %s: %m", strempty(e));
-        else
-                log_error("Cannot attach a mount at %s: this process does not administer its "
-                          "mount namespace.", strempty(e));
-        log_error("usermount mount attaches the mount in your mount namespace, which needs a "
-                  "user and mount namespace of your own, e.g. 'unshare --user "
-                  "--map-root-user --mount'; the desktop path that mounts for you comes in a "
-                  "later version.");
-        return EXIT_STATUS_TARGET;
-}
-
-/* Sends OpenMount(source_fd, fstype, options, params); error and reply as sd_bus_call(). */
-static int call_open_mount(sd_bus *bus, int source_fd, const MountArgs *args, bool read_only,
-                           sd_bus_error *error, sd_bus_message **ret_reply) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+/* Appends the params dict (DBUS-API.md) of args; target NULL leaves the key out. */
+static int append_params(sd_bus_message *m, const MountArgs *args, bool read_only,
+                         const char *target) {
         int r;
-
-        r = sd_bus_message_new_method_call(bus, &m, UM_BUS_NAME, UM_OBJECT_PATH,
-                                           UM_MANAGER_INTERFACE, "OpenMount");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "hss", source_fd, strempty(args->fstype),
-                                  strempty(args->options));
-        if (r < 0)
-                return r;
 
         r = sd_bus_message_open_container(m, SD_BUS_TYPE_ARRAY, "{sv}");
         if (r < 0)
                 return r;
+        if (target) {
+                r = sd_bus_message_append(m, "{sv}", "target", "s", target);
+                if (r < 0)
+                        return r;
+        }
         if (read_only) {
                 r = sd_bus_message_append(m, "{sv}", "read-only", "b", 1);
+                if (r < 0)
+                        return r;
+        }
+        if (args->exec) {
+                r = sd_bus_message_append(m, "{sv}", "exec", "b", 1);
+                if (r < 0)
+                        return r;
+        }
+        if (args->idmap) {
+                r = sd_bus_message_append(m, "{sv}", "idmap", "s", args->idmap);
                 if (r < 0)
                         return r;
         }
         r = sd_bus_message_append(m, "{sv}", "interactive", "b", (int) arg_ask_password);
         if (r < 0)
                 return r;
-        r = sd_bus_message_close_container(m);
+        return sd_bus_message_close_container(m);
+}
+
+/*
+ * Calls method (Mount, MountFd or OpenMount) with the device path, or else source_fd, and
+ * args; error and reply as sd_bus_call().
+ */
+static int call_mount(sd_bus *bus, const char *method, const char *device, int source_fd,
+                      const MountArgs *args, bool read_only, const char *target,
+                      sd_bus_error *error, sd_bus_message **ret_reply) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, UM_BUS_NAME, UM_OBJECT_PATH,
+                                           UM_MANAGER_INTERFACE, method);
+        if (r < 0)
+                return r;
+        if (device)
+                r = sd_bus_message_append(m, "s", device);
+        else
+                r = sd_bus_message_append(m, "h", source_fd);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "ss", strempty(args->fstype), strempty(args->options));
+        if (r < 0)
+                return r;
+        r = append_params(m, args, read_only, target);
         if (r < 0)
                 return r;
 
-        return sd_bus_call(bus, m, OPEN_MOUNT_TIMEOUT_USEC, error, ret_reply);
+        return sd_bus_call(bus, m, CLIENT_CALL_TIMEOUT_USEC, error, ret_reply);
 }
 
 /* Takes the mount fd (a copy we own) and the info dict out of an OpenMount reply. */
@@ -340,11 +405,16 @@ static int read_open_mount_reply(sd_bus_message *reply, int *ret_mount_fd, Mount
         return 0;
 }
 
-static ExitStatus print_summary(const MountInfo *info, const MountArgs *args) {
+static ExitStatus log_bad_reply(int r) {
+        log_error_errno(r, "usermountd sent a reply this usermount cannot read: %m");
+        return EXIT_STATUS_FAILURE;
+}
+
+static ExitStatus print_summary(const MountInfo *info, const char *source, const char *target) {
         _cleanup_free_ char *summary = NULL;
         int r;
 
-        r = mount_info_format_summary(info, args->source, args->target, &summary);
+        r = mount_info_format_summary(info, source, target, &summary);
         if (r < 0) {
                 log_error_errno(r, "Mounted, but cannot describe the mount: %m");
                 return EXIT_STATUS_OK;
@@ -353,21 +423,21 @@ static ExitStatus print_summary(const MountInfo *info, const MountArgs *args) {
         return EXIT_STATUS_OK;
 }
 
-static ExitStatus mount_run(const MountArgs *args) {
+/* The namespace path: OpenMount, then move_mount() onto TARGET here. */
+static ExitStatus mount_run_open_mount(const MountArgs *args) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_close_ int target_fd = -EBADF, source_fd = -EBADF, mount_fd = -EBADF;
         _cleanup_(mount_info_done) MountInfo info = {};
-        int can_attach, write_error = 0, r;
+        int write_error = 0, r;
+        ExitStatus status;
 
-        /*
-         * Fail before the daemon opens a loop device, mounts a possibly hostile image or
-         * asks for a password, when the result could not be attached anyway.
-         */
-        can_attach = namespace_can_attach_mounts();
-        if (can_attach == 0)
-                return log_not_in_own_namespace(args->target, 0);
+        if (!args->target) {
+                log_error("Missing TARGET: inside a user and mount namespace of your own, "
+                          "usermount attaches the mount itself, and needs to know where.");
+                return usage_hint("mount");
+        }
 
         /*
          * The target is opened once, now: it is where the mount goes, whatever happens to
@@ -380,51 +450,123 @@ static ExitStatus mount_run(const MountArgs *args) {
         r = open_source(args->source, args->read_only, &source_fd, &write_error);
         if (r < 0)
                 return log_source_error(args->source, r);
-        if (write_error < 0) {
-                _cleanup_free_ char *e = output_escape(args->source);
+        if (write_error < 0)
+                log_write_note(args->source, write_error);
 
-                log_error_errno(write_error, "Note: cannot open %s for writing (%m); the mount "
-                                "will be read-only.", strempty(e));
-        }
+        status = client_bus_connect(true, &bus);
+        if (status != EXIT_STATUS_OK)
+                return status;
 
-        r = client_bus_open(&bus);
-        if (r < 0) {
-                log_error_errno(r, "Cannot connect to the system bus: %m");
-                return EXIT_STATUS_UNAVAILABLE;
-        }
-        /* Waits for the connection, so that a bus that is not there shows up here. */
-        r = sd_bus_can_send(bus, SD_BUS_TYPE_UNIX_FD);
-        if (r < 0)
-                return client_bus_log_error(bus, NULL, r);
-        if (r == 0) {
-                log_error("The system bus connection cannot pass file descriptors, which "
-                          "usermount needs.");
-                return EXIT_STATUS_UNAVAILABLE;
-        }
-
-        r = call_open_mount(bus, source_fd, args, args->read_only || write_error < 0, &error,
-                            &reply);
+        r = call_mount(bus, "OpenMount", NULL, source_fd, args,
+                       args->read_only || write_error < 0, NULL, &error, &reply);
         if (r < 0)
                 return client_bus_log_error(bus, &error, r);
         /* usermountd has what it needs from the source; we hold nothing we do not use. */
         source_fd = safe_close(source_fd);
 
         r = read_open_mount_reply(reply, &mount_fd, &info);
-        if (r < 0) {
-                log_error_errno(r, "usermountd sent a reply this usermount cannot read: %m");
-                return EXIT_STATUS_FAILURE;
-        }
+        if (r < 0)
+                return log_bad_reply(r);
 
         if (move_mount(mount_fd, "", target_fd, "",
-                       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
-                r = -errno;
-                /* EPERM/EINVAL: not our namespace to change, unless we know it is. */
-                if ((r == -EPERM || r == -EINVAL) && can_attach != 1)
-                        return log_not_in_own_namespace(args->target, r);
-                return log_attach_error(args->target, r);
+                       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                return log_attach_error(args->target, -errno);
+
+        return print_summary(&info, args->source, args->target);
+}
+
+/*
+ * Makes path (what: "Target", "Device") absolute for usermountd into *ret; prints what is
+ * wrong and returns failure, or EXIT_STATUS_USAGE for a path D-Bus cannot carry, if not.
+ */
+static ExitStatus make_bus_path(const char *what, const char *path, ExitStatus failure,
+                                char **ret) {
+        _cleanup_free_ char *e = output_escape(path), *absolute = NULL;
+        int r;
+
+        r = path_make_absolute_cwd(path, &absolute);
+        if (r < 0) {
+                log_error_errno(r, "Cannot make %s %s an absolute path: %m", what, strempty(e));
+                return failure;
+        }
+        if (!output_utf8_is_valid(absolute)) {
+                log_error("%s %s is not valid UTF-8, and usermountd only takes UTF-8 paths.",
+                          what, strempty(e));
+                return EXIT_STATUS_USAGE;
+        }
+        *ret = TAKE_PTR(absolute);
+        return EXIT_STATUS_OK;
+}
+
+/* The tracked path: Mount(device) or MountFd(image), attached by usermountd. */
+static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_free_ char *target = NULL, *device = NULL;
+        _cleanup_(mount_info_done) MountInfo info = {};
+        _cleanup_close_ int source_fd = -EBADF;
+        const char *mount_point;
+        int write_error = 0, r;
+        ExitStatus status;
+
+        if (args->target) {
+                status = make_bus_path("Target", args->target, EXIT_STATUS_TARGET, &target);
+                if (status != EXIT_STATUS_OK)
+                        return status;
         }
 
-        return print_summary(&info, args);
+        if (by_fd) {
+                r = open_source(args->source, args->read_only, &source_fd, &write_error);
+                if (r < 0)
+                        return log_source_error(args->source, r);
+                if (write_error < 0)
+                        log_write_note(args->source, write_error);
+        } else {
+                /* usermountd opens the device, and resolves /dev/disk/by-* links itself. */
+                status = make_bus_path("Device", args->source, EXIT_STATUS_REFUSED, &device);
+                if (status != EXIT_STATUS_OK)
+                        return status;
+        }
+
+        status = client_bus_connect(by_fd, &bus);
+        if (status != EXIT_STATUS_OK)
+                return status;
+
+        r = call_mount(bus, by_fd ? "MountFd" : "Mount", device, source_fd, args,
+                       args->read_only || write_error < 0, target, &error, &reply);
+        if (r < 0)
+                return client_bus_log_error(bus, &error, r);
+        source_fd = safe_close(source_fd);
+
+        r = sd_bus_message_read(reply, "s", &mount_point);
+        if (r >= 0)
+                r = mount_info_read(reply, &info);
+        if (r < 0)
+                return log_bad_reply(r);
+
+        return print_summary(&info, args->source, mount_point);
+}
+
+static ExitStatus mount_run(const MountArgs *args) {
+        struct stat st;
+
+        /* Followed symlinks: /dev/disk/by-label/STICK is a block device here. */
+        if (stat(args->source, &st) < 0)
+                return log_source_error(args->source, -errno);
+
+        switch (mount_route(namespace_can_attach_mounts(), namespace_in_user_namespace(),
+                            st.st_mode)) {
+        case MOUNT_ROUTE_OPEN_MOUNT:
+                return mount_run_open_mount(args);
+        case MOUNT_ROUTE_DEVICE:
+                return mount_run_daemon(args, false);
+        case MOUNT_ROUTE_FD:
+                return mount_run_daemon(args, true);
+        case MOUNT_ROUTE_BAD_SOURCE:
+        default:
+                return log_source_error(args->source, -EMEDIUMTYPE);
+        }
 }
 
 int verb_mount(int argc, char *argv[]) {

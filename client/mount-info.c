@@ -35,6 +35,8 @@ static const struct {
         { "idmap", "s", offsetof(MountInfo, idmap) },
         { "attributes", "as", offsetof(MountInfo, attributes) },
         { "mount-id", "t", offsetof(MountInfo, mount_id) },
+        { "owner-uid", "u", offsetof(MountInfo, owner_uid) },
+        { "created-usec", "t", offsetof(MountInfo, created_usec) },
 };
 
 /* Reads the variant of one dict entry into field, or skips it if its type is not sig. */
@@ -83,7 +85,7 @@ static int read_entry(sd_bus_message *m, MountInfo *info) {
 int mount_info_read(sd_bus_message *m, MountInfo *ret) {
         int r;
 
-        *ret = (MountInfo) {};
+        *ret = (MountInfo) { .owner_uid = MOUNT_INFO_UID_INVALID };
         r = sd_bus_message_enter_container(m, SD_BUS_TYPE_ARRAY, "{sv}");
         if (r < 0)
                 return r;
@@ -98,6 +100,55 @@ int mount_info_read(sd_bus_message *m, MountInfo *ret) {
         if (r < 0)
                 return r;
         return sd_bus_message_exit_container(m);
+}
+
+void mount_info_free_array(MountInfo *infos, size_t n) {
+        for (size_t i = 0; infos && i < n; i++)
+                mount_info_done(&infos[i]);
+        free(infos);
+}
+
+int mount_info_read_array(sd_bus_message *m, MountInfo **ret, size_t *ret_n) {
+        MountInfo *infos = NULL;
+        size_t n = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_ARRAY, "a{sv}");
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EBADMSG;
+        while ((r = sd_bus_message_at_end(m, false)) == 0) {
+                MountInfo *grown = reallocarray(infos, n + 1, sizeof(MountInfo));
+
+                if (!grown) {
+                        r = -ENOMEM;
+                        break;
+                }
+                infos = grown;
+                /* Counted first, so that a failed read is freed with the others. */
+                r = mount_info_read(m, &infos[n++]);
+                if (r < 0)
+                        break;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        if (r < 0) {
+                mount_info_free_array(infos, n);
+                return r;
+        }
+
+        *ret = infos;
+        *ret_n = n;
+        return 0;
+}
+
+const char *mount_info_source(const MountInfo *info) {
+        if (!isempty(info->backing_file))
+                return info->backing_file;
+        if (!isempty(info->device))
+                return info->device;
+        return NULL;
 }
 
 bool mount_info_has_attribute(const MountInfo *info, const char *attr) {
@@ -194,6 +245,38 @@ int mount_info_format_summary(const MountInfo *info, const char *source, const c
                 fputc(')', f);
         }
         ok = put_locked(f, info) && ok;
+
+        if (fclose(f) != 0 || !ok)
+                return -ENOMEM;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* Writes " FIELD", escaped, or " -" when field is missing or empty. */
+static bool put_field(FILE *f, const char *field) {
+        fputc(' ', f);
+        if (isempty(field)) {
+                fputc('-', f);
+                return true;
+        }
+        return put_escaped(f, field);
+}
+
+int mount_info_format_event(const MountInfo *info, bool added, const char *mount_point,
+                            char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+        bool ok;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+
+        fputc(added ? '+' : '-', f);
+        ok = put_field(f, isempty(mount_point) ? info->mount_point : mount_point);
+        ok = put_field(f, mount_info_source(info)) && ok;
+        ok = put_field(f, info->fstype) && ok;
 
         if (fclose(f) != 0 || !ok)
                 return -ENOMEM;

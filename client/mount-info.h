@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The "info" dict that usermountd returns for a mount (DBUS-API.md, "info keys"): reading
- * it from a message, and the one-line summary the client prints.
+ * it from a message, and the one-line texts the client prints about a mount.
  */
 #pragma once
 
@@ -21,17 +21,38 @@ typedef struct MountInfo {
         const char *idmap;
         char **attributes; /* owned, NULL-terminated */
         uint64_t mount_id;
+        /* ListMounts entries only. */
+        uint32_t owner_uid; /* MOUNT_INFO_UID_INVALID when absent */
+        uint64_t created_usec; /* CLOCK_REALTIME; 0 when absent */
 } MountInfo;
+
+#define MOUNT_INFO_UID_INVALID UINT32_MAX
 
 /* Frees what info owns and zeroes it; accepts a zeroed MountInfo. */
 void mount_info_done(MountInfo *info);
 
 /*
- * Reads an a{sv} info dict from m into *ret (zeroed first). Keys this client does not know,
+ * Reads an a{sv} info dict from m into *ret (zeroed first, owner_uid invalid). Keys this client does not know,
  * and known keys whose value has another type, are skipped, so that a newer daemon can
  * add keys. Returns 0 or -errno (a malformed message); call mount_info_done() either way.
  */
 int mount_info_read(sd_bus_message *m, MountInfo *ret);
+
+/*
+ * Reads the aa{sv} of a ListMounts reply from m into a new array of *ret_n MountInfo, each
+ * read as by mount_info_read(). Returns 0 or -errno (-EBADMSG: malformed); the caller
+ * frees the array with mount_info_free_array() (strings live as long as m).
+ */
+int mount_info_read_array(sd_bus_message *m, MountInfo **ret, size_t *ret_n);
+
+/* Frees what mount_info_read_array() returned; accepts NULL. */
+void mount_info_free_array(MountInfo *infos, size_t n);
+
+/*
+ * What a person calls the source of the mount: the image file for a loop device made for
+ * an image, else the device; NULL if the daemon said neither.
+ */
+const char *mount_info_source(const MountInfo *info);
 
 /* true if attr (e.g. "ro") is one of info's attributes. */
 bool mount_info_has_attribute(const MountInfo *info, const char *attr);
@@ -43,3 +64,12 @@ bool mount_info_has_attribute(const MountInfo *info, const char *attr);
  */
 int mount_info_format_summary(const MountInfo *info, const char *source, const char *target,
                               char **ret);
+
+/*
+ * Formats one line of 'usermount monitor': "+ MOUNT-POINT SOURCE FSTYPE" for an added
+ * mount, "- ..." for a removed one; mount_point (the signal's argument) wins over the info
+ * key, a missing field is "-", every field is escaped. Returns 0 or -ENOMEM; the caller
+ * frees *ret.
+ */
+int mount_info_format_event(const MountInfo *info, bool added, const char *mount_point,
+                            char **ret);

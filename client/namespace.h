@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Whether this process may attach mounts in its own mount namespace, asked before the
- * daemon does any work for a mount that could not be attached anyway.
+ * Which namespaces this process is in, asked to choose how a mount reaches it: attached by
+ * usermount itself in a mount namespace it administers, or by usermountd.
  */
 #pragma once
+
+#include <stdbool.h>
 
 /*
  * Returns 1 if this process administers its mount namespace (holds CAP_SYS_ADMIN in the
@@ -12,3 +14,16 @@
  * owned by a nested user namespace); then only move_mount() itself can tell.
  */
 int namespace_can_attach_mounts(void);
+
+/*
+ * Returns 1 if this process is in a user namespace other than the initial one (a
+ * container, 'unshare --user'), 0 if it is in the initial one, -errno if /proc cannot
+ * tell.
+ */
+int namespace_in_user_namespace(void);
+
+/*
+ * true if contents, the text of /proc/PID/uid_map, is the initial user namespace's
+ * identity mapping of all ids ("0 0 4294967295"). Pure; exposed for the unit tests.
+ */
+bool namespace_uid_map_is_initial(const char *contents);

@@ -2,9 +2,11 @@
 /*
  * Error lines and terminal-safe escaping for the usermount client (see output.h).
  */
+#include <locale.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <wchar.h>
 
 #include "output.h"
 
@@ -120,4 +122,34 @@ char *output_escape(const char *s) {
         }
         *o = 0;
         return buf;
+}
+
+size_t output_width(const char *s) {
+        const unsigned char *p = (const unsigned char *) strempty(s);
+        locale_t utf8, saved = (locale_t) 0;
+        size_t width = 0;
+
+        /* The terminal's locale is not ours to set; borrow C.UTF-8 for this thread. */
+        utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t) 0);
+        if (utf8)
+                saved = uselocale(utf8);
+
+        while (*p) {
+                uint32_t cp;
+                size_t len = utf8_decode(p, &cp);
+                int w = 1;
+
+                if (len == 0)
+                        len = 1; /* not expected after output_escape(); count the byte */
+                else if (utf8 && cp >= 0x80)
+                        w = wcwidth((wchar_t) cp);
+                width += w < 0 ? 1 : (size_t) w;
+                p += len;
+        }
+
+        if (utf8) {
+                uselocale(saved);
+                freelocale(utf8);
+        }
+        return width;
 }

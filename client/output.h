@@ -31,3 +31,11 @@ bool output_utf8_is_valid(const char *s);
  * when out of memory; the caller frees the result.
  */
 char *output_escape(const char *s);
+
+/*
+ * The number of terminal columns s takes (s valid UTF-8 without control characters, as
+ * output_escape() returns it): wide characters count 2, combining marks 0, measured with
+ * the C.UTF-8 locale's tables whatever locale the user has, and 1 per character when
+ * that locale is missing.
+ */
+size_t output_width(const char *s);

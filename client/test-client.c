@@ -1,15 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the client's pure parts: terminal escaping, UTF-8 checks, reading and
- * summarising the info dict, and the mapping of D-Bus errors to exit statuses. TAP output.
+ * Unit tests of the client's pure parts: terminal escaping and widths, UTF-8 checks,
+ * reading and summarising the info dict, the list table, JSON conversion, absolute paths,
+ * the routing decisions of mount and unmount, and the mapping of D-Bus errors to exit
+ * statuses. TAP output.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <systemd/sd-bus.h>
+#include <time.h>
 
 #include "bus-client.h"
 #include "mount-info.h"
+#include "mount-json.h"
+#include "mount-table.h"
+#include "namespace.h"
 #include "output.h"
+#include "path.h"
+#include "route.h"
+#include "table.h"
 #include "usermount-names.h"
 
 static unsigned n_tests, n_failed;
@@ -164,6 +176,381 @@ static void test_info_partial(void) {
               streq_ptr(empty, "Mounted img at tgt"), "empty info");
 }
 
+static void test_width(void) {
+        check(output_width("") == 0 && output_width(NULL) == 0, "width of nothing");
+        check(output_width("/run/media") == 10, "width of ASCII");
+        check(output_width("caf\xc3\xa9") == 4, "width of U+00E9 is 1");
+        check(output_width("\xe6\x97\xa5\xe6\x9c\xac") == 4, "width of two CJK characters is 4");
+        check(output_width("e\xcc\x81") == 1, "a combining mark takes no column");
+}
+
+static void test_path(void) {
+        static const struct {
+                const char *path, *cwd, *out;
+                int r;
+        } cases[] = {
+                { "/mnt/x", "/home/u", "/mnt/x", 0 },
+                { "/mnt/x", NULL, "/mnt/x", 0 },
+                { "disk", "/home/u", "/home/u/disk", 0 },
+                { "./disk/", "/home/u", "/home/u/disk", 0 },
+                { "a//b/./c//", "/home/u/", "/home/u/a/b/c", 0 },
+                /* ".." is kept: after a symlink it is not the lexical parent. */
+                { "../link/..", "/home/u", "/home/u/../link/..", 0 },
+                { ".", "/home/u", "/home/u", 0 },
+                { ".", "/", "/", 0 },
+                { "/", NULL, "/", 0 },
+                { "//", NULL, "/", 0 },
+                { "/./", NULL, "/", 0 },
+                { "dir name/\xc3\xa9", "/x", "/x/dir name/\xc3\xa9", 0 },
+                { "", "/home/u", NULL, -EINVAL },
+                { NULL, "/home/u", NULL, -EINVAL },
+                { "rel", NULL, NULL, -EINVAL },
+                { "rel", "(unreachable)/x", NULL, -EINVAL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *out = NULL;
+                char what[200];
+                int r = path_make_absolute(cases[i].path, cases[i].cwd, &out);
+
+                snprintf(what, sizeof(what), "path_make_absolute('%s', '%s')",
+                         strempty(cases[i].path), strempty(cases[i].cwd));
+                check(r == cases[i].r, what);
+                check_streq(out, cases[i].out, what);
+        }
+
+        _cleanup_free_ char *cwd = getcwd(NULL, 0), *abs = NULL, *expected = NULL;
+        check(cwd && path_make_absolute_cwd("x/", &abs) == 0 &&
+              asprintf(&expected, "%s/x", streq(cwd, "/") ? "" : cwd) > 0 &&
+              streq_ptr(abs, expected), "path_make_absolute_cwd joins getcwd()");
+}
+
+static void test_uid_map(void) {
+        check(namespace_uid_map_is_initial("         0          0 4294967295\n"),
+              "initial uid_map");
+        check(!namespace_uid_map_is_initial("         0       1000          1\n"),
+              "unshare --map-root-user uid_map");
+        check(!namespace_uid_map_is_initial("0 0 4294967295\n1 1 1\n"), "two lines");
+        check(!namespace_uid_map_is_initial("0 0 4294967294\n"), "not the whole range");
+        check(!namespace_uid_map_is_initial(""), "empty uid_map (nothing mapped yet)");
+        check(!namespace_uid_map_is_initial(NULL), "no uid_map");
+        check(namespace_in_user_namespace() >= 0, "namespace_in_user_namespace() answers");
+}
+
+static void test_mount_route(void) {
+        static const struct {
+                int can_attach, in_userns;
+                mode_t mode;
+                MountRoute route;
+        } cases[] = {
+                /* An ordinary user on the host: usermountd attaches. */
+                { 0, 0, S_IFBLK, MOUNT_ROUTE_DEVICE },
+                { 0, 0, S_IFREG, MOUNT_ROUTE_FD },
+                /* Root on the host administers its namespace, but wants a tracked mount. */
+                { 1, 0, S_IFBLK, MOUNT_ROUTE_DEVICE },
+                { 1, 0, S_IFREG, MOUNT_ROUTE_FD },
+                /* unshare --user --map-root-user --mount, a rootless container. */
+                { 1, 1, S_IFBLK, MOUNT_ROUTE_OPEN_MOUNT },
+                { 1, 1, S_IFREG, MOUNT_ROUTE_OPEN_MOUNT },
+                /* unshare --user without --mount: the host's mount namespace. */
+                { 0, 1, S_IFREG, MOUNT_ROUTE_FD },
+                /* Undecided: usermountd can attach anywhere. */
+                { -ENODATA, 1, S_IFREG, MOUNT_ROUTE_FD },
+                { -ENOENT, -ENOENT, S_IFBLK, MOUNT_ROUTE_DEVICE },
+                { 1, -ENOENT, S_IFREG, MOUNT_ROUTE_FD },
+                /* Not a source at all, whatever the namespace. */
+                { 1, 1, S_IFDIR, MOUNT_ROUTE_BAD_SOURCE },
+                { 0, 0, S_IFCHR, MOUNT_ROUTE_BAD_SOURCE },
+                { 0, 0, S_IFIFO, MOUNT_ROUTE_BAD_SOURCE },
+                { 0, 0, S_IFSOCK, MOUNT_ROUTE_BAD_SOURCE },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char what[120];
+
+                snprintf(what, sizeof(what), "mount_route(%d, %d, 0%o) == %d",
+                         cases[i].can_attach, cases[i].in_userns, (unsigned) cases[i].mode,
+                         cases[i].route);
+                check(mount_route(cases[i].can_attach, cases[i].in_userns, cases[i].mode) ==
+                              cases[i].route, what);
+        }
+}
+
+static void test_unmount_route(void) {
+        check(unmount_route(0, S_IFDIR) == UNMOUNT_ROUTE_MOUNT_POINT, "directory: mount point");
+        check(unmount_route(0, S_IFBLK) == UNMOUNT_ROUTE_SOURCE, "block device: source");
+        check(unmount_route(0, S_IFREG) == UNMOUNT_ROUTE_SOURCE, "image file: source");
+        check(unmount_route(0, S_IFCHR) == UNMOUNT_ROUTE_MOUNT_POINT,
+              "char device: left to usermountd");
+        check(unmount_route(-ENOENT, S_IFREG) == UNMOUNT_ROUTE_MOUNT_POINT,
+              "missing path: left to usermountd");
+        check(unmount_route(-EIO, 0) == UNMOUNT_ROUTE_MOUNT_POINT,
+              "EIO (a vanished device's mount): left to usermountd");
+}
+
+static void test_source_matches(void) {
+        char image[] = "/tmp/test-client-XXXXXX";
+        _cleanup_close_ int fd = mkostemp(image, O_CLOEXEC);
+        _cleanup_free_ char *link = NULL;
+        struct stat st = {}, blk = { .st_mode = S_IFBLK, .st_rdev = makedev(8, 17) };
+        MountInfo stick = { .device = "/dev/sdb1", .mount_point = "/run/media/u/STICK" };
+        MountInfo img = { .device = "/dev/loop3", .backing_file = "/home/u/disk.img" };
+        MountInfo real = { .device = "/dev/loop4" };
+
+        check(route_source_matches(&stick, "/dev/sdb1", NULL, &blk), "device by path");
+        check(route_source_matches(&stick, "/dev/disk/by-label/STICK", "/dev/sdb1", &blk),
+              "device by a link that resolves to it");
+        check(!route_source_matches(&stick, "/dev/sdc1", "/dev/sdc1", &blk),
+              "another device, and /dev/sdb1 not found here");
+        check(route_source_matches(&img, "/home/u/disk.img", NULL, NULL), "image by path");
+        check(route_source_matches(&img, "/dev/loop3", NULL, NULL), "no stat: device too");
+        check(!route_source_matches(&img, "/dev/loop3", NULL, &(struct stat) {
+                                            .st_mode = S_IFREG }),
+              "a regular file is never matched against the device");
+        check(!route_source_matches(&stick, "/dev/sdb1", NULL, &(struct stat) {
+                                              .st_mode = S_IFREG }),
+              "a regular file named like a device is not it");
+
+        /* Same file under another name: matched by inode. */
+        check(fd >= 0 && fstat(fd, &st) == 0, "temporary image made");
+        check(asprintf(&link, "%s.link", image) > 0 && symlink(image, link) == 0,
+              "symlink to it made");
+        real.backing_file = link;
+        check(route_source_matches(&real, "/elsewhere/disk.img", NULL, &st),
+              "image by inode, under another path");
+        real.backing_file = "/nonexistent/disk.img";
+        check(!route_source_matches(&real, "/elsewhere/disk.img", NULL, &st),
+              "a listed path that does not exist matches nothing");
+        (void) unlink(link);
+        (void) unlink(image);
+}
+
+static void test_info_array(void) {
+        _cleanup_close_ int peer = -EBADF;
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = new_message(&bus, &peer);
+        MountInfo *infos = NULL;
+        size_t n = 0;
+        int r;
+
+        check(m, "message created");
+        if (!m)
+                return;
+        r = sd_bus_message_open_container(m, 'a', "a{sv}");
+        r = r >= 0 ? sd_bus_message_append(m, "a{sv}", 3,
+                                           "mount-point", "s", "/run/media/u/STICK",
+                                           "owner-uid", "u", UINT32_C(0),
+                                           "created-usec", "t", UINT64_C(1700000000000000))
+                   : r;
+        r = r >= 0 ? sd_bus_message_append(m, "a{sv}", 2,
+                                           "mount-point", "s", "/mnt/x",
+                                           "owner-uid", "s", "wrong type") : r;
+        r = r >= 0 ? sd_bus_message_close_container(m) : r;
+        check(r >= 0 && seal(m) >= 0, "ListMounts reply built");
+        check(mount_info_read_array(m, &infos, &n) >= 0 && n == 2, "two mounts read");
+        if (n == 2) {
+                check(infos[0].owner_uid == 0 && infos[0].created_usec == 1700000000000000,
+                      "owner-uid 0 and created-usec read");
+                check(infos[1].owner_uid == MOUNT_INFO_UID_INVALID && infos[1].created_usec == 0,
+                      "missing or mistyped owner-uid is invalid, created-usec 0");
+                check_streq(infos[1].mount_point, "/mnt/x", "second mount point");
+        }
+        mount_info_free_array(infos, n);
+}
+
+static void test_info_array_empty(void) {
+        _cleanup_close_ int peer = -EBADF;
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = new_message(&bus, &peer);
+        MountInfo *infos = NULL;
+        size_t n = 1;
+
+        check(m && sd_bus_message_append(m, "aa{sv}", 0) >= 0 && seal(m) >= 0,
+              "empty ListMounts reply built");
+        check(m && mount_info_read_array(m, &infos, &n) >= 0 && n == 0, "no mounts read");
+        mount_info_free_array(infos, n);
+}
+
+static void test_event_line(void) {
+        char *attrs[] = { (char *) "nodev", NULL };
+        MountInfo stick = { .mount_point = "/info/mp", .device = "/dev/sdb1", .fstype = "ext4",
+                            .attributes = attrs };
+        MountInfo img = { .device = "/dev/loop3", .backing_file = "/home/u/my disk.img" };
+        MountInfo none = {};
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+
+        check(mount_info_format_event(&stick, true, "/run/media/alice/STICK", &a) >= 0, "+");
+        check_streq(a, "+ /run/media/alice/STICK /dev/sdb1 ext4", "added line");
+        check(mount_info_format_event(&img, false, NULL, &b) >= 0, "-");
+        check_streq(b, "- - /home/u/my disk.img -", "removed line, image file, gaps");
+        check(mount_info_format_event(&stick, false, "", &c) >= 0, "empty argument");
+        check_streq(c, "- /info/mp /dev/sdb1 ext4", "info's mount point stands in");
+        check(mount_info_format_event(&none, true, "/a\x1b]0;x\x07", &d) >= 0, "escaped");
+        check_streq(d, "+ /a\\x1b]0;x\\x07 - -", "mount point escaped");
+}
+
+static void test_table(void) {
+        static const char *const headers[] = { "A", "LONG HEADER", "C" };
+        _cleanup_(table_freep) Table *t = table_new(headers, ELEMENTSOF(headers));
+        _cleanup_free_ char *text = NULL;
+
+        check(t && table_rows(t) == 0, "table made, no rows");
+        if (!t)
+                return;
+        check(table_add_cell(t, "wide cell") >= 0 && table_add_cell(t, "") >= 0 &&
+              table_add_cell(t, "last") >= 0, "first row");
+        check(table_add_cell(t, "\xe6\x97\xa5") >= 0 && table_add_cell(t, "x\ty") >= 0,
+              "partial row");
+        check(table_rows(t) == 2, "two rows");
+        check(table_format(t, &text) >= 0, "table formatted");
+        check_streq(text,
+                    "A          LONG HEADER  C\n"
+                    "wide cell  -            last\n"
+                    "\xe6\x97\xa5         x\\x09y       -\n",
+                    "columns sized to content, escaped, wide characters, no trailing space");
+}
+
+static void test_mount_table(void) {
+        char *attrs[] = { (char *) "nodev", (char *) "nosuid", (char *) "noexec",
+                          (char *) "ro", (char *) "idmap", NULL };
+        MountInfo stick = {
+                .mount_point = "/run/media/alice/STICK", .device = "/dev/sdb1",
+                .fstype = "vfat", .label = "STICK", .options = "uid=1000,gid=1000",
+                .attributes = attrs, .idmap = "user", .created_usec = UINT64_C(1700000000123456),
+        };
+        MountInfo img = {
+                .mount_point = "/home/bob/d", .device = "/dev/loop3",
+                .backing_file = "/home/bob/disk.img", .fstype = "ext4",
+                .label = "la\x1b[1mbel",
+        };
+        _cleanup_(table_freep) Table *t = mount_table_new();
+        _cleanup_free_ char *text = NULL, *options = NULL;
+        char created[32];
+
+        /* Local time is what the table shows; pin the zone for the test. */
+        setenv("TZ", "UTC", 1);
+        tzset();
+        check_streq(mount_table_format_created(UINT64_C(1700000000123456), created,
+                                               sizeof(created)),
+                    "2023-11-14 22:13:20", "created as local time");
+        check_streq(mount_table_format_created(0, created, sizeof(created)), "",
+                    "no creation time");
+        check(mount_table_format_options(&stick, &options) >= 0, "options formatted");
+        check_streq(options, "nodev,nosuid,noexec,ro,idmap=user,uid=1000,gid=1000",
+                    "attributes then options");
+
+        check(t && mount_table_add(t, &stick, "alice") >= 0 &&
+              mount_table_add(t, &img, "1001") >= 0, "rows added");
+        check(t && table_format(t, &text) >= 0, "mount table formatted");
+        check_streq(text,
+                    "MOUNT POINT             DEVICE              TYPE  LABEL         OWNER  "
+                    "CREATED              OPTIONS\n"
+                    "/run/media/alice/STICK  /dev/sdb1           vfat  STICK         alice  "
+                    "2023-11-14 22:13:20  nodev,nosuid,noexec,ro,idmap=user,uid=1000,gid=1000\n"
+                    "/home/bob/d             /home/bob/disk.img  ext4  la\\x1b[1mbel  1001   "
+                    "-                    -\n",
+                    "mount table");
+}
+
+/* Converts the sealed message m to JSON and compares the one-line form with expected. */
+static void check_json(sd_bus_message *m, const char *expected, const char *what) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        check(mount_json_read(m, &o) >= 0 && mount_json_format(o, false, &text) >= 0, what);
+        check_streq(text, expected, what);
+}
+
+static void test_json_info(void) {
+        _cleanup_close_ int peer = -EBADF;
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = new_message(&bus, &peer);
+        int r;
+
+        check(m, "message created");
+        if (!m)
+                return;
+        r = sd_bus_message_append(m, "a{sv}", 12,
+                                  "mount-point", "s", "/run/media/u/A \"quoted\"",
+                                  "label", "s", "esc\x1b[2J\n",
+                                  "attributes", "as", 3, "nodev", "nosuid", "noexec",
+                                  "mount-id", "t", UINT64_MAX,
+                                  "owner-uid", "u", UINT32_C(4294967294),
+                                  "created-usec", "t", UINT64_C(1700000000123456),
+                                  "future-bool", "b", 1,
+                                  "future-int", "i", -5,
+                                  "future-dict", "a{ss}", 1, "k", "v",
+                                  "future-struct", "(yd)", 7, 0.5,
+                                  "future-nested", "v", "o", "/org/x",
+                                  "label", "s", "last");
+        check(r >= 0 && seal(m) >= 0, "typed info message built");
+        check_json(m,
+                   "{\"mount-point\":\"/run/media/u/A \\\"quoted\\\"\",\"label\":\"last\","
+                   "\"attributes\":[\"nodev\",\"nosuid\",\"noexec\"],"
+                   "\"mount-id\":18446744073709551615,\"owner-uid\":4294967294,"
+                   "\"created-usec\":1700000000123456,\"future-bool\":true,\"future-int\":-5,"
+                   "\"future-dict\":{\"k\":\"v\"},\"future-struct\":[7,0.5],"
+                   "\"future-nested\":\"/org/x\"}",
+                   "info dict as JSON: types kept, last repeat wins, slashes unescaped");
+}
+
+static void test_json_list(void) {
+        _cleanup_close_ int peer = -EBADF, peer2 = -EBADF;
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL, *bus2 = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = new_message(&bus, &peer),
+                                                        *empty = new_message(&bus2, &peer2);
+        _cleanup_(json_object_putp) json_object *o = NULL, *e = NULL;
+        _cleanup_free_ char *pretty = NULL, *pretty_empty = NULL;
+        int r;
+
+        check(m && empty, "messages created");
+        if (!m || !empty)
+                return;
+        r = sd_bus_message_open_container(m, 'a', "a{sv}");
+        r = r >= 0 ? sd_bus_message_append(m, "a{sv}", 2, "device", "s", "/dev/sdb1",
+                                           "label", "s", "ctl\x01") : r;
+        r = r >= 0 ? sd_bus_message_close_container(m) : r;
+        check(r >= 0 && seal(m) >= 0, "ListMounts reply built");
+        check(mount_json_read(m, &o) >= 0 && mount_json_format(o, true, &pretty) >= 0,
+              "list as pretty JSON");
+        check_streq(pretty,
+                    "[\n"
+                    "  {\n"
+                    "    \"device\":\"/dev/sdb1\",\n"
+                    "    \"label\":\"ctl\\u0001\"\n"
+                    "  }\n"
+                    "]",
+                    "pretty JSON array, control characters escaped");
+
+        check(sd_bus_message_append(empty, "aa{sv}", 0) >= 0 && seal(empty) >= 0 &&
+              mount_json_read(empty, &e) >= 0 && json_object_is_type(e, json_type_array) &&
+              mount_json_format(e, true, &pretty_empty) >= 0, "empty list as JSON");
+        check_streq(pretty_empty, "[]", "empty list");
+}
+
+static void test_json_event(void) {
+        _cleanup_(json_object_putp) json_object *info = json_object_new_object(), *ev = NULL,
+                                                *ev2 = NULL;
+        _cleanup_free_ char *text = NULL, *text2 = NULL;
+
+        check(info && json_object_object_add(info, "mount-point",
+                                             json_object_new_string("/info")) == 0 &&
+              json_object_object_add(info, "device", json_object_new_string("/dev/sdb1")) == 0 &&
+              json_object_object_add(info, "event", json_object_new_string("spoofed")) == 0,
+              "info object built");
+        check(mount_json_event("added", "/run/media/u/S", info, &ev) >= 0 &&
+              mount_json_format(ev, false, &text) >= 0, "event built");
+        check_streq(text,
+                    "{\"event\":\"added\",\"mount-point\":\"/run/media/u/S\","
+                    "\"device\":\"/dev/sdb1\"}",
+                    "event first, signal's mount point wins, info's event dropped");
+        check(mount_json_event("removed", NULL, info, &ev2) >= 0 &&
+              mount_json_format(ev2, false, &text2) >= 0, "event without argument built");
+        check_streq(text2,
+                    "{\"event\":\"removed\",\"mount-point\":\"/info\",\"device\":\"/dev/sdb1\"}",
+                    "info's mount point kept without an argument");
+}
+
 static void test_error_status(void) {
         static const struct {
                 const char *name;
@@ -178,7 +565,7 @@ static void test_error_status(void) {
                 { UM_ERROR_OPTION_NOT_ALLOWED, -EINVAL, EXIT_STATUS_REFUSED },
                 { UM_ERROR_DEVICE_BUSY, -EBUSY, EXIT_STATUS_BUSY },
                 { UM_ERROR_INVALID_TARGET, -EINVAL, EXIT_STATUS_TARGET },
-                { UM_ERROR_NOT_MOUNTED, -EINVAL, EXIT_STATUS_FAILURE },
+                { UM_ERROR_NOT_MOUNTED, -EINVAL, EXIT_STATUS_NOT_MOUNTED },
                 { UM_ERROR_LIMIT_EXCEEDED, -EINVAL, EXIT_STATUS_LIMIT },
                 { UM_ERROR_FAILED, -EIO, EXIT_STATUS_FAILURE },
                 { SD_BUS_ERROR_SERVICE_UNKNOWN, -EHOSTUNREACH, EXIT_STATUS_UNAVAILABLE },
@@ -213,6 +600,20 @@ int main(void) {
         test_utf8();
         test_info_full();
         test_info_partial();
+        test_width();
+        test_path();
+        test_uid_map();
+        test_mount_route();
+        test_unmount_route();
+        test_source_matches();
+        test_info_array();
+        test_info_array_empty();
+        test_event_line();
+        test_table();
+        test_mount_table();
+        test_json_info();
+        test_json_list();
+        test_json_event();
         test_error_status();
         printf("1..%u\n", n_tests);
         return n_failed > 0;

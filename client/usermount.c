@@ -10,7 +10,9 @@
  * never reads LIBMOUNT_* (it does not use libmount at all), does nothing with PATH (it
  * runs no other program), and parses its command line the same way whatever
  * POSIXLY_CORRECT says. It reads no variable itself; sd-bus finds the system bus through
- * DBUS_SYSTEM_BUS_ADDRESS, and whatever that points at can deceive only the caller.
+ * DBUS_SYSTEM_BUS_ADDRESS, and whatever that points at can deceive only the caller, and
+ * libc's localtime_r() reads TZ for the times 'usermount list' shows, which is the
+ * caller's choice to make. It never calls setlocale(): the LC_* variables change nothing.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -28,6 +30,9 @@ typedef struct Verb {
 
 static const Verb verbs[] = {
         { "mount", verb_mount },
+        { "unmount", verb_unmount },
+        { "list", verb_list },
+        { "monitor", verb_monitor },
 };
 
 static void help(void) {
@@ -39,10 +44,16 @@ static void help(void) {
                "set and locked, so that the mount can never be used to gain privilege.\n"
                "\n"
                "Commands:\n"
-               "  mount [OPTIONS] SOURCE TARGET\n"
-               "                     Mount the image file or block device SOURCE at the\n"
-               "                     directory TARGET, inside a user and mount namespace of\n"
-               "                     your own (see usermount mount --help).\n"
+               "  mount [OPTIONS] SOURCE [TARGET]\n"
+               "                     Mount the block device or image file SOURCE at the\n"
+               "                     directory TARGET, or under /run/media/USER. Inside a\n"
+               "                     user and mount namespace of your own, usermount attaches\n"
+               "                     the mount itself, and TARGET is required.\n"
+               "  unmount [OPTIONS] MOUNTPOINT|DEVICE|IMAGE\n"
+               "                     Unmount a filesystem that usermountd mounted.\n"
+               "  list [--json]      List the mounts usermountd keeps track of.\n"
+               "  monitor [--json]   Print mounts and unmounts as they happen.\n"
+               "See usermount COMMAND --help for each command's options and output.\n"
                "\n"
                "Options:\n"
                "  -h, --help         Show this help; after a command, show that command's help.\n"
@@ -57,17 +68,21 @@ static void help(void) {
                "Exit status:\n"
                "  0  Success.\n"
                "  1  Failure not covered below.\n"
-               "  2  Usage error: the command line is wrong.\n"
+               "  2  Usage error: the command line is wrong, or for unmount, names a device or\n"
+               "     image that is mounted at several places.\n"
                "  3  Not authorized: polkit refused, or wants a password (see\n"
                "     --no-ask-password), or the system bus denied the request.\n"
                "  4  Refused: the source cannot be opened or is not an image or block device,\n"
                "     or usermountd refused its filesystem type, an option or an argument.\n"
-               "  5  The device is busy (mounted elsewhere, or in use as swap, RAID or LVM).\n"
-               "  6  The mount cannot be attached: the target is missing or not a directory,\n"
-               "     or this process does not administer its mount namespace.\n"
+               "  5  The device is busy (mounted elsewhere, or in use as swap, RAID or LVM), or\n"
+               "     the mount to unmount is busy (see unmount --force).\n"
+               "  6  The mount cannot be attached: the target is missing, not an empty\n"
+               "     directory you own, or a symbolic link, or this process does not\n"
+               "     administer its mount namespace.\n"
                "  7  A limit of usermountd was reached (mounts, loop devices, requests).\n"
                "  8  usermountd cannot be reached: no system bus, usermountd not running\n"
-               "     or not answering.\n"
+               "     or not answering, or (monitor) the bus went away.\n"
+               "  9  Nothing to unmount: usermountd has no mount there, or none you may see.\n"
                "\n"
                "Environment:\n"
                "  DBUS_SYSTEM_BUS_ADDRESS\n"
@@ -75,18 +90,22 @@ static void help(void) {
                "                     unix:path=/run/dbus/system_bus_socket.\n"
                "  usermount reads no LIBMOUNT_* variables, does not use PATH (it runs no other\n"
                "  program), and parses its command line the same way whatever POSIXLY_CORRECT\n"
-               "  says. The environment cannot change what usermountd allows.\n"
+               "  says. The environment cannot change what usermountd allows. TZ sets the time\n"
+               "  zone of the times usermount list shows.\n"
                "\n"
                "Examples:\n"
+               "  Mount a USB stick at /run/media/$USER/LABEL, look, and unmount it:\n"
+               "    usermount mount /dev/sdb1\n"
+               "    usermount list\n"
+               "    usermount unmount /dev/sdb1\n"
+               "\n"
+               "  Mount a disk image read-only at a directory of your own:\n"
+               "    usermount mount --read-only disk.img ~/disk\n"
+               "\n"
                "  Mount a disk image in a new user and mount namespace, with a shell in it:\n"
                "    unshare --user --map-root-user --mount\n"
                "    usermount mount disk.img /mnt\n"
-               "    umount /mnt\n"
-               "\n"
-               "  Mount a CD read-only inside a rootless container that can reach the system bus:\n"
-               "    usermount mount --read-only /dev/sr0 /media/cdrom\n"
-               "\n"
-               "See usermount COMMAND --help for the options of a command.\n");
+               "    umount /mnt\n");
 }
 
 int usage_hint(const char *verb) {

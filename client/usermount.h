@@ -18,6 +18,7 @@ typedef enum ExitStatus {
         EXIT_STATUS_TARGET = 6,         /* the mount cannot be attached at the target */
         EXIT_STATUS_LIMIT = 7,          /* a limit of usermountd was reached */
         EXIT_STATUS_UNAVAILABLE = 8,    /* no system bus, or no usermountd on it */
+        EXIT_STATUS_NOT_MOUNTED = 9,    /* unmount: nothing usermountd mounted is there */
 } ExitStatus;
 
 /*
@@ -32,6 +33,9 @@ extern bool arg_ask_password;
  * ExitStatus after printing what went wrong (once, on stderr).
  */
 int verb_mount(int argc, char *argv[]);
+int verb_unmount(int argc, char *argv[]);
+int verb_list(int argc, char *argv[]);
+int verb_monitor(int argc, char *argv[]);
 
 /* Prints "See 'usermount [COMMAND ]--help'." after a usage error; returns EXIT_STATUS_USAGE. */
 int usage_hint(const char *verb);

@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/pidfd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -176,11 +177,63 @@ static int bus_read_caller(sd_bus_message *m, Request *req, UmError *error) {
 
         req->uid = uid;
         req->pid = pid;
-        /* The primary group is only used for uid=/gid= on filesystems without owners. */
-        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &result) == 0 && result)
+        /* The primary group is only used for uid=/gid= on filesystems without owners and the
+         * group of the user's media directory; the name for that directory's name. */
+        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &result) == 0 && result) {
                 req->gid = result->pw_gid;
-        else
+                req->user_name = strdup(result->pw_name);
+        } else {
                 req->gid = (gid_t) uid;
+                r = asprintf(&req->user_name, "%u", (unsigned) uid);
+                if (r < 0)
+                        req->user_name = NULL;
+        }
+        return req->user_name ? 0 : -ENOMEM;
+}
+
+/*
+ * A pidfd of the process that sent the call, for work in its mount namespace. The pid
+ * comes from the bus; after opening the pidfd we ask the bus again: if the sender's
+ * connection still reports that pid, the pidfd refers to the sender and not to a process
+ * that reused its pid (SECURITY-TESTS.md item 22).
+ */
+static int bus_read_caller_pidfd(sd_bus_message *m, Request *req, UmError *error) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        _cleanup_close_ int pidfd = -EBADF;
+        pid_t pid;
+        int r;
+
+        pidfd = pidfd_open(req->pid, 0);
+        if (pidfd < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "The calling process exited before its request was handled.");
+        r = sd_bus_get_name_creds(sd_bus_message_get_bus(m), sd_bus_message_get_sender(m),
+                                  SD_BUS_CREDS_PID, &creds);
+        if (r >= 0)
+                r = sd_bus_creds_get_pid(creds, &pid);
+        if (r < 0 || pid != req->pid)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ESRCH,
+                                    "The calling process exited before its request was handled.");
+        req->caller_pidfd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
+        return req->caller_pidfd < 0 ? -errno : 0;
+}
+
+/* An absolute, normalised path: no "..", ".", "//" components, no trailing '/'. */
+static int check_absolute_path(const char *what, const char *path, UmError *error) {
+        char esc[256];
+
+        if (path[0] != '/' || strlen(path) >= 4096 || strstr(path, "//") ||
+            strstr(path, "/../") || strstr(path, "/./") ||
+            (strlen(path) > 1 && path[strlen(path) - 1] == '/') ||
+            (strlen(path) >= 3 && streq(path + strlen(path) - 3, "/..")) ||
+            (strlen(path) >= 2 && streq(path + strlen(path) - 2, "/.")))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "The %s must be an absolute path without '.', '..' or '//' "
+                                    "components: '%s'.", what, um_escape(path, esc, sizeof(esc)));
+        for (const char *p = path; *p; p++)
+                if ((unsigned char) *p < 0x20 || *p == 0x7f)
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "The %s contains control characters.", what);
         return 0;
 }
 
@@ -206,61 +259,182 @@ static int bus_read_source(Request *req, int fd, UmError *error) {
         return req->source_path ? 0 : -ENOMEM;
 }
 
-static int method_open_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        Manager *manager = userdata;
-        _cleanup_(request_freep) Request *req = NULL;
-        const char *fstype, *options;
-        UmError error = {};
-        int fd, r;
+/*
+ * The common part of OpenMount, MountFd and Mount: (h|s, s fstype, s options, a{sv}
+ * params), validated into req. Replies with the error itself and returns 0 when the
+ * input is refused; returns 1 when req is ready to start.
+ */
+static int bus_parse_mount_call(sd_bus_message *m, Request *req, UmError *error) {
+        const char *fstype, *options, *device = NULL;
+        int fd = -EBADF, r;
 
-        req = request_new(manager, m);
-        if (!req)
-                return -ENOMEM;
-
-        r = sd_bus_message_read(m, "hss", &fd, &fstype, &options);
+        if (req->method == METHOD_MOUNT)
+                r = sd_bus_message_read(m, "sss", &device, &fstype, &options);
+        else
+                r = sd_bus_message_read(m, "hss", &fd, &fstype, &options);
         if (r < 0)
                 return r;
-        r = bus_read_params(m, &req->params, &error);
-        if (r < 0 && error.kind == UM_ERROR_KIND_NONE)
+        r = bus_read_params(m, &req->params, error);
+        if (r < 0 && error->kind == UM_ERROR_KIND_NONE)
                 return r;
-        if (r >= 0 && req->params.target)
-                r = um_error_set(&error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+        if (r >= 0 && req->params.target && req->method == METHOD_OPEN_MOUNT)
+                r = um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                  "OpenMount does not attach the mount; 'target' is for Mount "
                                  "and MountFd.");
+        if (r >= 0 && req->params.target)
+                r = check_absolute_path("target", req->params.target, error);
+        if (r >= 0 && device)
+                r = check_absolute_path("device", device, error);
         if (r >= 0 && req->params.idmap != IDMAP_NONE)
-                r = um_error_set(&error, UM_ERROR_KIND_INVALID_ARGUMENT, EOPNOTSUPP,
+                r = um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EOPNOTSUPP,
                                  "This version of usermountd does not support id-mapped mounts "
                                  "yet; use idmap 'none'.");
         if (r >= 0 && !isempty(fstype) && !policy_fstype_allowed(fstype)) {
                 char esc[64];
 
-                r = um_error_set(&error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
+                r = um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
                                  "Filesystem type '%s' is not allowed for user mounts.",
                                  um_escape(fstype, esc, sizeof(esc)));
         }
         if (r >= 0)
-                r = policy_check_options_syntax(options, &error);
+                r = policy_check_options_syntax(options, error);
         if (r >= 0)
-                r = bus_read_caller(m, req, &error);
-        if (r >= 0)
-                r = bus_read_source(req, fd, &error);
-        if (r < 0)
-                return bus_reply_error(m, &error);
+                r = bus_read_caller(m, req, error);
+        if (r >= 0 && req->method != METHOD_MOUNT)
+                r = bus_read_source(req, fd, error);
+        if (r >= 0 && req->method != METHOD_OPEN_MOUNT)
+                r = bus_read_caller_pidfd(m, req, error);
+        if (r < 0) {
+                if (error->kind == UM_ERROR_KIND_NONE)
+                        return r;
+                (void) bus_reply_error(m, error);
+                return 0;
+        }
 
         req->fstype = strdup(fstype);
         req->options = strdup(options);
-        if (!req->fstype || !req->options)
+        if (device)
+                req->device_path = strdup(device);
+        if (!req->fstype || !req->options || (device && !req->device_path))
                 return -ENOMEM;
         req->params.read_only = req->params.read_only || req->source.read_only;
+        return 1;
+}
 
+static int method_mount_common(sd_bus_message *m, Manager *manager, RequestMethod method) {
+        _cleanup_(request_freep) Request *req = NULL;
+        UmError error = {};
+        int r;
+
+        req = request_new(manager, m);
+        if (!req)
+                return -ENOMEM;
+        req->method = method;
+        r = bus_parse_mount_call(m, req, &error);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return 1; /* refused, and answered: the call is handled */
         manager_start_request(manager, TAKE_PTR(req));
         return 1;
 }
 
-static int method_not_yet(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_NOT_SUPPORTED,
-                "%s is not implemented in usermountd %s yet; use OpenMount and attach the "
-                "returned mount yourself.", sd_bus_message_get_member(m), PACKAGE_VERSION);
+static int method_open_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        return method_mount_common(m, userdata, METHOD_OPEN_MOUNT);
+}
+
+static int method_mount_fd(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        return method_mount_common(m, userdata, METHOD_MOUNT_FD);
+}
+
+static int method_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        return method_mount_common(m, userdata, METHOD_MOUNT);
+}
+
+/* Unmount(s mount_point, a{sv} params): "force" (b) and "interactive" (b), each at most once. */
+static int method_unmount(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(request_freep) Request *req = NULL;
+        const char *mount_point, *key;
+        UmError error = {};
+        unsigned seen = 0;
+        int r;
+
+        req = request_new(userdata, m);
+        if (!req)
+                return -ENOMEM;
+        req->method = METHOD_UNMOUNT;
+        r = sd_bus_message_read(m, "s", &mount_point);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while (error.kind == UM_ERROR_KIND_NONE &&
+               (r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                unsigned bit;
+                char esc[128];
+
+                r = sd_bus_message_read(m, "s", &key);
+                if (r < 0)
+                        return r;
+                bit = streq(key, "force") ? 1 : streq(key, "interactive") ? 2 : 0;
+                if (bit == 0 || (seen & bit)) {
+                        um_error_set(&error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                     "Unmount takes the parameters 'force' and 'interactive' "
+                                     "(b), each once; not '%s'.", um_escape(key, esc, sizeof(esc)));
+                        break;
+                }
+                seen |= bit;
+                r = read_bool(m, key, bit == 1 ? &req->force : &req->params.interactive, &error);
+                if (r < 0)
+                        break;
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0 && error.kind == UM_ERROR_KIND_NONE)
+                return r;
+        if (error.kind == UM_ERROR_KIND_NONE)
+                (void) check_absolute_path("mount point", mount_point, &error);
+        if (error.kind == UM_ERROR_KIND_NONE)
+                (void) bus_read_caller(m, req, &error);
+        if (error.kind == UM_ERROR_KIND_NONE)
+                (void) bus_read_caller_pidfd(m, req, &error);
+        if (error.kind != UM_ERROR_KIND_NONE)
+                return bus_reply_error(m, &error) < 0 ? -EIO : 1;
+
+        req->unmount_point = strdup(mount_point);
+        if (!req->unmount_point)
+                return -ENOMEM;
+        manager_start_request(userdata, TAKE_PTR(req));
+        return 1;
+}
+
+/* ListMounts(a{sv} params): no parameters are defined yet; any is an error. */
+static int method_list_mounts(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(request_freep) Request *req = NULL;
+        UmError error = {};
+        int r;
+
+        req = request_new(userdata, m);
+        if (!req)
+                return -ENOMEM;
+        req->method = METHOD_LIST_MOUNTS;
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_at_end(m, false);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                um_error_set(&error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                             "ListMounts takes no parameters yet.");
+        if (error.kind == UM_ERROR_KIND_NONE)
+                (void) bus_read_caller(m, req, &error);
+        if (error.kind != UM_ERROR_KIND_NONE)
+                return bus_reply_error(m, &error) < 0 ? -EIO : 1;
+        manager_start_request(userdata, TAKE_PTR(req));
+        return 1;
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
@@ -309,13 +483,11 @@ int bus_reply_error(sd_bus_message *message, const UmError *error) {
                                           error->message[0] ? error->message : "Request failed.");
 }
 
+/* Record strings are valid UTF-8 by construction (device data is escaped on the way in). */
 static int append_info_string(sd_bus_message *m, const char *key, const char *value) {
-        char buf[1024];
-
         if (isempty(value))
                 return 0;
-        /* Device data may hold anything; D-Bus strings must be valid UTF-8. */
-        return sd_bus_message_append(m, "{sv}", key, "s", um_escape(value, buf, sizeof(buf)));
+        return sd_bus_message_append(m, "{sv}", key, "s", value);
 }
 
 static int append_attributes(sd_bus_message *m, uint64_t attr) {
@@ -350,54 +522,100 @@ static int append_attributes(sd_bus_message *m, uint64_t attr) {
         return r;
 }
 
-/* The info dict of DBUS-API.md for a mount built for req. */
-static int append_info(sd_bus_message *m, const Request *req, const WorkerReply *result,
-                       const char *mount_point) {
-        _cleanup_free_ char *options = mount_options_to_string(&req->mount_options);
+/* The info dict of DBUS-API.md for rec; with_owner adds the ListMounts keys. */
+static int append_record_info(sd_bus_message *m, const MountRecord *rec, bool with_owner) {
         int r;
 
-        if (!options)
-                return -ENOMEM;
         r = sd_bus_message_open_container(m, 'a', "{sv}");
         if (r >= 0)
-                r = append_info_string(m, "mount-point", mount_point);
+                r = append_info_string(m, "mount-point", rec->mount_point);
         if (r >= 0)
-                r = append_info_string(m, "device", result->device);
+                r = append_info_string(m, "device", rec->device);
         if (r >= 0)
-                r = append_info_string(m, "backing-file", result->backing_file);
+                r = append_info_string(m, "backing-file", rec->backing_file);
         if (r >= 0)
-                r = append_info_string(m, "fstype", req->probe.fstype);
+                r = append_info_string(m, "fstype", rec->fstype);
         if (r >= 0)
-                r = append_info_string(m, "label", req->probe.label);
+                r = append_info_string(m, "label", rec->label);
         if (r >= 0)
-                r = append_info_string(m, "uuid", req->probe.uuid);
+                r = append_info_string(m, "uuid", rec->uuid);
         if (r >= 0)
-                r = sd_bus_message_append(m, "{sv}", "options", "s", options);
+                r = sd_bus_message_append(m, "{sv}", "options", "s", strempty(rec->options));
         if (r >= 0)
-                r = append_attributes(m, req->mount_options.attr_set);
+                r = append_attributes(m, rec->attr_set);
         if (r >= 0)
-                r = sd_bus_message_append(m, "{sv}", "idmap", "s", "none");
-        if (r >= 0 && result->mount_id)
-                r = sd_bus_message_append(m, "{sv}", "mount-id", "t", result->mount_id);
+                r = sd_bus_message_append(m, "{sv}", "idmap", "s", rec->idmap ?: "none");
+        if (r >= 0 && rec->mount_id)
+                r = sd_bus_message_append(m, "{sv}", "mount-id", "t", rec->mount_id);
+        if (r >= 0 && with_owner)
+                r = sd_bus_message_append(m, "{sv}{sv}", "owner-uid", "u", (uint32_t) rec->owner_uid,
+                                          "created-usec", "t", rec->created_usec);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r;
 }
 
-int bus_reply_open_mount(Request *req, int mount_fd, const WorkerReply *result) {
+int bus_reply_open_mount(Request *req, int mount_fd) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
         r = sd_bus_message_new_method_return(req->message, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(reply, "h", mount_fd);
-        if (r < 0)
-                return r;
-        r = append_info(reply, req, result, NULL);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "h", mount_fd);
+        if (r >= 0)
+                r = append_record_info(reply, req->record, false);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        return r;
+}
+
+int bus_reply_mount(Request *req, const MountRecord *rec) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(req->message, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "s", rec->mount_point);
+        if (r >= 0)
+                r = append_record_info(reply, rec, false);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        return r;
+}
+
+int bus_reply_list_mounts(Request *req) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const Registry *reg = req->manager->registry;
+        int r;
+
+        r = sd_bus_message_new_method_return(req->message, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "a{sv}");
+        for (size_t i = 0; r >= 0 && reg && i < reg->n_records; i++)
+                if (req->list_all || reg->records[i]->owner_uid == req->uid)
+                        r = append_record_info(reply, reg->records[i], true);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        return r;
+}
+
+int bus_emit_mount_signal(Manager *m, const char *member, const MountRecord *rec) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *signal = NULL;
+        int r;
+
+        if (!m->bus)
+                return 0;
+        r = sd_bus_message_new_signal(m->bus, &signal, UM_OBJECT_PATH, UM_MANAGER_INTERFACE,
+                                      member);
+        if (r >= 0)
+                r = sd_bus_message_append(signal, "s", strempty(rec->mount_point));
+        if (r >= 0)
+                r = append_record_info(signal, rec, true);
+        if (r >= 0)
+                r = sd_bus_send(m->bus, signal, NULL);
+        return r;
 }
 
 const sd_bus_vtable manager_vtable[] = {
@@ -409,22 +627,22 @@ const sd_bus_vtable manager_vtable[] = {
                                  SD_BUS_PARAM(device) SD_BUS_PARAM(fstype) SD_BUS_PARAM(options)
                                  SD_BUS_PARAM(params),
                                  "sa{sv}", SD_BUS_PARAM(mount_point) SD_BUS_PARAM(info),
-                                 method_not_yet, SD_BUS_VTABLE_UNPRIVILEGED),
+                                 method_mount, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("MountFd", "hssa{sv}",
                                  SD_BUS_PARAM(source) SD_BUS_PARAM(fstype) SD_BUS_PARAM(options)
                                  SD_BUS_PARAM(params),
                                  "sa{sv}", SD_BUS_PARAM(mount_point) SD_BUS_PARAM(info),
-                                 method_not_yet, SD_BUS_VTABLE_UNPRIVILEGED),
+                                 method_mount_fd, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("OpenMount", "hssa{sv}",
                                  SD_BUS_PARAM(source) SD_BUS_PARAM(fstype) SD_BUS_PARAM(options)
                                  SD_BUS_PARAM(params),
                                  "ha{sv}", SD_BUS_PARAM(mount) SD_BUS_PARAM(info),
                                  method_open_mount, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("Unmount", "sa{sv}", SD_BUS_PARAM(mount_point) SD_BUS_PARAM(params),
-                                 "", "", method_not_yet, SD_BUS_VTABLE_UNPRIVILEGED),
+                                 "", "", method_unmount, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("ListMounts", "a{sv}", SD_BUS_PARAM(params),
                                  "aa{sv}", SD_BUS_PARAM(mounts),
-                                 method_not_yet, SD_BUS_VTABLE_UNPRIVILEGED),
+                                 method_list_mounts, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_NAMES("MountAdded", "sa{sv}", SD_BUS_PARAM(mount_point) SD_BUS_PARAM(info), 0),
         SD_BUS_SIGNAL_WITH_NAMES("MountRemoved", "sa{sv}", SD_BUS_PARAM(mount_point) SD_BUS_PARAM(info), 0),
         SD_BUS_VTABLE_END,

@@ -4,6 +4,11 @@
  * whether one may be mounted at all (not mounted anywhere, not swap, not held by
  * device-mapper/md/another user, not a whole disk with partitions, not a loop device the
  * caller picked).
+ *
+ * device_open() and device_check_not_busy() end in a driver's open() of a block device
+ * (never of anything else), which a failing drive can stall: call them where blocking is
+ * acceptable (a worker), not in the main loop. device_check_path() and
+ * device_check_not_partitioned() only look at the string and at sysfs.
  */
 #pragma once
 
@@ -13,25 +18,48 @@
 #include "um-error.h"
 
 /*
- * Opens the block device at path for the daemon: path must be absolute, without "..",
- * "//" or control characters, and either a node directly in /dev (e.g. /dev/sdb1) or a
- * /dev/disk/by-* symlink whose target resolves inside /dev to a block device. Loop devices
- * (major 7) are refused: images go through MountFd. Opened O_RDONLY|O_CLOEXEC|O_NONBLOCK
- * (or O_RDWR when !read_only) through openat2 so that nothing outside /dev is reached.
- * -EINVAL/-ENOENT/-ENOTBLK with UM_ERROR_KIND_INVALID_SOURCE or INVALID_ARGUMENT.
+ * Checks the device path string alone (no syscall): non-empty, shorter than 1024 bytes,
+ * absolute, no control characters (C0, DEL, C1), no "//", no trailing "/", no "." or ".."
+ * component, none longer than NAME_MAX, and of one of two shapes: /dev/NAME or
+ * /dev/disk/by-KIND/NAME. -EINVAL with UM_ERROR_KIND_INVALID_ARGUMENT otherwise. Pure: the
+ * bus edge may call it before anything else; device_open() calls it too.
+ */
+int device_check_path(const char *path, UmError *error);
+
+/*
+ * Opens the block device at path for the daemon: path must pass device_check_path() and
+ * be either a node directly in /dev (e.g. /dev/sdb1; symlinks such as /dev/cdrom are
+ * refused) or a /dev/disk/by-* symlink whose target resolves inside /dev to a block device
+ * (relative targets, as udev writes them). Loop devices (major 7) and their partitions are
+ * refused: images go through MountFd; so are device-mapper and md devices. Nothing but a
+ * block device that passed these checks is ever opened for I/O: it is opened
+ * O_RDONLY|O_CLOEXEC|O_NONBLOCK (or O_RDWR when !read_only), never O_EXCL, and nothing is
+ * written. On success *ret_fd is the fd (owned by the caller) and *ret_node the device's
+ * kernel name, "/dev/" + DEVNAME from sysfs, checked to be the same device (malloc'd,
+ * owned by the caller): what a by-* link pointed to, or the path itself.
+ * Errors: -EINVAL (bad path: INVALID_ARGUMENT; symlink leaving /dev, loop/dm/md device:
+ * INVALID_SOURCE), -ENOENT, -ENOTBLK, -ENODEV, -EROFS (read-write open of a write-protected
+ * device), -ENOMEDIUM/-ENXIO with INVALID_SOURCE; anything else with FAILED.
  */
 int device_open(const char *path, bool read_only, int *ret_fd, char **ret_node, UmError *error);
 
 /*
  * Refuses a whole disk that has partitions (naming them: "/dev/sdb has partitions sdb1,
- * sdb2; mount one of them") -> UM_ERROR_KIND_INVALID_SOURCE.
+ * sdb2; mount one of them") -> -EINVAL, UM_ERROR_KIND_INVALID_SOURCE. A partition, or a
+ * disk the kernel made no partitions of, passes (a partition table the kernel did not
+ * split is caught by source_probe()). Reads sysfs only.
  */
 int device_check_not_partitioned(dev_t devnum, UmError *error);
 
 /*
  * Whether the device is in use: mounted anywhere in any mount namespace (the kernel
  * holds it exclusively: an O_EXCL open fails with EBUSY), used as swap (/proc/swaps),
- * held by another device (sysfs holders/: dm, md, LVM). -EBUSY with
- * UM_ERROR_KIND_DEVICE_BUSY and a message saying which.
+ * held by another device (sysfs holders/: dm, md, LVM) or by another exclusive opener.
+ * -EBUSY with UM_ERROR_KIND_DEVICE_BUSY and a message saying which ("/dev/sdb1 is mounted
+ * at /mnt", "is in use as swap", "is held by dm-0 (device-mapper)", "/dev/sdb is in use:
+ * its partition /dev/sdb1 is ...", or "is mounted or in use (perhaps in another mount
+ * namespace)"). The exclusive open goes through /dev/<DEVNAME> (checked to be devnum) and
+ * is closed at once: the device is never kept claimed. A free device is 0. Other errors:
+ * -ENODEV/-ENOENT/-ENXIO (no such device or node, INVALID_SOURCE), else FAILED.
  */
 int device_check_not_busy(dev_t devnum, UmError *error);

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "attach.h"
+#include "device.h"
 #include "jobs.h"
 #include "loop.h"
 #include "mountbuild.h"
@@ -85,4 +87,64 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
         /* The superblock now holds the loop device; closing our fd arms autoclear. */
         reply->r = 0;
         *ret_fd = TAKE_FD(mount_fd);
+}
+
+void job_open_device(void *userdata, WorkerReply *reply, int *ret_fd) {
+        Request *req = userdata;
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *node = NULL;
+        struct stat st;
+        int r;
+
+        r = device_open(req->device_path, req->params.read_only, &fd, &node, &reply->error);
+        if (r < 0 && !req->params.read_only && (r == -EROFS || r == -EACCES || r == -EPERM)) {
+                /* A write-protected medium: mount it read-only rather than not at all. */
+                reply->error = (UmError) {};
+                r = device_open(req->device_path, true, &fd, &node, &reply->error);
+                reply->read_only = r >= 0;
+        }
+        if (r < 0) {
+                reply->r = r;
+                return;
+        }
+        if (fstat(fd, &st) < 0) {
+                reply->r = um_error_set(&reply->error, UM_ERROR_KIND_INVALID_SOURCE, errno,
+                                        "Could not examine the device.");
+                return;
+        }
+        r = device_check_not_partitioned(st.st_rdev, &reply->error);
+        if (r >= 0)
+                r = device_check_not_busy(st.st_rdev, &reply->error);
+        if (r >= 0)
+                r = source_probe(fd, &reply->probe, &reply->error);
+        if (r < 0) {
+                reply->r = r;
+                return;
+        }
+        snprintf(reply->device, sizeof(reply->device), "%s", node);
+        reply->r = 0;
+        *ret_fd = TAKE_FD(fd);
+}
+
+void job_attach(void *userdata, WorkerReply *reply, int *ret_fd) {
+        Request *req = userdata;
+        const AttachRequest a = {
+                .pidfd = req->caller_pidfd,
+                .uid = req->uid,
+                .gid = req->gid,
+                .target = req->params.target,
+                .media_root = req->manager->media_root,
+                .user_name = req->user_name,
+                .label = req->probe.label,
+                .uuid = req->probe.uuid,
+        };
+
+        reply->r = attach_mount(req->mount_fd, &a, &reply->attach, &reply->error);
+}
+
+void job_detach(void *userdata, WorkerReply *reply, int *ret_fd) {
+        DetachJob *job = userdata;
+
+        reply->r = attach_detach(job->pidfd, job->mount_point, job->mount_id, job->force,
+                                 job->remove_dir, &reply->error);
 }

@@ -145,6 +145,9 @@ int main(int argc, char *argv[]) {
         r = manager_prepare_runtime_dir(m);
         if (r < 0)
                 return EXIT_FAILURE;
+        r = manager_load_registry(m);
+        if (r < 0)
+                return EXIT_FAILURE;
         r = manager_connect_bus(m);
         if (r < 0)
                 return EXIT_FAILURE;

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The Manager and the life of a Request: limits, probe worker, policy, polkit, build
- * worker, reply. Everything before authorization is free of side effects on the system
- * (probing only reads the source); everything after it works on fds, never on paths the
- * caller controls.
+ * worker, attach worker, registry, reply. Everything before authorization is free of side
+ * effects on the system (probing only reads the source); everything after it works on
+ * fds, never on paths the caller controls.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 
 #include "authorize.h"
 #include "bus.h"
@@ -16,11 +19,15 @@
 #include "jobs.h"
 #include "log.h"
 #include "manager.h"
+#include "mountns.h"
 #include "usermount-names.h"
 
 #define DEFAULT_MAX_REQUESTS 64
 #define DEFAULT_MAX_REQUESTS_PER_UID 8
+#define DEFAULT_MAX_MOUNTS_PER_UID 32
 #define DEFAULT_WORKER_TIMEOUT_USEC (30ULL * 1000000ULL)
+#define RECONCILE_INTERVAL_USEC (2ULL * 1000000ULL)
+#define REGISTRY_FILE "mounts.json"
 
 int manager_new(Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
@@ -31,9 +38,11 @@ int manager_new(Manager **ret) {
                 return -ENOMEM;
         m->max_requests = DEFAULT_MAX_REQUESTS;
         m->max_requests_per_uid = DEFAULT_MAX_REQUESTS_PER_UID;
+        m->max_mounts_per_uid = DEFAULT_MAX_MOUNTS_PER_UID;
         m->worker_timeout_usec = DEFAULT_WORKER_TIMEOUT_USEC;
         m->runtime_dir = strdup(USERMOUNT_RUNDIR);
-        if (!m->runtime_dir)
+        m->media_root = strdup("/run/media");
+        if (!m->runtime_dir || !m->media_root)
                 return -ENOMEM;
 
         r = sd_event_default(&m->event);
@@ -48,10 +57,14 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         while (m->requests)
                 request_free(m->requests);
+        sd_event_source_disable_unref(m->mountinfo_watch);
+        sd_event_source_disable_unref(m->reconcile_timer);
+        registry_free(m->registry);
         sd_bus_slot_unref(m->object_slot);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
         free(m->runtime_dir);
+        free(m->media_root);
         free(m);
         return NULL;
 }
@@ -75,6 +88,14 @@ int manager_prepare_runtime_dir(Manager *m) {
 int manager_connect_bus(Manager *m) {
         int r;
 
+        /* Everything the daemon needs is set up before it takes its name: once the name is
+         * on the bus, clients (and the test suite's fd counts) may rely on it. */
+        r = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch for termination signals: %m");
+
         r = sd_bus_open_system(&m->bus);
         if (r < 0)
                 return log_error_errno(r, "Failed to connect to the system bus: %m");
@@ -92,20 +113,238 @@ int manager_connect_bus(Manager *m) {
         return 0;
 }
 
+/* ---- Registry and watching registered mounts --------------------------------------- */
+
+typedef struct Cleanup {
+        Manager *manager;
+        Worker *worker;
+        uint64_t mount_id;
+        char *mount_point;
+        DetachJob job;
+} Cleanup;
+
+static Cleanup *cleanup_free(Cleanup *c) {
+        if (!c)
+                return NULL;
+        worker_release(c->worker);
+        safe_close(c->job.pidfd);
+        free(c->mount_point);
+        c->manager->n_cleanups--;
+        free(c);
+        return NULL;
+}
+
+static bool registry_mount_busy(Manager *m, uint64_t mount_id) {
+        for (Request *r = m->requests; r; r = r->next)
+                if (r->method == METHOD_UNMOUNT && r->unmount_id == mount_id)
+                        return true;
+        return false;
+}
+
+static void on_cleanup_done(Worker *w, int r, const WorkerReply *reply, const UmError *error,
+                            int fd, void *userdata) {
+        Cleanup *c = userdata;
+        MountRecord *rec;
+
+        c->worker = worker_release(w);
+        safe_close(fd);
+        if (r < 0 && r != -ENOENT)
+                log_warning("Could not detach %s after its device went away: %s", c->mount_point,
+                            error ? error->message : "unknown error");
+        rec = registry_find_mount_id(c->manager->registry, c->mount_id);
+        if (rec)
+                manager_forget_mount(c->manager, rec);
+        cleanup_free(c);
+}
+
+/* The device of rec is gone: detach the mount lazily in its namespace, then forget it. */
+static void manager_cleanup_vanished(Manager *m, MountRecord *rec) {
+        Cleanup *c;
+        int pidfd = -EBADF, r;
+
+        for (Request *q = m->requests; q; q = q->next)
+                if (q->method == METHOD_UNMOUNT && q->unmount_id == rec->mount_id)
+                        return;
+        r = mountns_find_process(rec->mntns_id, &pidfd);
+        if (r < 0) {
+                /* Nobody lives there any more: the namespace and the mount go with the last fd. */
+                manager_forget_mount(m, rec);
+                return;
+        }
+        c = calloc(1, sizeof(*c));
+        if (c)
+                c->mount_point = strdup(rec->mount_point);
+        if (!c || !c->mount_point) {
+                free(c);
+                safe_close(pidfd);
+                return;
+        }
+        c->manager = m;
+        m->n_cleanups++;
+        c->mount_id = rec->mount_id;
+        c->job = (DetachJob) {
+                .pidfd = pidfd,
+                .mount_point = c->mount_point,
+                .mount_id = rec->mount_id,
+                .force = true,
+                .remove_dir = rec->created_dir,
+        };
+        log_info("The device of %s went away; detaching the mount.", rec->mount_point);
+        r = worker_spawn(m->event, m->worker_timeout_usec, &c->job.pidfd, 1, job_detach, &c->job,
+                         on_cleanup_done, c, &c->worker);
+        if (r < 0)
+                cleanup_free(c);
+}
+
+/*
+ * true while the block device (and, for loop devices, its backing file) is still there:
+ * sysfs still has the device, under the same number (a removed device's number can be
+ * reused, its directory cannot outlive it).
+ */
+static bool record_device_present(const MountRecord *rec) {
+        char path[128], want[32], have[32] = "";
+        _cleanup_(fclosep) FILE *f = NULL;
+        struct stat st;
+
+        snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/dev", major((dev_t) rec->devnum),
+                 minor((dev_t) rec->devnum));
+        snprintf(want, sizeof(want), "%u:%u\n", major((dev_t) rec->devnum),
+                 minor((dev_t) rec->devnum));
+        f = fopen(path, "re");
+        if (!f || !fgets(have, sizeof(have), f) || !streq(have, want))
+                return false;
+        if (!rec->backing_file)
+                return true;
+        /* A loop device whose backing file was detached has no loop/backing_file. */
+        snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/loop/backing_file",
+                 major((dev_t) rec->devnum), minor((dev_t) rec->devnum));
+        return stat(path, &st) == 0;
+}
+
+void manager_reconcile(Manager *m) {
+        if (!m->registry)
+                return;
+        for (size_t i = m->registry->n_records; i > 0; i--) {
+                MountRecord *rec = m->registry->records[i - 1];
+                int r;
+
+                if (registry_mount_busy(m, rec->mount_id))
+                        continue;
+                r = mountns_mount_exists(rec->mntns_id, rec->mount_id, NULL);
+                if (r == 0) {
+                        log_info("%s was unmounted outside usermount; forgetting it.",
+                                 rec->mount_point);
+                        manager_forget_mount(m, rec);
+                } else if (r > 0 && !record_device_present(rec))
+                        manager_cleanup_vanished(m, rec);
+        }
+}
+
+static int on_mountinfo_changed(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        manager_reconcile(userdata);
+        return 0;
+}
+
+static int on_reconcile_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        manager_reconcile(m);
+        return sd_event_source_set_time_relative(s, RECONCILE_INTERVAL_USEC);
+}
+
+/*
+ * Watches registered mounts: POLLPRI on /proc/self/mountinfo reports changes in the
+ * daemon's own namespace (the host's, for desktop mounts) at once; a timer covers other
+ * namespaces and devices that disappear (sd-device's monitor needs udevd, which not
+ * every system runs).
+ */
+static int manager_watch_mounts(Manager *m) {
+        int fd, r;
+
+        fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = sd_event_add_io(m->event, &m->mountinfo_watch, fd, EPOLLPRI, on_mountinfo_changed, m);
+        if (r < 0) {
+                safe_close(fd);
+                return r;
+        }
+        (void) sd_event_source_set_io_fd_own(m->mountinfo_watch, true);
+        r = sd_event_add_time_relative(m->event, &m->reconcile_timer, CLOCK_MONOTONIC,
+                                       RECONCILE_INTERVAL_USEC, 0, on_reconcile_timer, m);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_enabled(m->reconcile_timer, SD_EVENT_ON);
+}
+
+int manager_load_registry(Manager *m) {
+        _cleanup_free_ char *path = NULL;
+        UmError error = {};
+        size_t dropped = 0;
+        int r;
+
+        if (asprintf(&path, "%s/%s", m->runtime_dir, REGISTRY_FILE) < 0)
+                return log_error_errno(-ENOMEM, "Out of memory.");
+        r = registry_load(path, &m->registry, &dropped, &error);
+        if (r == -EBADMSG) {
+                _cleanup_free_ char *aside = NULL;
+
+                /* Never trust a damaged file half-way; keep it for the admin to look at. */
+                log_warning("%s is damaged (%s); moving it aside and starting empty.", path,
+                            error.message);
+                if (asprintf(&aside, "%s.damaged", path) >= 0)
+                        (void) rename(path, aside);
+                r = registry_load(path, &m->registry, &dropped, &error);
+        }
+        if (r < 0)
+                return log_error_errno(r, "Failed to load %s: %s", path, error.message);
+        if (dropped > 0)
+                log_warning("Dropped %zu malformed entries from %s.", dropped, path);
+
+        /* Before serving anyone: forget mounts that are gone (the daemon was down). */
+        for (size_t i = m->registry->n_records; i > 0; i--) {
+                MountRecord *rec = m->registry->records[i - 1];
+
+                if (mountns_mount_exists(rec->mntns_id, rec->mount_id, NULL) == 0) {
+                        log_info("%s is no longer mounted; forgetting it.", rec->mount_point);
+                        (void) registry_remove(m->registry, rec);
+                }
+        }
+        if (m->registry->n_records > 0)
+                log_info("Watching %zu mounts from before the restart.", m->registry->n_records);
+        return manager_watch_mounts(m);
+}
+
+int manager_register_mount(Manager *m, MountRecord *rec) {
+        int r;
+
+        r = registry_add(m->registry, rec);
+        if (r < 0)
+                return r;
+        (void) bus_emit_mount_signal(m, "MountAdded", rec);
+        return 0;
+}
+
+void manager_forget_mount(Manager *m, MountRecord *rec) {
+        int r;
+
+        (void) bus_emit_mount_signal(m, "MountRemoved", rec);
+        r = registry_remove(m->registry, rec);
+        if (r < 0)
+                log_warning_errno(r, "Failed to save the registry: %m");
+}
+
 int manager_run(Manager *m) {
         int r;
 
-        r = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL);
-        if (r >= 0)
-                r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
-        if (r < 0)
-                return log_error_errno(r, "Failed to watch for termination signals: %m");
         log_info("usermountd %s ready on the system bus as %s.", PACKAGE_VERSION, UM_BUS_NAME);
         r = sd_event_loop(m->event);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         return 0;
 }
+
+/* ---- Requests ------------------------------------------------------------------------ */
 
 Request *request_new(Manager *m, sd_bus_message *message) {
         Request *req = calloc(1, sizeof(*req));
@@ -115,6 +354,8 @@ Request *request_new(Manager *m, sd_bus_message *message) {
         req->manager = m;
         req->message = sd_bus_message_ref(message);
         req->source_fd = -EBADF;
+        req->caller_pidfd = -EBADF;
+        req->mount_fd = -EBADF;
         req->params.userns_fd = -EBADF;
         return req;
 }
@@ -142,12 +383,18 @@ Request *request_free(Request *req) {
         sd_bus_slot_unref(req->polkit_slot);
         sd_bus_message_unref(req->message);
         safe_close(req->source_fd);
+        safe_close(req->caller_pidfd);
+        safe_close(req->mount_fd);
         safe_close(req->params.userns_fd);
         free(req->params.target);
+        free(req->user_name);
+        free(req->device_path);
         free(req->source_path);
         free(req->fstype);
         free(req->options);
+        free(req->unmount_point);
         mount_options_done(&req->mount_options);
+        mount_record_free(req->record);
         free(req);
         return NULL;
 }
@@ -161,47 +408,170 @@ unsigned manager_count_requests(Manager *m, uid_t uid) {
         return n;
 }
 
-void request_fail(Request *req, const UmError *error) {
-        char path[256];
+static const char *request_what(const Request *req) {
+        if (req->device_path)
+                return req->device_path;
+        if (req->unmount_point)
+                return req->unmount_point;
+        return strempty(req->source_path);
+}
 
-        log_info("Refused request of uid %u for %s: %s", (unsigned) req->uid,
-                 um_escape(req->source_path, path, sizeof(path)), error->message);
+void request_fail(Request *req, const UmError *error) {
+        char what[256];
+
+        log_info("Refused %s of uid %u for %s: %s", sd_bus_message_get_member(req->message),
+                 (unsigned) req->uid, um_escape(request_what(req), what, sizeof(what)),
+                 error->message);
         (void) bus_reply_error(req->message, error);
+        request_free(req);
+}
+
+static void request_fail_errno(Request *req, int r, const char *what) {
+        UmError error = {};
+
+        um_error_set(&error, UM_ERROR_KIND_FAILED, r, "Could not %s: %s.", what, strerror(-r));
+        request_fail(req, &error);
+}
+
+static void request_spawn(Request *req, RequestStage stage, const int *keep, size_t n_keep,
+                          WorkerFunc func, void *data, WorkerDone done) {
+        int r;
+
+        req->stage = stage;
+        r = worker_spawn(req->manager->event, req->manager->worker_timeout_usec, keep, n_keep,
+                         func, data, done, req, &req->worker);
+        if (r < 0)
+                request_fail_errno(req, r, "start a worker");
+}
+
+/* The record of what was built for req (not yet attached or registered). */
+static int request_make_record(Request *req, const WorkerReply *reply) {
+        _cleanup_(mount_record_freep) MountRecord *rec = calloc(1, sizeof(MountRecord));
+        char label[1024], path[4096 * 4];
+        struct timespec ts;
+
+        if (!rec)
+                return -ENOMEM;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        rec->mount_id = reply->mount_id;
+        /* Everything from a device or a caller's file system is stored escaped: the registry
+         * and the bus carry only valid UTF-8 without control characters. */
+        rec->device = strdup(um_escape(reply->device, label, sizeof(label)));
+        rec->backing_file = reply->backing_file[0] ?
+                strdup(um_escape(reply->backing_file, path, sizeof(path))) : NULL;
+        rec->owner_uid = req->uid;
+        rec->fstype = strdup(um_escape(req->probe.fstype, label, sizeof(label)));
+        rec->label = strdup(um_escape(req->probe.label, label, sizeof(label)));
+        rec->uuid = strdup(um_escape(req->probe.uuid, label, sizeof(label)));
+        rec->options = mount_options_to_string(&req->mount_options);
+        rec->attr_set = req->mount_options.attr_set;
+        rec->idmap = strdup("none");
+        rec->created_usec = (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+        if (!rec->device || (reply->backing_file[0] && !rec->backing_file) || !rec->fstype ||
+            !rec->label || !rec->uuid || !rec->options || !rec->idmap)
+                return -ENOMEM;
+        if (req->source.type == SOURCE_BLOCK_DEVICE)
+                rec->devnum = req->source.rdev;
+        else {
+                struct stat st;
+
+                if (stat(rec->device, &st) == 0 && S_ISBLK(st.st_mode))
+                        rec->devnum = st.st_rdev;
+        }
+        req->record = TAKE_PTR(rec);
+        return 0;
+}
+
+static void on_detach_undo_done(Worker *w, int r, const WorkerReply *reply, const UmError *error,
+                                int fd, void *userdata) {
+        Request *req = userdata;
+        UmError e = {};
+
+        req->worker = worker_release(w);
+        safe_close(fd);
+        um_error_set(&e, UM_ERROR_KIND_FAILED, EIO,
+                     "The mount could not be recorded, so it was undone; see the daemon's log.");
+        request_fail(req, &e);
+}
+
+static void on_attach_done(Worker *w, int r, const WorkerReply *reply, const UmError *error,
+                           int fd, void *userdata) {
+        Request *req = userdata;
+        MountRecord *rec = req->record;
+        char what[256];
+
+        req->worker = worker_release(w);
+        safe_close(fd);
+        req->mount_fd = safe_close(req->mount_fd);
+        if (r < 0)
+                return request_fail(req, error);
+
+        rec->mount_point = strdup(reply->attach.mount_point);
+        if (!rec->mount_point)
+                return request_fail_errno(req, -ENOMEM, "record the mount");
+        rec->mntns_id = reply->attach.mntns_id;
+        rec->mount_id = reply->attach.mount_id ?: rec->mount_id;
+        rec->created_dir = reply->attach.created_dir;
+
+        r = manager_register_mount(req->manager, rec);
+        if (r < 0) {
+                /* Attached but not recorded: nobody could unmount it through us. Undo. */
+                log_error_errno(r, "Failed to record the mount at %s: %m", rec->mount_point);
+                req->detach = (DetachJob) { .pidfd = req->caller_pidfd,
+                                            .mount_point = rec->mount_point,
+                                            .mount_id = rec->mount_id, .force = true,
+                                            .remove_dir = rec->created_dir };
+                return request_spawn(req, REQUEST_DETACHING, &req->caller_pidfd, 1, job_detach,
+                                     &req->detach, on_detach_undo_done);
+        }
+        req->record = NULL; /* the registry owns it now */
+
+        log_info("Mounted %s (%s) for uid %u at %s.", um_escape(request_what(req), what, sizeof(what)),
+                 rec->fstype, (unsigned) req->uid, rec->mount_point);
+        r = bus_reply_mount(req, rec);
+        if (r < 0)
+                log_warning_errno(r, "Failed to reply to uid %u: %m", (unsigned) req->uid);
         request_free(req);
 }
 
 static void on_build_done(Worker *w, int r, const WorkerReply *reply, const UmError *error, int fd,
                           void *userdata) {
         Request *req = userdata;
-        char path[256], label[256];
+        char what[256], label[256];
+        int keep[2];
 
         req->worker = worker_release(w);
-        if (r < 0)
+        if (r < 0) {
+                safe_close(fd);
                 return request_fail(req, error);
+        }
+        r = request_make_record(req, reply);
+        if (r < 0) {
+                safe_close(fd);
+                return request_fail_errno(req, r, "record the mount");
+        }
 
-        r = bus_reply_open_mount(req, fd, reply);
+        if (req->method != METHOD_OPEN_MOUNT) {
+                req->mount_fd = fd;
+                keep[0] = req->mount_fd;
+                keep[1] = req->caller_pidfd;
+                return request_spawn(req, REQUEST_ATTACHING, keep, 2, job_attach, req,
+                                     on_attach_done);
+        }
+
+        r = bus_reply_open_mount(req, fd);
         safe_close(fd);
         if (r < 0)
                 log_warning_errno(r, "Failed to send the mount to uid %u: %m", (unsigned) req->uid);
         else
                 log_info("Mounted %s (%s, label \"%s\") for uid %u as a detached locked mount.",
-                         um_escape(req->source_path, path, sizeof(path)), req->probe.fstype,
+                         um_escape(request_what(req), what, sizeof(what)), req->probe.fstype,
                          um_escape(req->probe.label, label, sizeof(label)), (unsigned) req->uid);
         request_free(req);
 }
 
 static void request_build(Request *req) {
-        UmError error = {};
-        int r;
-
-        req->stage = REQUEST_BUILDING;
-        r = worker_spawn(req->manager->event, req->manager->worker_timeout_usec,
-                         &req->source_fd, 1, job_build, req, on_build_done, req, &req->worker);
-        if (r < 0) {
-                um_error_set(&error, UM_ERROR_KIND_FAILED, r, "Could not start a mount worker: %s.",
-                             strerror(-r));
-                request_fail(req, &error);
-        }
+        request_spawn(req, REQUEST_BUILDING, &req->source_fd, 1, job_build, req, on_build_done);
 }
 
 static void request_authorize_next(Request *req);
@@ -216,20 +586,21 @@ static void on_authorized(int r, const UmError *error, void *userdata) {
         request_authorize_next(req);
 }
 
+static void request_continue(Request *req);
+
 /* Asks polkit for each action the request needs, one after the other; root needs none. */
 static void request_authorize_next(Request *req) {
         char options[POLICY_OPTIONS_MAX + 1];
-        UmError error = {};
         int r;
 
         req->stage = REQUEST_AUTHORIZING;
         if (req->uid == 0 || req->n_actions_done >= ELEMENTSOF(req->actions) ||
             !req->actions[req->n_actions_done])
-                return request_build(req);
+                return request_continue(req);
 
         snprintf(options, sizeof(options), "%s", strempty(req->options));
         const char *const details[] = {
-                "device", strempty(req->source_path),
+                "device", request_what(req),
                 "fstype", req->probe.fstype,
                 "label", req->probe.label,
                 "uuid", req->probe.uuid,
@@ -243,11 +614,8 @@ static void request_authorize_next(Request *req) {
         r = authorize_check_async(req->manager->bus, req->message, req->actions[req->n_actions_done],
                                   details, req->params.interactive, on_authorized, req,
                                   &req->polkit_slot);
-        if (r < 0) {
-                um_error_set(&error, UM_ERROR_KIND_FAILED, r, "Could not ask polkit: %s.",
-                             strerror(-r));
-                request_fail(req, &error);
-        }
+        if (r < 0)
+                request_fail_errno(req, r, "ask polkit");
 }
 
 /* Policy on the probed facts: type allowed and as requested, options, which actions. */
@@ -294,9 +662,24 @@ static void on_probe_done(Worker *w, int r, const WorkerReply *reply, const UmEr
         UmError e = {};
 
         req->worker = worker_release(w);
-        safe_close(fd);
-        if (r < 0)
+        if (r < 0) {
+                safe_close(fd);
                 return request_fail(req, error);
+        }
+        if (req->method == METHOD_MOUNT) {
+                /* The device the worker opened for us becomes the source. */
+                req->source_fd = fd;
+                r = source_inspect_fd(req->source_fd, &req->source, &e);
+                if (r < 0)
+                        return request_fail(req, &e);
+                req->params.read_only = req->params.read_only || reply->read_only ||
+                                        req->source.read_only;
+                free(req->source_path);
+                req->source_path = strdup(reply->device);
+                if (!req->source_path)
+                        return request_fail_errno(req, -ENOMEM, "record the device");
+        } else
+                safe_close(fd);
 
         req->probe = reply->probe;
         r = request_decide(req, &e);
@@ -305,9 +688,105 @@ static void on_probe_done(Worker *w, int r, const WorkerReply *reply, const UmEr
         request_authorize_next(req);
 }
 
+/* ---- Unmount and ListMounts ---------------------------------------------------------- */
+
+static void on_detach_done(Worker *w, int r, const WorkerReply *reply, const UmError *error,
+                           int fd, void *userdata) {
+        Request *req = userdata;
+        MountRecord *rec;
+
+        req->worker = worker_release(w);
+        safe_close(fd);
+        rec = registry_find_mount_id(req->manager->registry, req->unmount_id);
+        if (r == -ENOENT && rec) {
+                /* Already gone from its namespace: forget it, and say so. */
+                manager_forget_mount(req->manager, rec);
+                return request_fail(req, error);
+        }
+        if (r < 0)
+                return request_fail(req, error);
+        if (rec)
+                manager_forget_mount(req->manager, rec);
+        log_info("Unmounted %s for uid %u.", req->unmount_point, (unsigned) req->uid);
+        (void) sd_bus_reply_method_return(req->message, "");
+        request_free(req);
+}
+
+static void request_detach(Request *req) {
+        req->detach = (DetachJob) {
+                .pidfd = req->caller_pidfd,
+                .mount_point = req->unmount_point,
+                .mount_id = req->unmount_id,
+                .force = req->force,
+                .remove_dir = req->unmount_remove_dir,
+        };
+        request_spawn(req, REQUEST_DETACHING, &req->caller_pidfd, 1, job_detach, &req->detach,
+                      on_detach_done);
+}
+
+/* Finds the registered mount at req->unmount_point in the caller's namespace. */
+static void request_start_unmount(Request *req) {
+        Manager *m = req->manager;
+        MountRecord *rec;
+        uint64_t mntns;
+        UmError e = {};
+        int r;
+
+        r = mountns_id_of_process(req->caller_pidfd, req->pid, &mntns);
+        if (r < 0)
+                return request_fail_errno(req, r, "find your mount namespace");
+        rec = registry_find_mount_point(m->registry, mntns, req->unmount_point);
+        if (!rec || registry_mount_busy(m, rec->mount_id)) {
+                um_error_set(&e, UM_ERROR_KIND_NOT_MOUNTED, ENOENT,
+                             "Nothing that usermount mounted is at %s.", req->unmount_point);
+                return request_fail(req, &e);
+        }
+        req->unmount_id = rec->mount_id;
+        req->unmount_remove_dir = rec->created_dir;
+        if (req->uid == 0 || rec->owner_uid == req->uid)
+                return request_detach(req);
+
+        req->actions[0] = UM_ACTION_UNMOUNT_OTHERS;
+        req->source_path = strdup(rec->device);
+        request_authorize_next(req);
+}
+
+static void on_list_authorized(int r, const UmError *error, void *userdata) {
+        Request *req = userdata;
+
+        req->polkit_slot = sd_bus_slot_unref(req->polkit_slot);
+        /* No authorization for others' mounts is not an error: the caller sees its own. */
+        req->list_all = r >= 0;
+        r = bus_reply_list_mounts(req);
+        if (r < 0)
+                log_warning_errno(r, "Failed to reply to ListMounts: %m");
+        request_free(req);
+}
+
+static void request_start_list(Request *req) {
+        const char *const details[] = { NULL };
+        int r;
+
+        if (req->uid == 0) {
+                on_list_authorized(0, NULL, req);
+                return;
+        }
+        r = authorize_check_async(req->manager->bus, req->message, UM_ACTION_UNMOUNT_OTHERS,
+                                  details, false, on_list_authorized, req, &req->polkit_slot);
+        if (r < 0)
+                on_list_authorized(r, NULL, req);
+}
+
+/* After authorization: what the method does. */
+static void request_continue(Request *req) {
+        if (req->method == METHOD_UNMOUNT)
+                request_detach(req);
+        else
+                request_build(req);
+}
+
 void manager_start_request(Manager *m, Request *req) {
         UmError error = {};
-        int r;
 
         if (m->n_requests >= m->max_requests) {
                 um_error_set(&error, UM_ERROR_KIND_LIMIT_EXCEEDED, EBUSY,
@@ -321,6 +800,13 @@ void manager_start_request(Manager *m, Request *req) {
                              "have; wait for them to finish.", m->max_requests_per_uid);
                 return request_fail(req, &error);
         }
+        if ((req->method == METHOD_MOUNT || req->method == METHOD_MOUNT_FD) && req->uid != 0 &&
+            registry_count_owner(m->registry, req->uid) >= m->max_mounts_per_uid) {
+                um_error_set(&error, UM_ERROR_KIND_LIMIT_EXCEEDED, EMFILE,
+                             "You have %u mounts from usermount already, the most one user may "
+                             "have; unmount one first.", m->max_mounts_per_uid);
+                return request_fail(req, &error);
+        }
 
         req->next = m->requests;
         if (m->requests)
@@ -328,12 +814,17 @@ void manager_start_request(Manager *m, Request *req) {
         m->requests = req;
         m->n_requests++;
 
-        req->stage = REQUEST_PROBING;
-        r = worker_spawn(m->event, m->worker_timeout_usec, &req->source_fd, 1, job_probe, req,
-                         on_probe_done, req, &req->worker);
-        if (r < 0) {
-                um_error_set(&error, UM_ERROR_KIND_FAILED, r, "Could not start a worker: %s.",
-                             strerror(-r));
-                request_fail(req, &error);
+        switch (req->method) {
+        case METHOD_UNMOUNT:
+                return request_start_unmount(req);
+        case METHOD_LIST_MOUNTS:
+                return request_start_list(req);
+        case METHOD_MOUNT:
+                return request_spawn(req, REQUEST_PROBING, NULL, 0, job_open_device, req,
+                                     on_probe_done);
+        case METHOD_OPEN_MOUNT:
+        case METHOD_MOUNT_FD:
+                return request_spawn(req, REQUEST_PROBING, &req->source_fd, 1, job_probe, req,
+                                     on_probe_done);
         }
 }

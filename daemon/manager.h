@@ -14,6 +14,7 @@
 #include <systemd/sd-event.h>
 
 #include "policy.h"
+#include "registry.h"
 #include "source.h"
 #include "um-error.h"
 #include "worker.h"
@@ -37,15 +38,35 @@ typedef struct MountParams {
         int userns_fd;    /* -EBADF if not given; owned */
 } MountParams;
 
+typedef enum RequestMethod {
+        METHOD_OPEN_MOUNT,  /* detached locked mount fd for the caller */
+        METHOD_MOUNT_FD,    /* caller's fd, attached for it and registered */
+        METHOD_MOUNT,       /* device path opened by the daemon, attached and registered */
+        METHOD_UNMOUNT,
+        METHOD_LIST_MOUNTS,
+} RequestMethod;
+
+/* What a detach worker needs (jobs.h); the child gets a copy through fork(). */
+typedef struct DetachJob {
+        int pidfd;              /* a process in the mount namespace of the mount */
+        const char *mount_point;
+        uint64_t mount_id;
+        bool force;
+        bool remove_dir;
+} DetachJob;
+
 typedef enum RequestStage {
         REQUEST_PROBING,
         REQUEST_AUTHORIZING,
         REQUEST_BUILDING,
+        REQUEST_ATTACHING,
+        REQUEST_DETACHING,
 } RequestStage;
 
 struct Request {
         Manager *manager;
         Request *next, *prev;
+        RequestMethod method;
         RequestStage stage;
 
         sd_bus_message *message; /* the method call; the reply goes to it */
@@ -54,9 +75,12 @@ struct Request {
         uid_t uid;
         gid_t gid;
         pid_t pid;
+        int caller_pidfd;     /* Mount, MountFd, Unmount: the process that sent the call */
+        char *user_name;      /* for the default mount point */
 
         /* What is asked. */
-        int source_fd;        /* dup of the caller's fd, owned */
+        char *device_path;    /* Mount: the device path as given */
+        int source_fd;        /* dup of the caller's fd (or the device the daemon opened), owned */
         SourceInfo source;
         char *source_path;    /* what the fd refers to, for logs and polkit details */
         char *fstype;         /* requested type, "" if none */
@@ -68,6 +92,17 @@ struct Request {
         MountOptions mount_options;
         const char *actions[2]; /* polkit actions still to check, in order */
         unsigned n_actions_done;
+        int mount_fd;           /* the locked mount, between build and attach */
+        MountRecord *record;    /* what was mounted (owned until registered) */
+
+        /* Unmount: the registered mount it is about, by id (records may go meanwhile). */
+        uint64_t unmount_id;
+        char *unmount_point;
+        bool unmount_remove_dir;
+        bool force;
+        DetachJob detach;
+        /* ListMounts: whether the caller may see every user's mounts. */
+        bool list_all;
 
         Worker *worker;
         sd_bus_slot *polkit_slot;
@@ -84,9 +119,16 @@ struct Manager {
         /* Limits on what users can make the daemon allocate (ARCHITECTURE.md). */
         unsigned max_requests;         /* in flight, all users */
         unsigned max_requests_per_uid; /* in flight, one uid */
+        unsigned max_mounts_per_uid;   /* registered mounts, one uid */
         uint64_t worker_timeout_usec;
 
-        char *runtime_dir; /* root-only directory for staging mounts */
+        char *runtime_dir; /* root-only directory for staging mounts and the registry */
+        char *media_root;  /* parent of default mount points, e.g. /run/media */
+
+        Registry *registry;
+        sd_event_source *mountinfo_watch; /* POLLPRI on /proc/self/mountinfo */
+        sd_event_source *reconcile_timer; /* periodic check of every registered mount */
+        unsigned n_cleanups;              /* lazy detaches in flight */
 };
 
 int manager_new(Manager **ret);
@@ -97,6 +139,19 @@ int manager_prepare_runtime_dir(Manager *m);
 
 /* Connects to the system bus (DBUS_SYSTEM_BUS_ADDRESS honoured), exports the object, takes the name. */
 int manager_connect_bus(Manager *m);
+
+/* Loads the registry from the runtime directory and drops what no longer exists. */
+int manager_load_registry(Manager *m);
+
+/* Registers a mount attached for a request, emits MountAdded. Takes rec on success. */
+int manager_register_mount(Manager *m, MountRecord *rec);
+
+/* Forgets a registered mount (it was unmounted or vanished), emits MountRemoved, frees rec. */
+void manager_forget_mount(Manager *m, MountRecord *rec);
+
+/* Checks every registered mount now: gone ones are forgotten, ones whose device vanished
+ * are lazily detached in their namespace. */
+void manager_reconcile(Manager *m);
 
 /* Runs the event loop until SIGTERM/SIGINT. */
 int manager_run(Manager *m);

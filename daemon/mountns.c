@@ -1,1 +1,295 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Mount namespace ids and mount existence, asked of the kernel without entering any
+ * namespace: PIDFD_GET_MNT_NAMESPACE (6.11) on a pidfd, NS_GET_MNTNS_ID (6.9) on the
+ * namespace fd, and statmount() (6.8) with a mount namespace id (MNT_ID_REQ_SIZE_VER1,
+ * 6.11). Debian 12's headers predate all of them, so the constants and structures are
+ * spelled out here as in the 6.18 uapi.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/ioctl.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/pidfd.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+
+#include "mountns.h"
+#include "macro.h"
+
+#ifndef NS_GET_NSTYPE
+#define NS_GET_NSTYPE _IO(0xb7, 0x3)
+#endif
+#ifndef NS_GET_MNTNS_ID
+#define NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t) /* linux/nsfs.h, 6.9 */
+#endif
+#ifndef PIDFD_GET_MNT_NAMESPACE
+#define PIDFD_GET_MNT_NAMESPACE _IO(0xff, 3) /* linux/pidfd.h, 6.11 */
+#endif
+#ifndef PID_FS_MAGIC
+#define PID_FS_MAGIC 0x50494446 /* pidfs, 6.9 */
+#endif
+#ifndef SYS_statmount
+#define SYS_statmount 457 /* the same number on every architecture */
+#endif
+
+#define UM_STATMOUNT_MNT_POINT 0x00000010U
+#define UM_MNT_ID_REQ_SIZE_VER1 32
+
+/* struct mnt_id_req of linux/mount.h (6.18): mnt_ns_fd was "spare" before 6.18. */
+struct um_mnt_id_req {
+        uint32_t size;
+        uint32_t mnt_ns_fd;
+        uint64_t mnt_id;
+        uint64_t param;
+        uint64_t mnt_ns_id;
+};
+
+/* struct statmount of linux/mount.h (6.18): 512 bytes, then the strings. */
+struct um_statmount {
+        uint32_t size;
+        uint32_t mnt_opts;
+        uint64_t mask;
+        uint32_t sb_dev_major;
+        uint32_t sb_dev_minor;
+        uint64_t sb_magic;
+        uint32_t sb_flags;
+        uint32_t fs_type;
+        uint64_t mnt_id;
+        uint64_t mnt_parent_id;
+        uint32_t mnt_id_old;
+        uint32_t mnt_parent_id_old;
+        uint64_t mnt_attr;
+        uint64_t mnt_propagation;
+        uint64_t mnt_peer_group;
+        uint64_t mnt_master;
+        uint64_t propagate_from;
+        uint32_t mnt_root;
+        uint32_t mnt_point;
+        uint64_t mnt_ns_id;
+        uint64_t __spare2[49];
+        char str[];
+};
+
+_Static_assert(sizeof(struct um_mnt_id_req) == UM_MNT_ID_REQ_SIZE_VER1, "mnt_id_req layout");
+_Static_assert(sizeof(struct um_statmount) == 512, "statmount layout");
+
+/* The kernel needs PATH_MAX for the mount point; room for more before giving up. */
+#define STATMOUNT_BUFFER_MIN (sizeof(struct um_statmount) + PATH_MAX)
+#define STATMOUNT_BUFFER_MAX (sizeof(struct um_statmount) + 16 * PATH_MAX)
+
+static inline void closedirp(DIR **d) {
+        if (*d)
+                closedir(*d);
+}
+
+/* The id of the mount namespace behind nsfd, after checking that it is one. */
+static int mntns_fd_id(int nsfd, uint64_t *ret_id) {
+        uint64_t id = 0;
+        int type;
+
+        type = ioctl(nsfd, NS_GET_NSTYPE);
+        if (type < 0)
+                return -errno;
+        if (type != CLONE_NEWNS)
+                return -EINVAL;
+        if (ioctl(nsfd, NS_GET_MNTNS_ID, &id) < 0)
+                return -errno;
+        if (id == 0)
+                return -EIO;
+        *ret_id = id;
+        return 0;
+}
+
+/*
+ * The mount namespace of the process behind pidfd, as an fd. The kernel resolves the
+ * pidfd and the namespace in one call, so there is no window for pid reuse; a process
+ * that has exited (a zombie too) is -ESRCH.
+ */
+static int pidfd_open_mntns(int pidfd) {
+        struct statfs sfs;
+        int fd;
+
+        /* Only a pidfd may see this ioctl number: on another fd it could mean anything. */
+        if (fstatfs(pidfd, &sfs) < 0)
+                return -errno;
+        if (sfs.f_type != PID_FS_MAGIC)
+                return -EBADF;
+        fd = ioctl(pidfd, PIDFD_GET_MNT_NAMESPACE, 0);
+        if (fd < 0)
+                return -errno;
+        return fd;
+}
+
+int mountns_id_of_process(int pidfd, pid_t pid, uint64_t *ret_id) {
+        _cleanup_close_ int nsfd = -EBADF;
+        char path[64];
+
+        if (pidfd >= 0) {
+                nsfd = pidfd_open_mntns(pidfd);
+                if (nsfd < 0)
+                        return nsfd;
+        } else {
+                if (pid <= 0)
+                        return -EINVAL;
+                snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int) pid);
+                nsfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (nsfd < 0)
+                        return errno == ENOENT ? -ESRCH : -errno;
+        }
+        return mntns_fd_id(nsfd, ret_id);
+}
+
+int mountns_id_self(uint64_t *ret_id) {
+        _cleanup_close_ int nsfd = -EBADF;
+
+        nsfd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (nsfd < 0)
+                return -errno;
+        return mntns_fd_id(nsfd, ret_id);
+}
+
+/* statmount(2) of mount_id in namespace mntns_id into buf, growing it as the kernel asks. */
+static int statmount_alloc(uint64_t mntns_id, uint64_t mount_id, uint64_t mask,
+                           struct um_statmount **ret, size_t *ret_size) {
+        struct um_mnt_id_req req = {
+                .size = UM_MNT_ID_REQ_SIZE_VER1,
+                .mnt_id = mount_id,
+                .param = mask,
+                .mnt_ns_id = mntns_id,
+        };
+
+        for (size_t size = STATMOUNT_BUFFER_MIN; size <= STATMOUNT_BUFFER_MAX; size *= 2) {
+                _cleanup_free_ struct um_statmount *sm = calloc(1, size);
+
+                if (!sm)
+                        return -ENOMEM;
+                if (syscall(SYS_statmount, &req, sm, size, 0) == 0) {
+                        *ret = TAKE_PTR(sm);
+                        *ret_size = size;
+                        return 0;
+                }
+                if (errno != EOVERFLOW)
+                        return -errno;
+        }
+        return -EOVERFLOW;
+}
+
+/* The mount point string of sm (size bytes), copied; NULL if the kernel gave none. */
+static int statmount_mount_point(const struct um_statmount *sm, size_t size, char **ret) {
+        size_t used = sm->size < size ? sm->size : size;
+        size_t off = sizeof(*sm) + sm->mnt_point;
+        const char *s;
+
+        *ret = NULL;
+        if (!(sm->mask & UM_STATMOUNT_MNT_POINT))
+                return 0;
+        if (off >= used || !memchr((const char *) sm + off, 0, used - off))
+                return -EBADMSG;
+        s = sm->str + sm->mnt_point;
+        if (!*s)
+                return 0;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int mountns_mount_exists(uint64_t mntns_id, uint64_t mount_id, char **ret_mount_point) {
+        _cleanup_free_ struct um_statmount *sm = NULL;
+        size_t size = 0;
+        char *mp = NULL;
+        int r;
+
+        /* 0 would ask about the daemon's own namespace: never what a record means. */
+        if (mntns_id == 0 || mount_id == 0)
+                return -EINVAL;
+        r = statmount_alloc(mntns_id, mount_id, ret_mount_point ? UM_STATMOUNT_MNT_POINT : 0,
+                            &sm, &size);
+        /* ENOENT: no such mount in that namespace, or no such namespace (any more). */
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        if (ret_mount_point) {
+                r = statmount_mount_point(sm, size, &mp);
+                if (r < 0)
+                        return r;
+                *ret_mount_point = mp;
+        }
+        return 1;
+}
+
+/* Whether the string is a positive decimal pid, as /proc names processes. */
+static bool parse_pid(const char *s, pid_t *ret) {
+        long v = 0;
+
+        if (!*s)
+                return false;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9')
+                        return false;
+                v = v * 10 + (*s - '0');
+                if (v > INT_MAX)
+                        return false;
+        }
+        if (v <= 0)
+                return false;
+        *ret = (pid_t) v;
+        return true;
+}
+
+/*
+ * A pidfd of pid if it lives in mntns_id: 1 and *ret_pidfd, 0 if it does not (or is
+ * gone or not ours to inspect). The namespace is read through the pidfd, after it was
+ * opened, so the answer is about the process the pidfd refers to.
+ */
+static int process_in_mntns(pid_t pid, uint64_t mntns_id, int *ret_pidfd) {
+        _cleanup_close_ int pidfd = -EBADF;
+        uint64_t id = 0;
+        int r;
+
+        pidfd = pidfd_open(pid, 0); /* always O_CLOEXEC */
+        if (pidfd < 0)
+                return errno == ESRCH ? 0 : -errno;
+        r = mountns_id_of_process(pidfd, pid, &id);
+        if (r == -ESRCH || r == -EACCES || r == -EPERM)
+                return 0;
+        if (r < 0)
+                return r;
+        if (id != mntns_id)
+                return 0;
+        *ret_pidfd = TAKE_FD(pidfd);
+        return 1;
+}
+
+int mountns_find_process(uint64_t mntns_id, int *ret_pidfd) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int fd;
+
+        if (mntns_id == 0)
+                return -EINVAL;
+        fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -errno;
+        }
+        while ((errno = 0, de = readdir(d))) {
+                pid_t pid;
+                int r;
+
+                if (!parse_pid(de->d_name, &pid))
+                        continue;
+                r = process_in_mntns(pid, mntns_id, ret_pidfd);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+        if (errno != 0)
+                return -errno;
+        return -ESRCH;
+}

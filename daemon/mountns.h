@@ -12,7 +12,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The 64-bit id of the mount namespace of the process behind pidfd (or of pid if pidfd < 0). */
+/*
+ * The 64-bit id of the mount namespace of the process behind pidfd (or of pid if pidfd < 0).
+ * With a pidfd the kernel answers for exactly that process (PIDFD_GET_MNT_NAMESPACE), so
+ * a reused pid can never be mistaken for it; pid is then ignored. -ESRCH once the process
+ * has exited (also while it is a zombie), -EBADF if pidfd is not a pidfd, -EINVAL if
+ * pidfd < 0 and pid <= 0. Ids are never 0. Reading another user's namespace needs
+ * CAP_SYS_PTRACE (the kernel's ptrace read check).
+ */
 int mountns_id_of_process(int pidfd, pid_t pid, uint64_t *ret_id);
 
 /* The id of the mount namespace of the calling process. */
@@ -22,11 +29,21 @@ int mountns_id_self(uint64_t *ret_id);
  * Whether the mount with unique id mount_id exists in namespace mntns_id: 1 yes, 0 no
  * (also when the namespace is gone), -errno if the kernel could not say. If ret_mount_point
  * is not NULL and it exists, gets its mount point as seen in that namespace (owned, free()).
+ *
+ * A namespace lives as long as anything holds it: a process in it, or an open
+ * /proc/PID/ns/mnt fd, or a bind mount of one; its mounts exist as long as it does, even
+ * with no process left (mountns_find_process() then says -ESRCH). Ids of 0 are -EINVAL
+ * (0 would mean "the caller's namespace" to the kernel), and so is a mount id that cannot
+ * be a unique one (<= 2^31, the kernel's answer). *ret_mount_point is set to NULL in the
+ * rare case that the kernel has no path for it (not reachable from the namespace's root).
  */
 int mountns_mount_exists(uint64_t mntns_id, uint64_t mount_id, char **ret_mount_point);
 
 /*
- * A pidfd of some process whose mount namespace is mntns_id (scanning /proc), for work
- * that must be done inside it. -ESRCH if none is left.
+ * A pidfd (O_CLOEXEC, owned by the caller) of some process whose mount namespace is
+ * mntns_id (scanning /proc), for work that must be done inside it. The namespace is read
+ * through the pidfd after opening it, so the pidfd is of a process that was in mntns_id
+ * (it may exit at any time after; work through the pidfd then fails with ESRCH).
+ * -ESRCH if none is left, -EINVAL for id 0.
  */
 int mountns_find_process(uint64_t mntns_id, int *ret_pidfd);

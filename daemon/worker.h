@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "attach.h"
 #include "source.h"
 #include "um-error.h"
 
@@ -23,6 +24,8 @@ typedef struct WorkerReply {
         char device[64];         /* mount workers: the block device mounted, e.g. /dev/loop3 */
         char backing_file[4096]; /* mount workers: the loop device's backing file, if any */
         uint64_t mount_id;       /* mount workers: unique mount id of the returned fd */
+        bool read_only;          /* device probe workers: the device could only be opened read-only */
+        AttachResult attach;     /* attach workers */
 } WorkerReply;
 
 typedef struct Worker Worker;

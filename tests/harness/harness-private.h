@@ -63,3 +63,5 @@ int harness_umount_below(const char *dir);
 /* Detaches every loop device backed by a file on the private /run (after unmounting what
  * uses it in this namespace). Returns the number detached. */
 int harness_detach_leftover_loops(void);
+/* Removes zram disks made by harness_zram_new() and not freed; returns how many. */
+int harness_release_leftover_zrams(void);

@@ -402,10 +402,10 @@ static _noreturn_ void supervisor_run(pid_t child) {
         /* A process stuck in the kernel (a hung filesystem) must not hang the test run. */
         alarm(20);
         killed = supervisor_kill_descendants();
-        detached = harness_detach_leftover_loops();
+        detached = harness_detach_leftover_loops() + harness_release_leftover_zrams();
         if (killed > 0 || detached > 0)
-                harness_log("supervisor: killed %d leftover process(es), detached %d loop "
-                            "device(s)", killed, detached);
+                harness_log("supervisor: killed %d leftover process(es), removed %d loop or "
+                            "zram device(s)", killed, detached);
         /* The private mount namespace, and the tmpfs on /run with everything in it, go
          * away when this process exits. */
         fflush(stderr);
@@ -888,6 +888,7 @@ void harness_teardown(void) {
         while (services && services->len > 0)
                 service_stop_at(services->len - 1, SERVICE_STOP_TIMEOUT_MS, NULL);
 
+        (void) harness_release_leftover_zrams();
         harness_umount_below(harness.tmpdir);
         harness_loops_release();
         if (harness_detach_leftover_loops() > 0)

@@ -294,6 +294,13 @@ int harness_mount_image(const char *image, const char *fstype, unsigned long fla
 /* Unmounts what harness_mount_image() mounted and removes the directory. */
 int harness_umount(const char *mountpoint);
 
+/* A zram disk of size bytes ("64M"): a real block device that is not a loop device, for
+ * Mount by path. Removed by harness_zram_free(), or by the supervisor and teardown if the
+ * test does not get that far. ret_node: "/dev/zramN". -ENODEV without zram. */
+int harness_zram_new(const char *size, char **ret_node);
+/* Unmounts (lazily) what uses it in this namespace, turns swap off, and removes it. */
+int harness_zram_free(const char *node);
+
 /* ---------------------------------------------------------------------------------- */
 /* "Nothing left behind"                                                              */
 

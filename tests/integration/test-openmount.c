@@ -594,17 +594,6 @@ static void test_properties(void) {
         g_assert_false(g_ptr_array_find_with_equal_func(types, "vfat", g_str_equal, NULL));
 }
 
-/* Methods of the next version answer NotSupported, not a crash. */
-static void test_not_yet_methods(void) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-
-        g_assert_cmpint(sd_bus_call_method(harness_bus(), UM_BUS_NAME, UM_OBJECT_PATH,
-                                           UM_MANAGER_INTERFACE, "ListMounts", &error, NULL,
-                                           "a{sv}", 0), <, 0);
-        g_assert_cmpstr(error.name, ==, SD_BUS_ERROR_NOT_SUPPORTED);
-        assert_clean();
-}
-
 static void make_images(void) {
         for (size_t i = 0; i < G_N_ELEMENTS(fstypes); i++) {
                 g_autofree char *label = g_strdup_printf("um-%s", fstypes[i]);
@@ -660,7 +649,6 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/openmount/polkit/exec-authorized", test_exec_authorized);
         g_test_add_func("/openmount/polkit/exec-not-authorized", test_exec_not_authorized);
         g_test_add_func("/openmount/properties", test_properties);
-        g_test_add_func("/openmount/not-yet-methods", test_not_yet_methods);
 
         r = g_test_run();
         harness_stop_daemon(daemon_pid, NULL);
