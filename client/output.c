@@ -9,6 +9,7 @@
 #include <wchar.h>
 
 #include "output.h"
+#include "utf8.h"
 
 #define PROGRAM_NAME "usermount"
 
@@ -40,39 +41,6 @@ void log_error_errno(int error, const char *fmt, ...) {
         log_va(error, fmt, ap);
         va_end(ap);
         errno = saved;
-}
-
-/*
- * Length of the valid UTF-8 sequence at s (1..4), 0 if s does not start one, and the
- * code point it encodes in *ret_cp.
- */
-static size_t utf8_decode(const unsigned char *s, uint32_t *ret_cp) {
-        uint32_t cp, min;
-        size_t len;
-
-        if (s[0] < 0x80) {
-                *ret_cp = s[0];
-                return 1;
-        }
-        if ((s[0] & 0xe0) == 0xc0) {
-                len = 2, min = 0x80, cp = s[0] & 0x1f;
-        } else if ((s[0] & 0xf0) == 0xe0) {
-                len = 3, min = 0x800, cp = s[0] & 0x0f;
-        } else if ((s[0] & 0xf8) == 0xf0) {
-                len = 4, min = 0x10000, cp = s[0] & 0x07;
-        } else
-                return 0;
-
-        /* A NUL terminator fails this test too, so we never read past the string. */
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        *ret_cp = cp;
-        return len;
 }
 
 bool output_utf8_is_valid(const char *s) {

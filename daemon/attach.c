@@ -58,6 +58,7 @@
 #include <sys/xattr.h>
 
 #include "attach.h"
+#include "utf8.h"
 #include "mountbuild.h"
 
 #ifndef NS_GET_MNTNS_ID
@@ -188,34 +189,6 @@ static void caller_view_done(CallerView *v) {
 }
 
 /* ---- pure checks ------------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at s and its code point, or 0 if it is not one. */
-static size_t utf8_decode(const unsigned char *s, uint32_t *ret_cp) {
-        size_t len;
-        uint32_t cp, min;
-
-        if (s[0] < 0x80) {
-                *ret_cp = s[0];
-                return 1;
-        }
-        if ((s[0] & 0xe0) == 0xc0)
-                len = 2, min = 0x80, cp = s[0] & 0x1f;
-        else if ((s[0] & 0xf0) == 0xe0)
-                len = 3, min = 0x800, cp = s[0] & 0x0f;
-        else if ((s[0] & 0xf8) == 0xf0)
-                len = 4, min = 0x10000, cp = s[0] & 0x07;
-        else
-                return 0;
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        *ret_cp = cp;
-        return len;
-}
 
 /*
  * Characters that never go into a directory name: the separator, C0/DEL/C1 controls

@@ -8,6 +8,7 @@
 
 #include "um-error.h"
 #include "usermount-names.h"
+#include "utf8.h"
 
 int um_error_set(UmError *e, UmErrorKind kind, int err, const char *fmt, ...) {
         if (err < 0)
@@ -48,33 +49,6 @@ const char *um_error_kind_to_name(UmErrorKind kind) {
         return kind_names[kind];
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t utf8_sequence_length(const unsigned char *s) {
-        size_t len;
-        unsigned min;
-        unsigned cp;
-
-        if (s[0] < 0x80)
-                return 1;
-        if ((s[0] & 0xe0) == 0xc0) {
-                len = 2, min = 0x80, cp = s[0] & 0x1f;
-        } else if ((s[0] & 0xf0) == 0xe0) {
-                len = 3, min = 0x800, cp = s[0] & 0x0f;
-        } else if ((s[0] & 0xf8) == 0xf0) {
-                len = 4, min = 0x10000, cp = s[0] & 0x07;
-        } else
-                return 0;
-
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        return len;
-}
-
 char *um_escape(const char *s, char *buf, size_t n) {
         const unsigned char *p = (const unsigned char *) strempty(s);
         size_t o = 0;
@@ -83,7 +57,8 @@ char *um_escape(const char *s, char *buf, size_t n) {
                 return buf;
 
         while (*p && o + 1 < n) {
-                size_t len = utf8_sequence_length(p);
+                uint32_t cp;
+                size_t len = utf8_decode(p, &cp);
                 /* C1 controls (U+0080..U+009F, e.g. U+009B CSI) are valid UTF-8 but start
                  * escape sequences on some terminals: escape them like C0 controls. */
                 bool c1 = len == 2 && p[0] == 0xc2 && p[1] < 0xa0;

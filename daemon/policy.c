@@ -17,6 +17,7 @@
 #include <sys/mount.h>
 
 #include "policy.h"
+#include "utf8.h"
 
 /* Longest character set name (iocharset=) we pass to the kernel's nls loader. */
 #define CHARSET_NAME_MAX 32
@@ -495,36 +496,6 @@ static void option_list_done(OptionList *l) {
 
 static int oom(UmError *error) {
         return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "out of memory");
-}
-
-/* Length of the UTF-8 sequence at s and its code point in *ret_cp, or 0 if it is invalid. */
-static size_t utf8_decode(const unsigned char *s, uint32_t *ret_cp) {
-        size_t len;
-        uint32_t cp, min;
-
-        if (s[0] < 0x80) {
-                *ret_cp = s[0];
-                return 1;
-        }
-        if ((s[0] & 0xe0) == 0xc0)
-                len = 2, min = 0x80, cp = s[0] & 0x1f;
-        else if ((s[0] & 0xf0) == 0xe0)
-                len = 3, min = 0x800, cp = s[0] & 0x0f;
-        else if ((s[0] & 0xf8) == 0xf0)
-                len = 4, min = 0x10000, cp = s[0] & 0x07;
-        else
-                return 0;
-
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        /* Overlong forms, surrogates and values beyond Unicode are all invalid. */
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        *ret_cp = cp;
-        return len;
 }
 
 /* C0, DEL and C1: the C1 range holds the 8-bit CSI that terminals still honour. */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "registry.h"
+#include "utf8.h"
 
 #define REGISTRY_VERSION 1
 /* Our nesting is three deep; unknown fields may nest a little, hostile ones not at all. */
@@ -54,38 +55,6 @@ Registry *registry_free(Registry *reg) {
 }
 
 /* ---- validation ------------------------------------------------------------------ */
-
-/* Strict UTF-8: no overlong forms, no surrogates, nothing beyond U+10FFFF. */
-static bool utf8_is_valid(const char *str) {
-        const unsigned char *s = (const unsigned char *) str;
-
-        while (*s) {
-                unsigned cp, min;
-                size_t len;
-
-                if (s[0] < 0x80) {
-                        s++;
-                        continue;
-                }
-                if ((s[0] & 0xe0) == 0xc0)
-                        len = 2, min = 0x80, cp = s[0] & 0x1f;
-                else if ((s[0] & 0xf0) == 0xe0)
-                        len = 3, min = 0x800, cp = s[0] & 0x0f;
-                else if ((s[0] & 0xf8) == 0xf0)
-                        len = 4, min = 0x10000, cp = s[0] & 0x07;
-                else
-                        return false;
-                for (size_t i = 1; i < len; i++) {
-                        if ((s[i] & 0xc0) != 0x80)
-                                return false;
-                        cp = (cp << 6) | (s[i] & 0x3f);
-                }
-                if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                        return false;
-                s += len;
-        }
-        return true;
-}
 
 static bool path_is_valid(const char *p) {
         return p && p[0] == '/' && strlen(p) < PATH_MAX && utf8_is_valid(p);
