@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "authorize.h"
 #include "bus.h"
@@ -59,6 +60,7 @@ Manager *manager_free(Manager *m) {
                 request_free(m->requests);
         sd_event_source_disable_unref(m->mountinfo_watch);
         sd_event_source_disable_unref(m->reconcile_timer);
+        sd_device_monitor_unref(m->device_monitor);
         registry_free(m->registry);
         sd_bus_slot_unref(m->object_slot);
         sd_bus_flush_close_unref(m->bus);
@@ -252,14 +254,46 @@ static int on_reconcile_timer(sd_event_source *s, uint64_t usec, void *userdata)
         return sd_event_source_set_time_relative(s, RECONCILE_INTERVAL_USEC);
 }
 
+static int on_device_event(sd_device_monitor *monitor, sd_device *device, void *userdata) {
+        sd_device_action_t action;
+
+        if (sd_device_get_action(device, &action) >= 0 && action == SD_DEVICE_REMOVE)
+                manager_reconcile(userdata);
+        return 0;
+}
+
+/* Block device removals as udevd announces them; only where udevd runs (its control socket). */
+static int manager_watch_devices(Manager *m) {
+        int r;
+
+        if (access("/run/udev/control", F_OK) < 0)
+                return 0;
+        r = sd_device_monitor_new(&m->device_monitor);
+        if (r >= 0)
+                r = sd_device_monitor_filter_add_match_subsystem_devtype(m->device_monitor,
+                                                                         "block", NULL);
+        if (r >= 0)
+                r = sd_device_monitor_attach_event(m->device_monitor, m->event);
+        if (r >= 0)
+                r = sd_device_monitor_start(m->device_monitor, on_device_event, m);
+        if (r < 0) {
+                /* The timer below still notices removals, a little later. */
+                log_warning_errno(r, "Failed to watch block devices through udev: %m");
+                m->device_monitor = sd_device_monitor_unref(m->device_monitor);
+        }
+        return 0;
+}
+
 /*
  * Watches registered mounts: POLLPRI on /proc/self/mountinfo reports changes in the
- * daemon's own namespace (the host's, for desktop mounts) at once; a timer covers other
- * namespaces and devices that disappear (sd-device's monitor needs udevd, which not
- * every system runs).
+ * daemon's own namespace (the host's, for desktop mounts) at once; udevd's device monitor
+ * reports removed devices at once where udevd runs; a timer covers other namespaces and
+ * systems without udevd (like containers and this project's CI).
  */
 static int manager_watch_mounts(Manager *m) {
         int fd, r;
+
+        (void) manager_watch_devices(m);
 
         fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
         if (fd < 0)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
+#include <systemd/sd-device.h>
 #include <systemd/sd-event.h>
 
 #include "policy.h"
@@ -128,6 +129,7 @@ struct Manager {
         Registry *registry;
         sd_event_source *mountinfo_watch; /* POLLPRI on /proc/self/mountinfo */
         sd_event_source *reconcile_timer; /* periodic check of every registered mount */
+        sd_device_monitor *device_monitor; /* block device removals, where udevd runs */
         unsigned n_cleanups;              /* lazy detaches in flight */
 };
 
