@@ -621,6 +621,43 @@ static int target_resolve_error(int r, const char *esc, UmError *error) {
         }
 }
 
+/*
+ * The mounted filesystem's root replaces the target as others see it, typically as a
+ * root-owned directory. In a directory others can write to (/tmp, /dev/shm, a shared
+ * group directory) that would let a user plant a root-owned entry at a name others trust
+ * (.X11-unix, .ICE-unix): refuse targets whose parent is writable by group or others.
+ */
+static int check_target_parent(const CallerView *v, const char *target, const char *esc,
+                               UmError *error) {
+        _cleanup_free_ char *parent = strdup(target);
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+        char *slash;
+
+        if (!parent)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "out of memory");
+        slash = strrchr(parent, '/');
+        if (!slash)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_TARGET, EINVAL,
+                                    "the target \"%s\" is not an absolute path", esc);
+        if (slash == parent)
+                slash[1] = 0;
+        else
+                slash[0] = 0;
+        fd = open_beneath(v->root_fd, parent, O_PATH, 0);
+        if (fd < 0)
+                return target_resolve_error(fd, esc, error);
+        if (fstat(fd, &st) < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "could not examine the directory of the target \"%s\"", esc);
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_TARGET, EPERM,
+                                    "the target \"%s\" is in a directory that others can write "
+                                    "to; mount below a directory only you can write",
+                                    esc);
+        return 0;
+}
+
 static int open_target(const CallerView *v, const char *target, uid_t uid, int *ret_fd,
                        UmError *error) {
         _cleanup_close_ int fd = -EBADF;
@@ -632,6 +669,9 @@ static int open_target(const CallerView *v, const char *target, uid_t uid, int *
         if (fd < 0)
                 return target_resolve_error(fd, esc, error);
         r = check_target_fd(fd, uid, esc, error);
+        if (r < 0)
+                return r;
+        r = check_target_parent(v, target, esc, error);
         if (r < 0)
                 return r;
         *ret_fd = TAKE_FD(fd);

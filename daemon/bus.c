@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <pwd.h>
+#include <poll.h>
 #include <sys/pidfd.h>
 #include <stdio.h>
 #include <string.h>
@@ -191,6 +192,31 @@ static int bus_read_caller(sd_bus_message *m, Request *req, UmError *error) {
         return req->user_name ? 0 : -ENOMEM;
 }
 
+/* A pidfd polls readable once its process has exited (no signal permission needed). */
+static bool pidfd_exited(int pidfd) {
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+        return poll(&p, 1, 0) != 0;
+}
+
+/* 1 if every uid of process pid (real, effective, saved, fs) is uid, 0 if not, -errno. */
+static int process_has_only_uid(pid_t pid, uid_t uid) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        char path[64], line[256];
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof(line), f)) {
+                unsigned r, e, s, fs;
+
+                if (sscanf(line, "Uid:\t%u\t%u\t%u\t%u", &r, &e, &s, &fs) == 4)
+                        return r == uid && e == uid && s == uid && fs == uid;
+        }
+        return -EIO;
+}
+
 /*
  * A pidfd of the process that sent the call, for work in its mount namespace. The pid
  * comes from the bus; after opening the pidfd we ask the bus again: if the sender's
@@ -214,6 +240,21 @@ static int bus_read_caller_pidfd(sd_bus_message *m, Request *req, UmError *error
         if (r < 0 || pid != req->pid)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, ESRCH,
                                     "The calling process exited before its request was handled.");
+        /*
+         * The bus records the pid of whoever opened the connection, which may have exited
+         * while a child kept the connection: the pid could then name another user's
+         * process. So the process behind the pidfd must run with exactly the caller's
+         * uids, read while the pidfd still refers to a live process (so the pid cannot
+         * have been reused in between).
+         */
+        r = process_has_only_uid(req->pid, req->uid);
+        if (r >= 0 && pidfd_exited(pidfd))
+                r = -ESRCH;
+        if (r <= 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ESRCH,
+                                    "The process that opened this bus connection is gone or "
+                                    "runs as another user; call from the process that "
+                                    "connected.");
         req->caller_pidfd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
         return req->caller_pidfd < 0 ? -errno : 0;
 }

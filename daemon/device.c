@@ -33,7 +33,6 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct libmnt_table *, mnt_unref_table);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct libmnt_iter *, mnt_free_iter);
-DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 /* The caller's path (or any other string) made safe for a message. */
 static const char *esc(const char *s, char *buf, size_t n) {

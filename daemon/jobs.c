@@ -17,8 +17,26 @@
 
 void job_probe(void *userdata, WorkerReply *reply, int *ret_fd) {
         Request *req = userdata;
+        _cleanup_free_ char *loop = NULL;
+        int r = 0;
 
-        reply->r = source_probe(req->source_fd, &reply->probe, &reply->error);
+        if (req->source.type == SOURCE_BLOCK_DEVICE) {
+                /* The same checks as for device paths: an fd proves access, not that the
+                 * device is free (swap, dm/md holders) or a single filesystem. */
+                r = device_check_not_partitioned(req->source.rdev, &reply->error);
+                if (r >= 0)
+                        r = device_check_not_busy(req->source.rdev, &reply->error);
+        } else {
+                r = loop_find_backing(req->source_fd, &loop);
+                if (r > 0)
+                        r = um_error_set(&reply->error, UM_ERROR_KIND_DEVICE_BUSY, EBUSY,
+                                         "The image is already attached to %s (mounted or in "
+                                         "use); a second mount of it would corrupt it.",
+                                         strempty(loop));
+        }
+        if (r >= 0)
+                r = source_probe(req->source_fd, &reply->probe, &reply->error);
+        reply->r = r;
 }
 
 /*

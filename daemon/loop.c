@@ -8,6 +8,9 @@
 #include <linux/loop.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "loop.h"
@@ -108,5 +111,36 @@ int loop_attach(int backing_fd, bool read_only, int *ret_fd, char **ret_path, Um
                 return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "out of memory");
         *ret_fd = TAKE_FD(loop_fd);
         *ret_path = p;
+        return 0;
+}
+
+int loop_find_backing(int backing_fd, char **ret_path) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        struct stat st;
+
+        if (fstat(backing_fd, &st) < 0)
+                return -errno;
+        d = opendir("/sys/block");
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                struct loop_info64 info = {};
+                _cleanup_close_ int fd = -EBADF;
+                char path[300];
+
+                if (strncmp(de->d_name, "loop", 4) != 0)
+                        continue;
+                snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+                fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+                /* Unbound devices answer ENXIO. */
+                if (fd < 0 || ioctl(fd, LOOP_GET_STATUS64, &info) < 0)
+                        continue;
+                if (info.lo_device == st.st_dev && info.lo_inode == st.st_ino) {
+                        if (ret_path)
+                                *ret_path = strdup(path);
+                        return 1;
+                }
+        }
         return 0;
 }

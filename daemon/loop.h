@@ -17,3 +17,11 @@
  * free()). Closing the last fd of an unmounted loop device detaches it (autoclear).
  */
 int loop_attach(int backing_fd, bool read_only, int *ret_fd, char **ret_path, UmError *error);
+
+/*
+ * Whether the file behind backing_fd already backs a loop device (compared by device and
+ * inode through LOOP_GET_STATUS64, so renames and other paths do not hide it): 1 and
+ * *ret_path (owned, may be NULL) naming the loop device, 0 if not, -errno. Two loop
+ * devices on one image mean two filesystem instances writing the same blocks.
+ */
+int loop_find_backing(int backing_fd, char **ret_path);

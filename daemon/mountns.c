@@ -81,11 +81,6 @@ _Static_assert(sizeof(struct um_statmount) == 512, "statmount layout");
 #define STATMOUNT_BUFFER_MIN (sizeof(struct um_statmount) + PATH_MAX)
 #define STATMOUNT_BUFFER_MAX (sizeof(struct um_statmount) + 16 * PATH_MAX)
 
-static inline void closedirp(DIR **d) {
-        if (*d)
-                closedir(*d);
-}
-
 /* The id of the mount namespace behind nsfd, after checking that it is one. */
 static int mntns_fd_id(int nsfd, uint64_t *ret_id) {
         uint64_t id = 0;

@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -85,4 +86,9 @@ static inline bool isempty(const char *s) {
 static inline void fclosep(FILE **f) {
         if (*f)
                 fclose(*f);
+}
+
+static inline void closedirp(DIR **d) {
+        if (*d)
+                closedir(*d);
 }

@@ -296,12 +296,15 @@ static void test_mount_fd_target_refused(void) {
         g_autofree char *file = g_build_filename(full, "occupied", NULL);
         g_autofree char *real = make_dir("real", HARNESS_UID_USER1);
         g_autofree char *link = g_build_filename(harness_tmpdir(), "targets", "link", NULL);
+        g_autofree char *sticky = make_dir("sticky", 0);
+        g_autofree char *in_sticky = g_build_filename(sticky, ".X11-unix", NULL);
         const struct {
                 const char *target;
                 const char *error;
         } cases[] = {
                 { other, UM_ERROR_INVALID_TARGET },
                 { full, UM_ERROR_INVALID_TARGET },
+                { in_sticky, UM_ERROR_INVALID_TARGET },
                 { link, UM_ERROR_INVALID_TARGET },
                 { "/proc/self", UM_ERROR_INVALID_TARGET },
                 { "/", UM_ERROR_INVALID_TARGET },
@@ -314,6 +317,10 @@ static void test_mount_fd_target_refused(void) {
 
         g_assert_true(g_file_set_contents(file, "x", -1, NULL));
         g_assert_cmpint(symlink(real, link), ==, 0);
+        /* A directory of the caller's inside a sticky, world-writable one (like /tmp). */
+        g_assert_cmpint(chmod(sticky, 01777), ==, 0);
+        g_assert_cmpint(mkdir(in_sticky, 0755), ==, 0);
+        g_assert_cmpint(chown(in_sticky, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
         for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
                 const Call c = { .kind = CALL_MOUNT_FD, .path = image_stick,
                                  .target = cases[i].target };
@@ -362,6 +369,18 @@ static void test_same_label_and_hostile_label(void) {
         unmount_as(HARNESS_UID_USER1, report_get(tb, "mount-point"));
         unmount_as(HARNESS_UID_USER1, hostile);
         unmount_as(HARNESS_UID_USER1, report_get(tn, "mount-point"));
+        assert_clean();
+}
+
+/* One image is never attached twice: two filesystem instances would corrupt it. */
+static void test_image_twice(void) {
+        const Call c = { .kind = CALL_MOUNT_FD, .path = image_stick };
+        g_autoptr(GHashTable) first = call_as(HARNESS_UID_USER1, &c);
+        g_autoptr(GHashTable) second = call_as(HARNESS_UID_USER1, &c);
+
+        g_assert_cmpstr(report_get(first, "result"), ==, "ok");
+        g_assert_cmpstr(report_get(second, "result"), ==, UM_ERROR_DEVICE_BUSY);
+        unmount_as(HARNESS_UID_USER1, report_get(first, "mount-point"));
         assert_clean();
 }
 
@@ -603,6 +622,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/mount/fd/target-refused", test_mount_fd_target_refused);
         g_test_add_func("/mount/labels", test_same_label_and_hostile_label);
         g_test_add_func("/mount/other-user", test_other_users_mount);
+        g_test_add_func("/mount/image-twice", test_image_twice);
         g_test_add_func("/mount/unmount/not-mounted", test_unmount_not_mounted);
         g_test_add_func("/mount/unmount/busy", test_unmount_busy);
         g_test_add_func("/mount/caller-exits", test_caller_exits);
