@@ -57,6 +57,9 @@
 #include <sys/vfs.h>
 #include <sys/xattr.h>
 
+#include <grp.h>
+#include <sys/fsuid.h>
+
 #include "attach.h"
 #include "utf8.h"
 #include "mountbuild.h"
@@ -181,11 +184,13 @@ typedef struct MntIdReq {
 typedef struct CallerView {
         int proc_self_fd; /* /proc/<worker> of the daemon's procfs, opened before setns() */
         int root_fd;      /* the caller's root directory, in its (now our) mount namespace */
+        int status_fd;    /* /proc/<caller>/status, for the caller's groups */
 } CallerView;
 
 static void caller_view_done(CallerView *v) {
         v->proc_self_fd = safe_close(v->proc_self_fd);
         v->root_fd = safe_close(v->root_fd);
+        v->status_fd = safe_close(v->status_fd);
 }
 
 /* ---- pure checks ------------------------------------------------------------------- */
@@ -478,6 +483,7 @@ static int caller_enter(int pidfd, const char *gone, CallerView *ret, UmError *e
         if (fchdir(root_fd) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "could not enter the caller's root directory");
+        ret->status_fd = openat(pid_fd, "status", O_RDONLY | O_CLOEXEC);
         ret->proc_self_fd = TAKE_FD(self_fd);
         ret->root_fd = TAKE_FD(root_fd);
         return 0;
@@ -978,12 +984,69 @@ static int attach_move(const CallerView *v, int mount_fd, int target_fd, uint64_
                             esc);
 }
 
+#define CALLER_GROUPS_MAX 1024
+
+/*
+ * Looks up files as the caller would: fsuid uid, and the fs gid and supplementary groups
+ * of the calling process (from its /proc status). Capabilities that override file
+ * permissions drop with the fsuid, so a target the caller cannot reach is not reached.
+ */
+static int become_caller_for_files(const CallerView *v, uid_t uid, UmError *error) {
+        char buf[8192], *p;
+        gid_t groups[CALLER_GROUPS_MAX];
+        unsigned gr, ge, gs, gfs;
+        size_t n_groups = 0;
+        ssize_t n;
+
+        n = v->status_fd >= 0 ? pread(v->status_fd, buf, sizeof(buf) - 1, 0) : -1;
+        if (n <= 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, n < 0 ? errno : EIO,
+                                    "could not read the caller's groups");
+        buf[n] = 0;
+        p = strstr(buf, "\nGid:");
+        if (!p || sscanf(p, "\nGid:\t%u\t%u\t%u\t%u", &gr, &ge, &gs, &gfs) != 4)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EIO,
+                                    "could not read the caller's groups");
+        p = strstr(buf, "\nGroups:");
+        if (p) {
+                p += strlen("\nGroups:");
+                while (*p && *p != '\n' && n_groups < CALLER_GROUPS_MAX) {
+                        char *end;
+                        unsigned long g = strtoul(p, &end, 10);
+
+                        if (end == p)
+                                break;
+                        groups[n_groups++] = (gid_t) g;
+                        p = end;
+                }
+        }
+        if (setgroups(n_groups, groups) < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "could not take on the caller's groups");
+        (void) setfsgid(gfs);
+        (void) setfsuid(uid);
+        if ((uid_t) setfsuid((uid_t) -1) != uid || (gid_t) setfsgid((gid_t) -1) != gfs)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EPERM,
+                                    "could not take on the caller's identity");
+        return 0;
+}
+
+/* Back to root's file access (fsuid 0 raises the file capabilities again). */
+static void become_root_for_files(void) {
+        (void) setfsuid(0);
+        (void) setfsgid(0);
+        (void) setgroups(0, NULL);
+}
+
 static int attach_at_target(const CallerView *v, int mount_fd, uint64_t mount_id,
                             const AttachRequest *req, AttachResult *res, UmError *error) {
         _cleanup_close_ int target_fd = -EBADF;
         int r;
 
-        r = open_target(v, req->target, req->uid, &target_fd, error);
+        r = become_caller_for_files(v, req->uid, error);
+        if (r >= 0)
+                r = open_target(v, req->target, req->uid, &target_fd, error);
+        become_root_for_files();
         if (r < 0)
                 return r;
         r = attach_move(v, mount_fd, target_fd, mount_id, req->target, error);
@@ -1040,7 +1103,7 @@ static int attach_at_media(const CallerView *v, int mount_fd, uint64_t mount_id,
 }
 
 int attach_mount(int mount_fd, const AttachRequest *req, AttachResult *ret, UmError *error) {
-        _cleanup_(caller_view_done) CallerView v = { .proc_self_fd = -EBADF, .root_fd = -EBADF };
+        _cleanup_(caller_view_done) CallerView v = { .proc_self_fd = -EBADF, .root_fd = -EBADF, .status_fd = -EBADF };
         AttachResult res = {};
         bool with_target;
         int r;
@@ -1204,7 +1267,7 @@ static const char *path_split(const char *path, char *buf, size_t n) {
 
 int attach_detach(int pidfd, const char *mount_point, uint64_t mount_id, bool force,
                   bool remove_dir, UmError *error) {
-        _cleanup_(caller_view_done) CallerView v = { .proc_self_fd = -EBADF, .root_fd = -EBADF };
+        _cleanup_(caller_view_done) CallerView v = { .proc_self_fd = -EBADF, .root_fd = -EBADF, .status_fd = -EBADF };
         _cleanup_close_ int parent_fd = -EBADF;
         char esc[MESSAGE_PATH_MAX], parent[PATH_MAX];
         const char *name;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "attach.h"
 #include "device.h"
@@ -27,7 +28,15 @@ void job_probe(void *userdata, WorkerReply *reply, int *ret_fd) {
                 if (r >= 0)
                         r = device_check_not_busy(req->source.rdev, &reply->error);
         } else {
-                r = loop_find_backing(req->source_fd, &loop);
+                /* A mount released a moment ago lets go of its loop device asynchronously:
+                 * give it up to two seconds before calling the image busy. */
+                for (int i = 0; i < 40; i++) {
+                        loop = mfree(loop);
+                        r = loop_find_backing(req->source_fd, &loop);
+                        if (r <= 0)
+                                break;
+                        usleep(50 * 1000);
+                }
                 if (r > 0)
                         r = um_error_set(&reply->error, UM_ERROR_KIND_DEVICE_BUSY, EBUSY,
                                          "The image is already attached to %s (mounted or in "

@@ -137,6 +137,14 @@ int loop_find_backing(int backing_fd, char **ret_path) {
                 if (fd < 0 || ioctl(fd, LOOP_GET_STATUS64, &info) < 0)
                         continue;
                 if (info.lo_device == st.st_dev && info.lo_inode == st.st_ino) {
+                        _cleanup_close_ int excl = -EBADF;
+
+                        /* Only a device something holds counts (a mounted filesystem claims
+                         * it exclusively); an autoclear device whose last user just went is
+                         * merely waiting for the kernel to tear it down. */
+                        excl = open(path, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
+                        if (excl >= 0 || errno != EBUSY)
+                                continue;
                         if (ret_path)
                                 *ret_path = strdup(path);
                         return 1;

@@ -19,8 +19,9 @@
 int loop_attach(int backing_fd, bool read_only, int *ret_fd, char **ret_path, UmError *error);
 
 /*
- * Whether the file behind backing_fd already backs a loop device (compared by device and
- * inode through LOOP_GET_STATUS64, so renames and other paths do not hide it): 1 and
+ * Whether the file behind backing_fd already backs a loop device that is in use (held
+ * exclusively, as by a mounted filesystem), compared by device and inode through
+ * LOOP_GET_STATUS64, so renames and other paths do not hide it: 1 and
  * *ret_path (owned, may be NULL) naming the loop device, 0 if not, -errno. Two loop
  * devices on one image mean two filesystem instances writing the same blocks.
  */

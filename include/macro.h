@@ -92,3 +92,9 @@ static inline void closedirp(DIR **d) {
         if (*d)
                 closedir(*d);
 }
+
+/* Frees p and returns NULL, for "p = mfree(p)". */
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}

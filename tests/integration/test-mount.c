@@ -298,6 +298,8 @@ static void test_mount_fd_target_refused(void) {
         g_autofree char *link = g_build_filename(harness_tmpdir(), "targets", "link", NULL);
         g_autofree char *sticky = make_dir("sticky", 0);
         g_autofree char *in_sticky = g_build_filename(sticky, ".X11-unix", NULL);
+        g_autofree char *private = make_dir("private", 0);
+        g_autofree char *unreachable = g_build_filename(private, "mine", NULL);
         const struct {
                 const char *target;
                 const char *error;
@@ -305,6 +307,7 @@ static void test_mount_fd_target_refused(void) {
                 { other, UM_ERROR_INVALID_TARGET },
                 { full, UM_ERROR_INVALID_TARGET },
                 { in_sticky, UM_ERROR_INVALID_TARGET },
+                { unreachable, UM_ERROR_INVALID_TARGET },
                 { link, UM_ERROR_INVALID_TARGET },
                 { "/proc/self", UM_ERROR_INVALID_TARGET },
                 { "/", UM_ERROR_INVALID_TARGET },
@@ -321,6 +324,11 @@ static void test_mount_fd_target_refused(void) {
         g_assert_cmpint(chmod(sticky, 01777), ==, 0);
         g_assert_cmpint(mkdir(in_sticky, 0755), ==, 0);
         g_assert_cmpint(chown(in_sticky, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
+        /* The caller's own directory, inside one only root may enter: looked up as the
+         * caller, it cannot be reached. */
+        g_assert_cmpint(chmod(private, 0700), ==, 0);
+        g_assert_cmpint(mkdir(unreachable, 0755), ==, 0);
+        g_assert_cmpint(chown(unreachable, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
         for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
                 const Call c = { .kind = CALL_MOUNT_FD, .path = image_stick,
                                  .target = cases[i].target };
