@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
 #include <sys/sysmacros.h>
@@ -50,6 +52,7 @@ typedef enum CallKind {
         CALL_LIST,
         CALL_MOUNT_FD_AND_EXIT, /* send MountFd and exit at once (item 22) */
         CALL_HOLD_CWD,          /* keep a directory busy until released */
+        CALL_ORPHANED_MOUNT_FD, /* connect, exit, and let a child call MountFd on that connection */
 } CallKind;
 
 typedef struct Call {
@@ -58,6 +61,63 @@ typedef struct Call {
         const char *target; /* params["target"], NULL: none */
         bool force;
 } Call;
+
+static int orphaned_mount_fd(const Call *c) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *address = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+        union {
+                struct cmsghdr h;
+                uint8_t buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        char byte = 0;
+        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+                             .msg_controllen = sizeof(control) };
+        sd_bus *bus = NULL;
+        int pair[2], sock = -1, fd, r;
+        pid_t child;
+
+        g_assert_true(address && g_str_has_prefix(address, "unix:path="));
+        g_assert_cmpint(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair), ==, 0);
+        child = fork();
+        if (child == 0) {
+                /* The process the bus will record as the connection's owner. */
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                int s2 = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+                g_strlcpy(sa.sun_path, address + strlen("unix:path="), sizeof(sa.sun_path));
+                if (s2 < 0 || connect(s2, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                        _exit(1);
+                struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+                if (!h)
+                        _exit(1);
+                h->cmsg_level = SOL_SOCKET;
+                h->cmsg_type = SCM_RIGHTS;
+                h->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(h), &s2, sizeof(int));
+                _exit(sendmsg(pair[1], &mh, 0) < 0 ? 1 : 0);
+        }
+        g_assert_cmpint(recvmsg(pair[0], &mh, MSG_CMSG_CLOEXEC), ==, 1);
+        struct cmsghdr *got = CMSG_FIRSTHDR(&mh);
+        if (!got)
+                g_error("no fd arrived from the connecting child");
+        memcpy(&sock, CMSG_DATA(got), sizeof(int));
+        g_assert_cmpint(waitpid(child, NULL, 0), ==, child); /* gone, and reaped */
+
+        /* This process speaks D-Bus over the socket the dead child connected. */
+        g_assert_cmpint(sd_bus_new(&bus), >=, 0);
+        g_assert_cmpint(sd_bus_set_fd(bus, sock, sock), >=, 0);
+        g_assert_cmpint(sd_bus_set_bus_client(bus, true), >=, 0);
+        g_assert_cmpint(sd_bus_negotiate_fds(bus, true), >=, 0);
+        g_assert_cmpint(sd_bus_start(bus), >=, 0);
+        fd = open(c->path, O_RDWR | O_CLOEXEC);
+        r = sd_bus_call_method(bus, UM_BUS_NAME, UM_OBJECT_PATH, UM_MANAGER_INTERFACE, "MountFd",
+                               &error, &reply, "hssa{sv}", fd, "", "", 0);
+        calls_report_result(r, &error);
+        sd_bus_flush_close_unref(bus);
+        return 0;
+}
 
 static int caller(void *userdata) {
         const Call *c = userdata;
@@ -70,6 +130,8 @@ static int caller(void *userdata) {
         sd_bus *bus = NULL;
         int r;
 
+        if (c->kind == CALL_ORPHANED_MOUNT_FD)
+                return orphaned_mount_fd(c);
         if (c->kind == CALL_HOLD_CWD) {
                 r = chdir(c->path);
                 harness_report("held=%s", calls_errno_name(r));
@@ -103,6 +165,7 @@ static int caller(void *userdata) {
                 g_assert_cmpint(calls_append_params(call, NULL), >=, 0);
                 break;
         case CALL_HOLD_CWD:
+        case CALL_ORPHANED_MOUNT_FD:
                 g_assert_not_reached();
         }
 
@@ -466,6 +529,20 @@ static void test_caller_exits(void) {
         assert_clean();
 }
 
+/*
+ * The bus records the pid of the process that connected the socket. Here that process is
+ * gone and another one uses the connection: the recorded pid could belong to anyone by
+ * now, so the daemon refuses to act in "its" mount namespace.
+ */
+static void test_connection_outlives_caller(void) {
+        const Call c = { .kind = CALL_ORPHANED_MOUNT_FD, .path = image_stick };
+        g_autoptr(GHashTable) t = call_as(HARNESS_UID_USER1, &c);
+
+        g_assert_cmpstr(report_get(t, "result"), ==, UM_ERROR_FAILED);
+        g_assert_false(is_mount_point("/run/media/umtest1/stick"));
+        assert_clean();
+}
+
 /* Mount by device path: a real block device, mount-system, listed, unmounted. */
 static void test_mount_device(void) {
         Zram z = zram_new("zdisk");
@@ -634,6 +711,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/mount/unmount/not-mounted", test_unmount_not_mounted);
         g_test_add_func("/mount/unmount/busy", test_unmount_busy);
         g_test_add_func("/mount/caller-exits", test_caller_exits);
+        g_test_add_func("/mount/connection-outlives-caller", test_connection_outlives_caller);
         g_test_add_func("/mount/device", test_mount_device);
         g_test_add_func("/mount/device/refused", test_mount_device_refused);
         g_test_add_func("/mount/registry/restart", test_restart_keeps_registry);
