@@ -3,7 +3,6 @@
  * usermount list: the mounts usermountd keeps track of (ListMounts), as a table for people
  * or as JSON for scripts.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include "mount-info.h"
 #include "mount-json.h"
 #include "mount-table.h"
+#include "args.h"
 #include "output.h"
 #include "usermount.h"
 
@@ -54,47 +54,6 @@ static void list_help(void) {
                "  usermount list --json | jq -r '.[].\"mount-point\"'\n"
                "\n"
                "Exit status: 0 on success, otherwise as listed in usermount --help.\n");
-}
-
-/* Returns 1 to go on, 0 when done (help shown), -EINVAL after printing a usage error. */
-static int list_parse_argv(int argc, char *argv[], ListArgs *args) {
-        enum {
-                ARG_JSON = 0x100,
-        };
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "json", no_argument, NULL, ARG_JSON },
-                {}
-        };
-        int c;
-
-        optind = 0;
-        while ((c = getopt_long(argc, argv, "-h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        list_help();
-                        return 0;
-                case ARG_JSON:
-                        args->json = true;
-                        break;
-                case 1: {
-                        _cleanup_free_ char *e = output_escape(optarg);
-
-                        log_error("Unexpected argument '%s'.", strempty(e));
-                        return -EINVAL;
-                }
-                default:
-                        /* '?': getopt has said what was wrong. */
-                        return -EINVAL;
-                }
-        }
-        if (optind < argc) {
-                _cleanup_free_ char *e = output_escape(argv[optind]);
-
-                log_error("Unexpected argument '%s'.", strempty(e));
-                return -EINVAL;
-        }
-        return 1;
 }
 
 /* The user name of uid, else the uid as text, into a new string; NULL when out of memory. */
@@ -202,7 +161,7 @@ int verb_list(int argc, char *argv[]) {
         ListArgs args = {};
         int r;
 
-        r = list_parse_argv(argc, argv, &args);
+        r = args_parse_json_only(argc, argv, list_help, &args.json);
         if (r < 0)
                 return usage_hint("list");
         if (r == 0)

@@ -3,7 +3,6 @@
  * usermount monitor: prints usermountd's MountAdded and MountRemoved signals as they come,
  * one line each, until interrupted.
  */
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <systemd/sd-bus.h>
@@ -12,6 +11,7 @@
 #include "bus-client.h"
 #include "mount-info.h"
 #include "mount-json.h"
+#include "args.h"
 #include "output.h"
 #include "usermount-names.h"
 #include "usermount.h"
@@ -56,47 +56,6 @@ static void monitor_help(void) {
                "\n"
                "Exit status: 0 when interrupted, 8 if the system bus goes away, otherwise as\n"
                "listed in usermount --help.\n");
-}
-
-/* Returns 1 to go on, 0 when done (help shown), -EINVAL after printing a usage error. */
-static int monitor_parse_argv(int argc, char *argv[], MonitorArgs *args) {
-        enum {
-                ARG_JSON = 0x100,
-        };
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "json", no_argument, NULL, ARG_JSON },
-                {}
-        };
-        int c;
-
-        optind = 0;
-        while ((c = getopt_long(argc, argv, "-h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        monitor_help();
-                        return 0;
-                case ARG_JSON:
-                        args->json = true;
-                        break;
-                case 1: {
-                        _cleanup_free_ char *e = output_escape(optarg);
-
-                        log_error("Unexpected argument '%s'.", strempty(e));
-                        return -EINVAL;
-                }
-                default:
-                        /* '?': getopt has said what was wrong. */
-                        return -EINVAL;
-                }
-        }
-        if (optind < argc) {
-                _cleanup_free_ char *e = output_escape(argv[optind]);
-
-                log_error("Unexpected argument '%s'.", strempty(e));
-                return -EINVAL;
-        }
-        return 1;
 }
 
 /* Formats the event in m (s mount_point, a{sv} info) as a line, without '\n'. */
@@ -235,7 +194,7 @@ int verb_monitor(int argc, char *argv[]) {
         MonitorArgs args = {};
         int r;
 
-        r = monitor_parse_argv(argc, argv, &args);
+        r = args_parse_json_only(argc, argv, monitor_help, &args.json);
         if (r < 0)
                 return usage_hint("monitor");
         if (r == 0)

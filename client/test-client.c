@@ -5,6 +5,7 @@
  * the routing decisions of mount and unmount, and the mapping of D-Bus errors to exit
  * statuses. TAP output.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -13,6 +14,7 @@
 #include <systemd/sd-bus.h>
 #include <time.h>
 
+#include "args.h"
 #include "bus-client.h"
 #include "mount-info.h"
 #include "mount-json.h"
@@ -595,8 +597,47 @@ static void test_error_status(void) {
         }
 }
 
+static unsigned help_shown;
+
+static void count_help(void) {
+        help_shown++;
+}
+
+/* The parser list and monitor share: --json, --help, and nothing else. */
+static void test_args_json_only(void) {
+        static const struct {
+                const char *argv[4];
+                int r;
+                bool json;
+        } cases[] = {
+                { { "list", NULL }, 1, false },
+                { { "list", "--json", NULL }, 1, true },
+                { { "monitor", "--help", NULL }, 0, false },
+                { { "list", "extra", NULL }, -EINVAL, false },
+                { { "list", "--json", "extra", NULL }, -EINVAL, true },
+                { { "list", "--bogus", NULL }, -EINVAL, false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *argv[4];
+                int argc = 0;
+                bool json = false;
+                unsigned before = help_shown;
+                int r;
+
+                for (; cases[i].argv[argc]; argc++)
+                        argv[argc] = (char *) cases[i].argv[argc];
+                argv[argc] = NULL;
+                r = args_parse_json_only(argc, argv, count_help, &json);
+                check(r == cases[i].r, "args_parse_json_only result");
+                check(json == cases[i].json, "args_parse_json_only --json");
+                check((help_shown > before) == (cases[i].r == 0), "args_parse_json_only --help");
+        }
+}
+
 int main(void) {
         test_escape();
+        test_args_json_only();
         test_utf8();
         test_info_full();
         test_info_partial();

@@ -61,6 +61,8 @@
 #include <sys/fsuid.h>
 
 #include "attach.h"
+#include "mountns.h"
+#include "pseudofs.h"
 #include "utf8.h"
 #include "mountbuild.h"
 
@@ -70,67 +72,9 @@
 #ifndef STATX_ATTR_MOUNT_ROOT
 #define STATX_ATTR_MOUNT_ROOT 0x00002000
 #endif
-#ifndef __NR_statmount
-#define __NR_statmount 457 /* Linux 6.8, the same number on every architecture */
-#endif
-#ifndef PID_FS_MAGIC
-#define PID_FS_MAGIC 0x50494446
-#endif
-#ifndef CONFIGFS_MAGIC
-#define CONFIGFS_MAGIC 0x62656570
-#endif
-#ifndef FUSECTL_SUPER_MAGIC
-#define FUSECTL_SUPER_MAGIC 0x65735543
-#endif
-#ifndef MQUEUE_MAGIC
-#define MQUEUE_MAGIC 0x19800202
-#endif
-
 #define NAME_MAX_BYTES 64          /* attach_sanitize_name() */
 #define NAME_MAX_SUFFIX 100        /* "<name>-2" ... "<name>-100" */
 #define MESSAGE_PATH_MAX 160       /* escaped path shown in an error sentence */
-
-/*
- * Filesystems nothing may be mounted on for a user: kernel interfaces whose directories
- * can be owned by the user (/proc/<pid>, cgroup delegation) or that are simply no place
- * for media. devtmpfs has the magic of tmpfs and is told by name (statmount()).
- */
-static const struct {
-        uint64_t magic;
-        const char *name;
-} refused_filesystems[] = {
-        { PROC_SUPER_MAGIC, "proc" },
-        { SYSFS_MAGIC, "sysfs" },
-        { DEBUGFS_MAGIC, "debugfs" },
-        { TRACEFS_MAGIC, "tracefs" },
-        { SECURITYFS_MAGIC, "securityfs" },
-        { SELINUX_MAGIC, "selinuxfs" },
-        { SMACK_MAGIC, "smackfs" },
-        { CGROUP_SUPER_MAGIC, "cgroup" },
-        { CGROUP2_SUPER_MAGIC, "cgroup2" },
-        { RDTGROUP_SUPER_MAGIC, "resctrl" },
-        { BPF_FS_MAGIC, "bpf" },
-        { CONFIGFS_MAGIC, "configfs" },
-        { NSFS_MAGIC, "nsfs" },
-        { PID_FS_MAGIC, "pidfs" },
-        { PSTOREFS_MAGIC, "pstore" },
-        { EFIVARFS_MAGIC, "efivarfs" },
-        { FUSECTL_SUPER_MAGIC, "fusectl" },
-        { MQUEUE_MAGIC, "mqueue" },
-        { HUGETLBFS_MAGIC, "hugetlbfs" },
-        { DEVPTS_SUPER_MAGIC, "devpts" },
-        { BINFMTFS_MAGIC, "binfmt_misc" },
-        { BINDERFS_SUPER_MAGIC, "binder" },
-        { AUTOFS_SUPER_MAGIC, "autofs" },
-        { USBDEVICE_SUPER_MAGIC, "usbdevfs" },
-        { ANON_INODE_FS_MAGIC, "anon_inodefs" },
-        { SOCKFS_MAGIC, "sockfs" },
-        { PIPEFS_MAGIC, "pipefs" },
-        { BDEVFS_MAGIC, "bdev" },
-        { SECRETMEM_MAGIC, "secretmem" },
-};
-
-static const char *const refused_fstype_names[] = { "devtmpfs" };
 
 /*
  * Directories that are never a target, even when empty and owned by the caller (inside a
@@ -145,40 +89,6 @@ static const char *const system_directories[] = {
         "/var/lib",   "/var/tmp",
 };
 
-/* The header of struct statmount (Linux 6.8+); the strings follow it. */
-typedef struct StatmountHeader {
-        uint32_t size;
-        uint32_t mnt_opts;
-        uint64_t mask;
-        uint32_t sb_dev_major;
-        uint32_t sb_dev_minor;
-        uint64_t sb_magic;
-        uint32_t sb_flags;
-        uint32_t fs_type;
-        uint64_t mnt_id;
-        uint64_t mnt_parent_id;
-        uint32_t mnt_id_old;
-        uint32_t mnt_parent_id_old;
-        uint64_t mnt_attr;
-        uint64_t mnt_propagation;
-        uint64_t mnt_peer_group;
-        uint64_t mnt_master;
-        uint64_t propagate_from;
-        uint32_t mnt_root;
-        uint32_t mnt_point;
-        uint64_t spare[50];
-} StatmountHeader;
-
-_Static_assert(sizeof(StatmountHeader) == 512, "struct statmount is 512 bytes before its strings");
-
-typedef struct MntIdReq {
-        uint32_t size;
-        uint32_t spare;
-        uint64_t mnt_id;
-        uint64_t param;
-} MntIdReq;
-
-#define STATMOUNT_FS_TYPE_MASK 0x00000020U
 
 /* Where the worker stands once it is in the caller's mount namespace. */
 typedef struct CallerView {
@@ -340,20 +250,15 @@ static int open_beneath(int dirfd, const char *path, int flags, uint64_t extra_r
 
 /* The fs type name of mount mnt_id in the current namespace, or -ENOSYS on old kernels. */
 static int mount_fstype(uint64_t mnt_id, char *buf, size_t n) {
-        union {
-                StatmountHeader h;
-                char bytes[sizeof(StatmountHeader) + 256];
-        } sm = {};
-        MntIdReq req = { .size = sizeof(req), .mnt_id = mnt_id, .param = STATMOUNT_FS_TYPE_MASK };
-        size_t off;
+        _cleanup_free_ char *fstype = NULL;
+        int r;
 
-        if (syscall(__NR_statmount, &req, &sm, sizeof(sm), 0) < 0)
-                return errno == EINVAL || errno == EOPNOTSUPP ? -ENOSYS : -errno;
-        off = sm.h.fs_type;
-        if (!(sm.h.mask & STATMOUNT_FS_TYPE_MASK) || off >= sizeof(sm) - sizeof(sm.h))
+        r = mountns_mount_fstype(mnt_id, &fstype);
+        if (r == -EINVAL || r == -EOPNOTSUPP || r == -ENOSYS || r == -ENODATA)
                 return -ENOSYS;
-        snprintf(buf, n, "%.*s", (int) (sizeof(sm) - sizeof(sm.h) - off),
-                 sm.bytes + sizeof(sm.h) + off);
+        if (r < 0)
+                return r;
+        snprintf(buf, n, "%s", fstype);
         return 0;
 }
 
@@ -523,15 +428,12 @@ static int detach_through_fd(const CallerView *v, int fd) {
 
 /* ---- checking a target --------------------------------------------------------------- */
 
+/*
+ * Nothing is mounted for a user on a kernel pseudo filesystem: their directories can be
+ * owned by the user (/proc/<pid>, cgroup delegation) or are simply no place for media.
+ */
 static const char *refused_filesystem(const struct statfs *sfs, const char *fstype) {
-        for (size_t i = 0; i < ELEMENTSOF(refused_filesystems); i++)
-                if ((uint64_t) sfs->f_type == refused_filesystems[i].magic ||
-                    streq(fstype, refused_filesystems[i].name))
-                        return refused_filesystems[i].name;
-        for (size_t i = 0; i < ELEMENTSOF(refused_fstype_names); i++)
-                if (streq(fstype, refused_fstype_names[i]))
-                        return refused_fstype_names[i];
-        return NULL;
+        return pseudofs_name((uint64_t) sfs->f_type) ?: pseudofs_name_by_type(fstype);
 }
 
 static int check_target_filesystem(int fd, const char *esc, UmError *error) {

@@ -37,6 +37,7 @@
 #endif
 
 #define UM_STATMOUNT_MNT_POINT 0x00000010U
+#define UM_STATMOUNT_FS_TYPE 0x00000020U
 #define UM_MNT_ID_REQ_SIZE_VER1 32
 
 /* struct mnt_id_req of linux/mount.h (6.18): mnt_ns_fd was "spare" before 6.18. */
@@ -173,22 +174,42 @@ static int statmount_alloc(uint64_t mntns_id, uint64_t mount_id, uint64_t mask,
         return -EOVERFLOW;
 }
 
-/* The mount point string of sm (size bytes), copied; NULL if the kernel gave none. */
-static int statmount_mount_point(const struct um_statmount *sm, size_t size, char **ret) {
+/* The string field at offset field of sm (size bytes), if the kernel set bit; NULL if not. */
+static int statmount_string(const struct um_statmount *sm, size_t size, uint64_t bit,
+                            uint32_t field, char **ret) {
         size_t used = sm->size < size ? sm->size : size;
-        size_t off = sizeof(*sm) + sm->mnt_point;
+        size_t off = sizeof(*sm) + field;
         const char *s;
 
         *ret = NULL;
-        if (!(sm->mask & UM_STATMOUNT_MNT_POINT))
+        if (!(sm->mask & bit))
                 return 0;
         if (off >= used || !memchr((const char *) sm + off, 0, used - off))
                 return -EBADMSG;
-        s = sm->str + sm->mnt_point;
+        s = sm->str + field;
         if (!*s)
                 return 0;
         *ret = strdup(s);
         return *ret ? 0 : -ENOMEM;
+}
+
+static int statmount_mount_point(const struct um_statmount *sm, size_t size, char **ret) {
+        return statmount_string(sm, size, UM_STATMOUNT_MNT_POINT, sm->mnt_point, ret);
+}
+
+int mountns_mount_fstype(uint64_t mount_id, char **ret_fstype) {
+        _cleanup_free_ struct um_statmount *sm = NULL;
+        size_t size;
+        int r;
+
+        /* Namespace id 0: the caller's current mount namespace. */
+        r = statmount_alloc(0, mount_id, UM_STATMOUNT_FS_TYPE, &sm, &size);
+        if (r < 0)
+                return r;
+        r = statmount_string(sm, size, UM_STATMOUNT_FS_TYPE, sm->fs_type, ret_fstype);
+        if (r >= 0 && !*ret_fstype)
+                return -ENODATA;
+        return r;
 }
 
 int mountns_mount_exists(uint64_t mntns_id, uint64_t mount_id, char **ret_mount_point) {

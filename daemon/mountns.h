@@ -47,3 +47,9 @@ int mountns_mount_exists(uint64_t mntns_id, uint64_t mount_id, char **ret_mount_
  * -ESRCH if none is left, -EINVAL for id 0.
  */
 int mountns_find_process(uint64_t mntns_id, int *ret_pidfd);
+
+/*
+ * The filesystem type name (e.g. "devtmpfs") of mount mount_id in the calling process's
+ * mount namespace; owned, free(). -ENODATA if the kernel gave none.
+ */
+int mountns_mount_fstype(uint64_t mount_id, char **ret_fstype);

@@ -10,65 +10,52 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 
+#include "pseudofs.h"
 #include "source.h"
 
-#ifndef PID_FS_MAGIC
-#define PID_FS_MAGIC 0x50494446
-#endif
-#ifndef CONFIGFS_MAGIC
-#define CONFIGFS_MAGIC 0x62656570
-#endif
-#ifndef FUSECTL_SUPER_MAGIC
-#define FUSECTL_SUPER_MAGIC 0x65735543
-#endif
-
 /*
- * Kernel-internal and pseudo filesystems whose "regular files" are no images: namespace
- * files (nsfs), pidfds, anonymous inodes (eventfd, signalfd, ...), procfs and friends.
- * A loop device over one of them is at best meaningless and at worst reads kernel state.
+ * What an fd on a kernel pseudo filesystem is, for the refusal: no "regular file" there
+ * is an image (namespace files, pidfds, anonymous inodes, procfs, ...); a loop device
+ * over one is at best meaningless and at worst reads kernel state.
  */
 static const struct {
-        uint32_t magic;
+        const char *name;
         const char *what;
-} pseudo_filesystems[] = {
-        { ANON_INODE_FS_MAGIC, "an anonymous inode" },
-        { PID_FS_MAGIC, "a pidfd" },
-        { NSFS_MAGIC, "a namespace file (nsfs)" },
-        { PROC_SUPER_MAGIC, "a file on procfs" },
-        { SYSFS_MAGIC, "a file on sysfs" },
-        { DEBUGFS_MAGIC, "a file on debugfs" },
-        { TRACEFS_MAGIC, "a file on tracefs" },
-        { SECURITYFS_MAGIC, "a file on securityfs" },
-        { SELINUX_MAGIC, "a file on selinuxfs" },
-        { SMACK_MAGIC, "a file on smackfs" },
-        { CONFIGFS_MAGIC, "a file on configfs" },
-        { BPF_FS_MAGIC, "a file on bpffs" },
-        { CGROUP_SUPER_MAGIC, "a file on cgroupfs" },
-        { CGROUP2_SUPER_MAGIC, "a file on cgroupfs" },
-        { EFIVARFS_MAGIC, "a file on efivarfs" },
-        { PSTOREFS_MAGIC, "a file on pstore" },
-        { BINFMTFS_MAGIC, "a file on binfmt_misc" },
-        { FUSECTL_SUPER_MAGIC, "a file on fusectl" },
-        { DEVPTS_SUPER_MAGIC, "a pseudo-terminal" },
-        { SOCKFS_MAGIC, "a socket" },
-        { PIPEFS_MAGIC, "a pipe" },
+} pseudo_phrases[] = {
+        { "anon_inodefs", "an anonymous inode" },
+        { "pidfs", "a pidfd" },
+        { "nsfs", "a namespace file (nsfs)" },
+        { "devpts", "a pseudo-terminal" },
+        { "sockfs", "a socket" },
+        { "pipefs", "a pipe" },
+        { "proc", "a file on procfs" },
+        { "bpf", "a file on bpffs" },
+        { "cgroup", "a file on cgroupfs" },
+        { "cgroup2", "a file on cgroupfs" },
 };
 
 #define NOT_A_SOURCE_HINT "; pass a block device or a filesystem image opened for reading"
 
-static const char *pseudo_filesystem_name(int fd) {
+/* "a pidfd", "a file on proc", ... for an fd on a pseudo filesystem; NULL otherwise. */
+static const char *pseudo_filesystem_name(int fd, char *buf, size_t n) {
         struct statfs sfs;
+        const char *name;
 
         if (fstatfs(fd, &sfs) < 0)
                 return NULL;
-        for (size_t i = 0; i < ELEMENTSOF(pseudo_filesystems); i++)
-                if ((uint32_t) sfs.f_type == pseudo_filesystems[i].magic)
-                        return pseudo_filesystems[i].what;
-        return NULL;
+        name = pseudofs_name((uint64_t) sfs.f_type);
+        if (!name)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(pseudo_phrases); i++)
+                if (streq(name, pseudo_phrases[i].name))
+                        return pseudo_phrases[i].what;
+        snprintf(buf, n, "a file on %s", name);
+        return buf;
 }
 
 /* What the kernel calls the fd ("anon_inode:[eventfd]", "/memfd:x (deleted)"), or "". */
@@ -82,12 +69,12 @@ static void fd_link_name(int fd, char *buf, size_t n) {
 }
 
 static int refuse_anonymous(int fd, UmError *error) {
-        char link[256], escaped[256];
+        char link[256], escaped[256], buf[64];
         const char *kind, *pseudo;
 
         fd_link_name(fd, link, sizeof(link));
         if (strncmp(link, "anon_inode:", 11) != 0) {
-                pseudo = pseudo_filesystem_name(fd);
+                pseudo = pseudo_filesystem_name(fd, buf, sizeof(buf));
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
                                     "the descriptor refers to %s" NOT_A_SOURCE_HINT,
                                     pseudo ? pseudo : "a special kernel object");
@@ -129,9 +116,9 @@ static int refuse_type(mode_t mode, int fd, UmError *error) {
 
 static int check_image(int fd, const struct stat *st, UmError *error) {
         const char *pseudo;
-        char link[256];
+        char link[256], buf[64];
 
-        pseudo = pseudo_filesystem_name(fd);
+        pseudo = pseudo_filesystem_name(fd, buf, sizeof(buf));
         if (pseudo)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
                                     "the descriptor refers to %s" NOT_A_SOURCE_HINT, pseudo);
