@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The administrator's configuration, /etc/usermount/usermount.conf: which filesystem types
+ * may be mounted and with which options, the media root, limits, exec, and the read-only
+ * image check. A Config is immutable once loaded and reference-counted: the Manager holds
+ * the current one, and every request holds the one it started with, so a reload (SIGHUP)
+ * never changes the rules under a request in flight.
+ *
+ * Built-in defaults make the daemon work without any file. A file can only narrow what the
+ * built-in policy tables allow (policy.c) and add forced or default options that those
+ * tables accept: it can never allow an option usermount refuses or does not know.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* Where the daemon and --check-config look by default. */
+#define CONF_DEFAULT_PATH "/etc/usermount/usermount.conf"
+
+/* Built-in defaults ([Limits] and [General]). */
+#define CONF_DEFAULT_MEDIA_ROOT "/run/media"
+#define CONF_DEFAULT_MAX_REQUESTS 64u
+#define CONF_DEFAULT_MAX_REQUESTS_PER_USER 8u
+#define CONF_DEFAULT_MAX_MOUNTS 1024u
+#define CONF_DEFAULT_MAX_MOUNTS_PER_USER 32u
+#define CONF_DEFAULT_MAX_LOOP_DEVICES 256u
+#define CONF_DEFAULT_MAX_LOOP_DEVICES_PER_USER 16u
+#define CONF_DEFAULT_MAX_WORKERS 32u
+#define CONF_DEFAULT_MAX_WORKERS_PER_USER 4u
+#define CONF_DEFAULT_REQUEST_TIMEOUT_USEC (30ULL * 1000000ULL)
+#define CONF_DEFAULT_IMAGE_CHECK_USER "usermount-check"
+#define CONF_DEFAULT_IMAGE_CHECK_TIMEOUT_USEC (300ULL * 1000000ULL)
+
+typedef struct ConfLimits {
+        unsigned max_requests;              /* requests in flight, all users */
+        unsigned max_requests_per_user;     /* requests in flight, one uid */
+        unsigned max_mounts;                /* registered mounts, all users */
+        unsigned max_mounts_per_user;       /* registered mounts, one uid */
+        unsigned max_loop_devices;          /* loop devices the daemon made that still exist */
+        unsigned max_loop_devices_per_user;
+        unsigned max_workers;               /* worker processes running, all users */
+        unsigned max_workers_per_user;
+        uint64_t request_timeout_usec;      /* how long one worker may take */
+} ConfLimits;
+
+/* One filesystem type's section ("[ext4]"). Strings are owned by the Config. */
+typedef struct ConfFsType {
+        const char *name;        /* a type policy.c knows, e.g. "ext4" */
+        bool allowed;            /* listed in AllowedFilesystems= (default: all known types) */
+        char **allowed_options;  /* AllowedOptions=: NULL means every option policy.c knows for
+                                  * the type; else a NULL-terminated list of keys */
+        char *default_options;   /* DefaultOptions=: "k=v,flag", used for keys the caller does
+                                  * not give; NULL when none */
+        char *forced_options;    /* ForcedOptions=: added to the built-in forced options and
+                                  * never overridable by the caller; NULL when none */
+} ConfFsType;
+
+typedef struct Conf {
+        unsigned n_ref;
+        char *path;              /* the file it was read from, NULL for built-in defaults */
+        char *media_root;        /* [General] MediaRoot= */
+        bool allow_exec;         /* [General] AllowExec=: whether exec=true may be granted */
+        bool image_check;        /* [General] ImageCheck=: fsck -n images before mounting */
+        char *image_check_user;  /* [General] ImageCheckUser= as written */
+        uid_t image_check_uid;   /* resolved when image_check is on */
+        gid_t image_check_gid;
+        uint64_t image_check_timeout_usec; /* [General] ImageCheckTimeoutSec= */
+        ConfLimits limits;       /* [Limits] */
+        ConfFsType *fstypes;     /* one per type policy_fstypes() knows, in that order */
+        size_t n_fstypes;
+} Conf;
+
+/* A Conf with the built-in defaults (what an absent file means). ret owned (conf_unref). */
+int conf_new_default(Conf **ret);
+
+Conf *conf_ref(Conf *c);
+/* Accepts NULL; returns NULL. */
+Conf *conf_unref(Conf *c);
+static inline void conf_unrefp(Conf **c) {
+        conf_unref(*c);
+}
+
+/* The section of fstype, or NULL when policy.c does not know the type. */
+const ConfFsType *conf_fstype(const Conf *c, const char *fstype);
+
+/* Whether fstype is known and allowed by the configuration. */
+bool conf_fstype_allowed(const Conf *c, const char *fstype);
+
+/*
+ * Reads path. A missing file is not an error when missing_ok (built-in defaults, c->path
+ * NULL). Every problem is written to diag (may be NULL) as one line
+ * "PATH:LINE: message" (LINE is 0 for problems of the whole file), and the function
+ * returns -EINVAL if there was any, so that a bad file is never half applied.
+ * -ENOENT when the file is missing and !missing_ok; other -errno when it cannot be read.
+ * On success *ret is a new Conf (owned).
+ */
+int conf_load(const char *path, bool missing_ok, FILE *diag, Conf **ret);
