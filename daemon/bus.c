@@ -217,6 +217,21 @@ static int process_has_only_uid(pid_t pid, uid_t uid) {
         return -EIO;
 }
 
+/* The umask of process pid ("Umask:" in /proc/PID/status, Linux 4.7), or 0077 when it
+ * cannot be read: files on filesystems without owners then stay private to the caller. */
+static mode_t process_umask(pid_t pid) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        char path[64], line[256];
+        unsigned mask;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        f = fopen(path, "re");
+        while (f && fgets(line, sizeof(line), f))
+                if (sscanf(line, "Umask:\t%o", &mask) == 1)
+                        return (mode_t) (mask & 0777);
+        return 0077;
+}
+
 /*
  * A pidfd of the process that sent the call, for work in its mount namespace. The pid
  * comes from the bus; after opening the pidfd we ask the bus again: if the sender's
@@ -330,12 +345,14 @@ static int bus_parse_mount_call(sd_bus_message *m, Request *req, UmError *error)
                 r = um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EOPNOTSUPP,
                                  "This version of usermountd does not support id-mapped mounts "
                                  "yet; use idmap 'none'.");
-        if (r >= 0 && !isempty(fstype) && !policy_fstype_allowed(fstype)) {
+        if (r >= 0 && !isempty(fstype) && !conf_fstype_allowed(req->conf, fstype)) {
                 char esc[64];
 
                 r = um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
-                                 "Filesystem type '%s' is not allowed for user mounts.",
-                                 um_escape(fstype, esc, sizeof(esc)));
+                                 "Filesystem type '%s' is not allowed for user mounts%s.",
+                                 um_escape(fstype, esc, sizeof(esc)),
+                                 policy_fstype_allowed(fstype) ?
+                                         " by the administrator (AllowedFilesystems=)" : "");
         }
         if (r >= 0)
                 r = policy_check_options_syntax(options, error);
@@ -345,6 +362,8 @@ static int bus_parse_mount_call(sd_bus_message *m, Request *req, UmError *error)
                 r = bus_read_source(req, fd, error);
         if (r >= 0 && req->method != METHOD_OPEN_MOUNT)
                 r = bus_read_caller_pidfd(m, req, error);
+        if (r >= 0)
+                req->caller_umask = process_umask(req->pid);
         if (r < 0) {
                 if (error->kind == UM_ERROR_KIND_NONE)
                         return r;
@@ -506,11 +525,14 @@ static int property_get_supported_filesystems(sd_bus *bus, const char *path,
                                               const char *interface, const char *property,
                                               sd_bus_message *reply, void *userdata,
                                               sd_bus_error *ret_error) {
-        int r = sd_bus_message_open_container(reply, 'a', "s");
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "s");
         if (r < 0)
                 return r;
         for (const char *const *t = policy_fstypes(); *t; t++) {
-                if (!kernel_has_filesystem(*t))
+                if (!conf_fstype_allowed(m->conf, *t) || !kernel_has_filesystem(*t))
                         continue;
                 r = sd_bus_message_append(reply, "s", *t);
                 if (r < 0)
@@ -662,7 +684,8 @@ int bus_emit_mount_signal(Manager *m, const char *member, const MountRecord *rec
 const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("SupportedFilesystems", "as", property_get_supported_filesystems, 0, 0),
+        SD_BUS_PROPERTY("SupportedFilesystems", "as", property_get_supported_filesystems, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         /* UNPRIVILEGED: any user may call; polkit decides what they may do. */
         SD_BUS_METHOD_WITH_NAMES("Mount", "sssa{sv}",
                                  SD_BUS_PARAM(device) SD_BUS_PARAM(fstype) SD_BUS_PARAM(options)

@@ -99,3 +99,10 @@ bool conf_fstype_allowed(const Conf *c, const char *fstype);
  * On success *ret is a new Conf (owned).
  */
 int conf_load(const char *path, bool missing_ok, FILE *diag, Conf **ret);
+
+/*
+ * For `usermountd --check-config [FILE]`: loads path (CONF_DEFAULT_PATH when NULL; a
+ * missing default file is fine) and writes to out every error with its line number, or
+ * the settings in effect. 0 valid, 1 invalid, -errno when the file cannot be read.
+ */
+int conf_check(const char *path, FILE *out);

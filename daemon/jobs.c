@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -15,6 +16,11 @@
 #include "jobs.h"
 #include "loop.h"
 #include "mountbuild.h"
+
+/* <linux/fs.h> clashes with <sys/mount.h>; the ioctl is stable ABI (Linux 5.15). */
+#ifndef BLKGETDISKSEQ
+#define BLKGETDISKSEQ _IOR(0x12, 128, uint64_t)
+#endif
 
 void job_probe(void *userdata, WorkerReply *reply, int *ret_fd) {
         Request *req = userdata;
@@ -89,6 +95,7 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
                 .source = reply->device,
                 .options = &req->mount_options,
         };
+        struct stat st;
         int r;
 
         if (req->source.type == SOURCE_IMAGE) {
@@ -99,6 +106,13 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
                         return;
                 }
                 snprintf(reply->device, sizeof(reply->device), "%s", loop_path);
+                if (fstat(loop_fd, &st) >= 0) {
+                        uint64_t seq = 0;
+
+                        reply->loop_devnum = st.st_rdev;
+                        if (ioctl(loop_fd, BLKGETDISKSEQ, &seq) >= 0)
+                                reply->loop_diskseq = seq;
+                }
                 snprintf(reply->backing_file, sizeof(reply->backing_file), "%s",
                          strempty(req->source_path));
         } else
@@ -160,7 +174,7 @@ void job_attach(void *userdata, WorkerReply *reply, int *ret_fd) {
                 .uid = req->uid,
                 .gid = req->gid,
                 .target = req->params.target,
-                .media_root = req->manager->media_root,
+                .media_root = req->conf->media_root,
                 .user_name = req->user_name,
                 .label = req->probe.label,
                 .uuid = req->probe.uuid,

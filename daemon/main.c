@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "config.h"
 #include "log.h"
 #include "manager.h"
@@ -59,28 +60,45 @@ static void help(void) {
                "\n"
                "It is started by D-Bus activation or systemd; it must run as root.\n"
                "\n"
+               "Usage: usermountd --check-config [FILE]\n"
+               "\n"
                "Options:\n"
                "  -h, --help              show this help and exit\n"
                "      --version           show the version and exit\n"
+               "      --config=FILE       read the configuration from FILE (default %s;\n"
+               "                          without that file the built-in defaults apply)\n"
+               "      --check-config      check FILE (default: the configuration file), print\n"
+               "                          every error with its line number or the settings in\n"
+               "                          effect, and exit: 0 valid, 1 invalid, 2 unreadable\n"
                "      --runtime-dir=DIR   root-only state directory (default %s)\n"
                "      --debug             log debug messages\n"
                "\n"
+               "Signals:\n"
+               "  SIGHUP    read the configuration again; mounts and requests in flight are\n"
+               "            kept, and a file with errors leaves the current settings in place\n"
+               "  SIGTERM   exit; mounts stay, and are found again at the next start\n"
+               "\n"
                "Environment:\n"
-               "  DBUS_SYSTEM_BUS_ADDRESS  the system bus to serve (default: the standard one)\n",
-               USERMOUNT_RUNDIR);
+               "  DBUS_SYSTEM_BUS_ADDRESS  the system bus to serve (default: the standard one)\n"
+               "\n"
+               "An annotated example configuration is in /usr/share/usermount/usermount.conf.\n",
+               CONF_DEFAULT_PATH, USERMOUNT_RUNDIR);
 }
 
 int main(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_RUNTIME_DIR, ARG_DEBUG };
+        enum { ARG_VERSION = 0x100, ARG_RUNTIME_DIR, ARG_DEBUG, ARG_CONFIG, ARG_CHECK_CONFIG };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
                 { "debug", no_argument, NULL, ARG_DEBUG },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
                 {},
         };
         _cleanup_(manager_freep) Manager *m = NULL;
-        const char *runtime_dir = NULL;
+        const char *runtime_dir = NULL, *conf_path = NULL;
+        bool check_config = false;
         sigset_t mask;
         int c, r;
 
@@ -102,10 +120,29 @@ int main(int argc, char *argv[]) {
                 case ARG_DEBUG:
                         log_set_max_level(LOG_LEVEL_DEBUG);
                         break;
+                case ARG_CONFIG:
+                        if (isempty(optarg)) {
+                                fprintf(stderr, "usermountd: --config needs a file name.\n");
+                                return 2;
+                        }
+                        conf_path = optarg;
+                        break;
+                case ARG_CHECK_CONFIG:
+                        check_config = true;
+                        break;
                 default:
                         fprintf(stderr, "Try 'usermountd --help'.\n");
                         return 2;
                 }
+        }
+        if (check_config) {
+                if (optind + 1 < argc) {
+                        fprintf(stderr, "usermountd: --check-config takes one file. Try "
+                                        "'usermountd --help'.\n");
+                        return 2;
+                }
+                r = conf_check(optind < argc ? argv[optind] : conf_path, stdout);
+                return r < 0 ? 2 : r;
         }
         if (optind < argc) {
                 fprintf(stderr, "usermountd: unexpected argument '%s'. Try 'usermountd --help'.\n",
@@ -122,6 +159,7 @@ int main(int argc, char *argv[]) {
         sigaddset(&mask, SIGCHLD);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
         sigprocmask(SIG_BLOCK, &mask, NULL);
         signal(SIGPIPE, SIG_IGN);
 
@@ -136,6 +174,11 @@ int main(int argc, char *argv[]) {
                 log_error_errno(r, "Failed to set up: %m");
                 return EXIT_FAILURE;
         }
+        /* The default file may be absent (built-in defaults); one named on the command line
+         * must exist. */
+        r = manager_load_conf(m, conf_path ?: CONF_DEFAULT_PATH, !conf_path);
+        if (r < 0)
+                return EXIT_FAILURE;
         if (runtime_dir) {
                 free(m->runtime_dir);
                 m->runtime_dir = strdup(runtime_dir);

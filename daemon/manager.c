@@ -23,10 +23,6 @@
 #include "mountns.h"
 #include "usermount-names.h"
 
-#define DEFAULT_MAX_REQUESTS 64
-#define DEFAULT_MAX_REQUESTS_PER_UID 8
-#define DEFAULT_MAX_MOUNTS_PER_UID 32
-#define DEFAULT_WORKER_TIMEOUT_USEC (30ULL * 1000000ULL)
 #define RECONCILE_INTERVAL_USEC (2ULL * 1000000ULL)
 #define REGISTRY_FILE "mounts.json"
 
@@ -37,14 +33,12 @@ int manager_new(Manager **ret) {
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
-        m->max_requests = DEFAULT_MAX_REQUESTS;
-        m->max_requests_per_uid = DEFAULT_MAX_REQUESTS_PER_UID;
-        m->max_mounts_per_uid = DEFAULT_MAX_MOUNTS_PER_UID;
-        m->worker_timeout_usec = DEFAULT_WORKER_TIMEOUT_USEC;
         m->runtime_dir = strdup(USERMOUNT_RUNDIR);
-        m->media_root = strdup("/run/media");
-        if (!m->runtime_dir || !m->media_root)
+        if (!m->runtime_dir)
                 return -ENOMEM;
+        r = conf_new_default(&m->conf);
+        if (r < 0)
+                return r;
 
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -60,13 +54,16 @@ Manager *manager_free(Manager *m) {
                 request_free(m->requests);
         sd_event_source_disable_unref(m->mountinfo_watch);
         sd_event_source_disable_unref(m->reconcile_timer);
+        sd_event_source_disable_unref(m->sighup);
         sd_device_monitor_unref(m->device_monitor);
         registry_free(m->registry);
         sd_bus_slot_unref(m->object_slot);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
         free(m->runtime_dir);
-        free(m->media_root);
+        conf_unref(m->conf);
+        free(m->conf_path);
+        looptrack_done(&m->loops);
         free(m);
         return NULL;
 }
@@ -87,6 +84,92 @@ int manager_prepare_runtime_dir(Manager *m) {
         return 0;
 }
 
+/* Logs each line conf_load() wrote (one problem each), at level. */
+static void log_conf_problems(char *text, LogLevel level) {
+        for (char *line = text, *end; line && *line; line = end ? end + 1 : NULL) {
+                end = strchr(line, '\n');
+                if (end)
+                        *end = 0;
+                if (*line)
+                        (void) log_full_errno(level, 0, "%s", line);
+        }
+}
+
+static int conf_read(const char *path, bool missing_ok, Conf **ret) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        FILE *diag;
+        int r;
+
+        diag = open_memstream(&text, &size);
+        if (!diag)
+                return -ENOMEM;
+        r = conf_load(path, missing_ok, diag, ret);
+        fclose(diag);
+        if (r < 0) {
+                if (text && *text)
+                        log_conf_problems(text, LOG_LEVEL_ERROR);
+                else
+                        log_error_errno(r, "Failed to read %s: %m", path);
+        }
+        return r;
+}
+
+int manager_load_conf(Manager *m, const char *path, bool missing_ok) {
+        Conf *c = NULL;
+        int r;
+
+        r = conf_read(path, missing_ok, &c);
+        if (r < 0) {
+                log_error("%s has errors; not starting (a bad configuration must never weaken "
+                          "the policy). Check it with 'usermountd --check-config %s'.", path, path);
+                return r;
+        }
+        free(m->conf_path);
+        m->conf_path = strdup(path);
+        if (!m->conf_path) {
+                conf_unref(c);
+                return log_error_errno(-ENOMEM, "Out of memory.");
+        }
+        m->conf_missing_ok = missing_ok;
+        conf_unref(m->conf);
+        m->conf = c;
+        if (c->path)
+                log_info("Read the configuration from %s.", c->path);
+        else
+                log_info("No %s; using the built-in defaults.", path);
+        return 0;
+}
+
+/*
+ * SIGHUP: read the configuration again. Requests in flight keep the one they started
+ * with; new requests get the new one. A file with errors changes nothing. The signal
+ * source has a higher priority than the bus, so every call sent after the signal is
+ * handled under the outcome of the reload.
+ */
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+        Conf *c = NULL;
+        int r;
+
+        if (!m->conf_path)
+                return 0;
+        r = conf_read(m->conf_path, m->conf_missing_ok, &c);
+        if (r < 0) {
+                log_error("Kept the previous configuration: %s has errors.", m->conf_path);
+                return 0;
+        }
+        conf_unref(m->conf);
+        m->conf = c;
+        log_info("Reloaded the configuration%s%s.", c->path ? " from " : " (built-in defaults)",
+                 c->path ?: "");
+        if (m->bus)
+                (void) sd_bus_emit_properties_changed(m->bus, UM_OBJECT_PATH,
+                                                      UM_MANAGER_INTERFACE,
+                                                      "SupportedFilesystems", NULL);
+        return 0;
+}
+
 int manager_connect_bus(Manager *m) {
         int r;
 
@@ -95,8 +178,12 @@ int manager_connect_bus(Manager *m) {
         r = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL);
         if (r >= 0)
                 r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, &m->sighup, SIGHUP, on_sighup, m);
+        if (r >= 0)
+                r = sd_event_source_set_priority(m->sighup, SD_EVENT_PRIORITY_IMPORTANT);
         if (r < 0)
-                return log_error_errno(r, "Failed to watch for termination signals: %m");
+                return log_error_errno(r, "Failed to watch for signals: %m");
 
         r = sd_bus_open_system(&m->bus);
         if (r < 0)
@@ -192,7 +279,8 @@ static void manager_cleanup_vanished(Manager *m, MountRecord *rec) {
                 .remove_dir = rec->created_dir,
         };
         log_info("The device of %s went away; detaching the mount.", rec->mount_point);
-        r = worker_spawn(m->event, m->worker_timeout_usec, &c->job.pidfd, 1, job_detach, &c->job,
+        r = worker_spawn(m->event, m->conf->limits.request_timeout_usec, &c->job.pidfd, 1,
+                         job_detach, &c->job,
                          on_cleanup_done, c, &c->worker);
         if (r < 0)
                 cleanup_free(c);
@@ -344,6 +432,14 @@ int manager_load_registry(Manager *m) {
                         (void) registry_remove(m->registry, rec);
                 }
         }
+        /* Their loop devices count against their owners' limits again. */
+        for (size_t i = 0; i < m->registry->n_records; i++) {
+                MountRecord *rec = m->registry->records[i];
+                uint64_t seq;
+
+                if (rec->backing_file && looptrack_diskseq((dev_t) rec->devnum, &seq) >= 0)
+                        (void) looptrack_add(&m->loops, (dev_t) rec->devnum, seq, rec->owner_uid);
+        }
         if (m->registry->n_records > 0)
                 log_info("Watching %zu mounts from before the restart.", m->registry->n_records);
         return manager_watch_mounts(m);
@@ -386,6 +482,7 @@ Request *request_new(Manager *m, sd_bus_message *message) {
         if (!req)
                 return NULL;
         req->manager = m;
+        req->conf = conf_ref(m->conf);
         req->message = sd_bus_message_ref(message);
         req->source_fd = -EBADF;
         req->caller_pidfd = -EBADF;
@@ -429,6 +526,7 @@ Request *request_free(Request *req) {
         free(req->unmount_point);
         mount_options_done(&req->mount_options);
         mount_record_free(req->record);
+        conf_unref(req->conf);
         free(req);
         return NULL;
 }
@@ -467,15 +565,47 @@ static void request_fail_errno(Request *req, int r, const char *what) {
         request_fail(req, &error);
 }
 
-static void request_spawn(Request *req, RequestStage stage, const int *keep, size_t n_keep,
-                          WorkerFunc func, void *data, WorkerDone done) {
+/* LimitExceeded when starting one more worker for req would pass a worker limit. Workers
+ * that were given up on (timed out) count until they really exit: one stuck on a hung
+ * device is still a process. Root's requests are not limited. */
+static int request_check_worker_limits(Request *req, UmError *error) {
+        const ConfLimits *l = &req->manager->conf->limits;
+
+        if (req->uid == 0)
+                return 0;
+        if (worker_count_alive() >= l->max_workers)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EAGAIN,
+                                    "usermountd is running %u workers already, the most it "
+                                    "may (MaxWorkers=); try again later.", worker_count_alive());
+        if (worker_count_alive_owner(req->uid) >= l->max_workers_per_user)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EAGAIN,
+                                    "usermountd is running %u workers for you already, the most "
+                                    "one user may have (MaxWorkersPerUser=); wait for your other "
+                                    "requests to finish.", worker_count_alive_owner(req->uid));
+        return 0;
+}
+
+static void request_spawn_timeout(Request *req, RequestStage stage, uint64_t timeout_usec,
+                                  const int *keep, size_t n_keep, WorkerFunc func, void *data,
+                                  WorkerDone done) {
+        UmError error = {};
         int r;
 
         req->stage = stage;
-        r = worker_spawn(req->manager->event, req->manager->worker_timeout_usec, keep, n_keep,
-                         func, data, done, req, &req->worker);
+        r = request_check_worker_limits(req, &error);
         if (r < 0)
-                request_fail_errno(req, r, "start a worker");
+                return request_fail(req, &error);
+        r = worker_spawn(req->manager->event, timeout_usec, keep, n_keep, func, data, done, req,
+                         &req->worker);
+        if (r < 0)
+                return request_fail_errno(req, r, "start a worker");
+        worker_set_owner(req->worker, req->uid);
+}
+
+static void request_spawn(Request *req, RequestStage stage, const int *keep, size_t n_keep,
+                          WorkerFunc func, void *data, WorkerDone done) {
+        request_spawn_timeout(req, stage, req->conf->limits.request_timeout_usec, keep, n_keep,
+                              func, data, done);
 }
 
 /* The record of what was built for req (not yet attached or registered). */
@@ -579,6 +709,16 @@ static void on_build_done(Worker *w, int r, const WorkerReply *reply, const UmEr
                 safe_close(fd);
                 return request_fail(req, error);
         }
+        if (reply->loop_devnum != 0) {
+                /* From now on the loop device is counted by what exists, not by the request. */
+                r = looptrack_add(&req->manager->loops, (dev_t) reply->loop_devnum,
+                                  reply->loop_diskseq, req->uid);
+                if (r < 0) {
+                        safe_close(fd);
+                        return request_fail_errno(req, r, "record the loop device");
+                }
+                req->wants_loop = false;
+        }
         r = request_make_record(req, reply);
         if (r < 0) {
                 safe_close(fd);
@@ -605,7 +745,13 @@ static void on_build_done(Worker *w, int r, const WorkerReply *reply, const UmEr
 }
 
 static void request_build(Request *req) {
-        request_spawn(req, REQUEST_BUILDING, &req->source_fd, 1, job_build, req, on_build_done);
+        uint64_t timeout = req->conf->limits.request_timeout_usec;
+
+        /* The read-only check of an image runs inside the build worker, with its own limit. */
+        if (req->conf->image_check && req->source.type == SOURCE_IMAGE)
+                timeout += req->conf->image_check_timeout_usec;
+        request_spawn_timeout(req, REQUEST_BUILDING, timeout, &req->source_fd, 1, job_build, req,
+                              on_build_done);
 }
 
 static void request_authorize_next(Request *req);
@@ -663,14 +809,26 @@ static int request_decide(Request *req, UmError *error) {
                 .exec = req->params.exec,
                 .uid = req->uid,
                 .gid = req->gid,
+                .umask = req->caller_umask,
+                .fs_conf = conf_fstype(req->conf, req->probe.fstype),
         };
         int r;
 
         um_escape(req->probe.fstype, have, sizeof(have));
+        if (req->params.exec && !req->conf->allow_exec)
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "Running programs from user mounts is switched off by the "
+                                    "administrator (AllowExec=no in %s).",
+                                    req->conf->path ?: CONF_DEFAULT_PATH);
         if (!policy_fstype_allowed(req->probe.fstype))
                 return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
                                     "The source holds a '%s' filesystem, which is not allowed "
                                     "for user mounts.", have);
+        if (!conf_fstype_allowed(req->conf, req->probe.fstype))
+                return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
+                                    "The source holds a '%s' filesystem, which the administrator "
+                                    "does not allow for user mounts (AllowedFilesystems= in %s).",
+                                    have, req->conf->path ?: CONF_DEFAULT_PATH);
         if (!isempty(req->fstype) && !streq(req->fstype, req->probe.fstype))
                 return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
                                     "The source holds '%s', not the requested '%s'.", have,
@@ -819,28 +977,67 @@ static void request_continue(Request *req) {
                 request_build(req);
 }
 
+/* Requests of uid in flight (all with (uid_t) -1) that will attach a loop device. */
+static unsigned manager_count_pending_loops(Manager *m, uid_t uid) {
+        unsigned n = 0;
+
+        for (Request *r = m->requests; r; r = r->next)
+                if (r->wants_loop && (uid == (uid_t) -1 || r->uid == uid))
+                        n++;
+        return n;
+}
+
+/* LimitExceeded when req would pass one of the configured limits (usermount.conf
+ * [Limits]). Root is limited only in the number of requests, which guards the daemon. */
+static int manager_check_limits(Manager *m, Request *req, UmError *error) {
+        const ConfLimits *l = &m->conf->limits;
+        bool mounts = req->method == METHOD_MOUNT || req->method == METHOD_MOUNT_FD;
+        size_t n;
+
+        if (m->n_requests >= l->max_requests)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EBUSY,
+                                    "usermountd is handling %u requests already, the most it "
+                                    "may (MaxRequests=); try again later.", m->n_requests);
+        if (req->uid == 0)
+                return 0;
+        if (manager_count_requests(m, req->uid) >= l->max_requests_per_user)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EBUSY,
+                                    "You have %u requests in flight already, the most one user "
+                                    "may have (MaxRequestsPerUser=); wait for them to finish.",
+                                    l->max_requests_per_user);
+        if (mounts && registry_count_owner(m->registry, req->uid) >= l->max_mounts_per_user)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EMFILE,
+                                    "You have %u mounts from usermount already, the most one "
+                                    "user may have (MaxMountsPerUser=); unmount one first.",
+                                    l->max_mounts_per_user);
+        if (mounts && m->registry->n_records >= l->max_mounts)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, ENFILE,
+                                    "usermountd has %zu mounts registered already, the most it "
+                                    "may (MaxMounts=); try again after some are unmounted.",
+                                    m->registry->n_records);
+        if (!req->wants_loop)
+                return 0;
+        n = looptrack_count(&m->loops, req->uid) + manager_count_pending_loops(m, req->uid);
+        if (n >= l->max_loop_devices_per_user)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EMFILE,
+                                    "You hold %zu loop devices from usermount already, the most "
+                                    "one user may (MaxLoopDevicesPerUser=); unmount an image or "
+                                    "close a mount you opened first.", n);
+        n = looptrack_count(&m->loops, (uid_t) -1) + manager_count_pending_loops(m, (uid_t) -1);
+        if (n >= l->max_loop_devices)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, ENFILE,
+                                    "usermount holds %zu loop devices already, the most it may "
+                                    "(MaxLoopDevices=); try again after some are released.", n);
+        return 0;
+}
+
 void manager_start_request(Manager *m, Request *req) {
         UmError error = {};
 
-        if (m->n_requests >= m->max_requests) {
-                um_error_set(&error, UM_ERROR_KIND_LIMIT_EXCEEDED, EBUSY,
-                             "usermountd is handling %u requests already; try again later.",
-                             m->n_requests);
+        req->wants_loop = (req->method == METHOD_OPEN_MOUNT || req->method == METHOD_MOUNT_FD) &&
+                          req->source.type == SOURCE_IMAGE;
+        if (manager_check_limits(m, req, &error) < 0)
                 return request_fail(req, &error);
-        }
-        if (manager_count_requests(m, req->uid) >= m->max_requests_per_uid) {
-                um_error_set(&error, UM_ERROR_KIND_LIMIT_EXCEEDED, EBUSY,
-                             "You have %u requests in flight already, the most one user may "
-                             "have; wait for them to finish.", m->max_requests_per_uid);
-                return request_fail(req, &error);
-        }
-        if ((req->method == METHOD_MOUNT || req->method == METHOD_MOUNT_FD) && req->uid != 0 &&
-            registry_count_owner(m->registry, req->uid) >= m->max_mounts_per_uid) {
-                um_error_set(&error, UM_ERROR_KIND_LIMIT_EXCEEDED, EMFILE,
-                             "You have %u mounts from usermount already, the most one user may "
-                             "have; unmount one first.", m->max_mounts_per_uid);
-                return request_fail(req, &error);
-        }
 
         req->next = m->requests;
         if (m->requests)

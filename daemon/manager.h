@@ -14,6 +14,8 @@
 #include <systemd/sd-device.h>
 #include <systemd/sd-event.h>
 
+#include "conf.h"
+#include "looptrack.h"
 #include "policy.h"
 #include "registry.h"
 #include "source.h"
@@ -66,6 +68,7 @@ typedef enum RequestStage {
 
 struct Request {
         Manager *manager;
+        Conf *conf;             /* the configuration it started with (a reload never changes it) */
         Request *next, *prev;
         RequestMethod method;
         RequestStage stage;
@@ -77,6 +80,7 @@ struct Request {
         gid_t gid;
         pid_t pid;
         int caller_pidfd;     /* Mount, MountFd, Unmount: the process that sent the call */
+        mode_t caller_umask;  /* for umask= on filesystems without Unix owners */
         char *user_name;      /* for the default mount point */
 
         /* What is asked. */
@@ -104,6 +108,8 @@ struct Request {
         DetachJob detach;
         /* ListMounts: whether the caller may see every user's mounts. */
         bool list_all;
+        /* An image request that will attach a loop device not yet in Manager.loops. */
+        bool wants_loop;
 
         Worker *worker;
         sd_bus_slot *polkit_slot;
@@ -117,14 +123,15 @@ struct Manager {
         Request *requests;
         unsigned n_requests;
 
-        /* Limits on what users can make the daemon allocate (ARCHITECTURE.md). */
-        unsigned max_requests;         /* in flight, all users */
-        unsigned max_requests_per_uid; /* in flight, one uid */
-        unsigned max_mounts_per_uid;   /* registered mounts, one uid */
-        uint64_t worker_timeout_usec;
+        /* The administrator's configuration (limits, media root, policy per type), and
+         * where it is read from again on SIGHUP. */
+        Conf *conf;
+        char *conf_path;
+        bool conf_missing_ok;
+        sd_event_source *sighup;
 
         char *runtime_dir; /* root-only directory for staging mounts and the registry */
-        char *media_root;  /* parent of default mount points, e.g. /run/media */
+        LoopTrack loops;   /* loop devices made for users that still exist */
 
         Registry *registry;
         sd_event_source *mountinfo_watch; /* POLLPRI on /proc/self/mountinfo */
@@ -134,6 +141,11 @@ struct Manager {
 };
 
 int manager_new(Manager **ret);
+
+/* Reads the configuration from path (missing_ok: a missing file means the built-in
+ * defaults) and makes it current. At start a bad file is fatal (-EINVAL, every problem
+ * logged); on reload the previous configuration stays. */
+int manager_load_conf(Manager *m, const char *path, bool missing_ok);
 Manager *manager_free(Manager *m);
 
 /* Creates the runtime directory (0700, root) if needed and checks that only root can write it. */

@@ -44,6 +44,8 @@ typedef struct PolicyInput {
         bool exec;              /* exec was requested (authorization is decided elsewhere) */
         uid_t uid;              /* caller, for forced uid=/gid= on filesystems without owners */
         gid_t gid;
+        mode_t umask;           /* caller's umask, for forced umask= on those */
+        const struct ConfFsType *fs_conf; /* the administrator's section for the type, or NULL */
 } PolicyInput;
 
 /* true if fstype is on the built-in allow-list. */

@@ -26,12 +26,50 @@ struct Worker {
         bool finished;           /* done was called (or released) */
         bool exited;             /* child reaped */
         bool released;           /* owner dropped it */
+        uid_t owner;             /* whose request it works for, for per-user limits */
+        Worker *alive_next, *alive_prev;
 };
 
+/* Every worker not yet reaped, including released ones that are still dying (a worker
+ * stuck in the kernel on a hung device stays here until it finally exits). */
+static Worker *alive;
 static unsigned n_alive;
 
 unsigned worker_count_alive(void) {
         return n_alive;
+}
+
+unsigned worker_count_alive_owner(uid_t owner) {
+        unsigned n = 0;
+
+        for (Worker *w = alive; w; w = w->alive_next)
+                if (w->owner == owner)
+                        n++;
+        return n;
+}
+
+void worker_set_owner(Worker *w, uid_t owner) {
+        if (w)
+                w->owner = owner;
+}
+
+static void alive_add(Worker *w) {
+        w->alive_next = alive;
+        if (alive)
+                alive->alive_prev = w;
+        alive = w;
+        n_alive++;
+}
+
+static void alive_remove(Worker *w) {
+        if (w->alive_prev)
+                w->alive_prev->alive_next = w->alive_next;
+        else
+                alive = w->alive_next;
+        if (w->alive_next)
+                w->alive_next->alive_prev = w->alive_prev;
+        w->alive_next = w->alive_prev = NULL;
+        n_alive--;
 }
 
 static Worker *worker_free(Worker *w) {
@@ -161,7 +199,7 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
 
         /* sd-event reaped it already: forget the pid so nothing can signal a reused one. */
         w->pid = 0;
-        n_alive--;
+        alive_remove(w);
         w->child = sd_event_source_disable_unref(w->child);
         /* A reply may still sit in the socket: on_worker_io runs before us only if it was
          * dispatched first, so drain it here before declaring the worker dead. */
@@ -284,14 +322,15 @@ int worker_spawn(sd_event *event, uint64_t timeout_usec, const int *keep_fds, si
         }
         safe_close(pair[1]);
         w->pid = pid;
-        n_alive++;
+        w->owner = (uid_t) -1;
+        alive_add(w);
 
         r = sd_event_add_child(event, &w->child, pid, WEXITED, on_worker_exit, w);
         if (r < 0) {
                 /* Without a child source nobody would reap it: kill and reap right now. */
                 (void) kill(pid, SIGKILL);
                 (void) waitpid(pid, NULL, 0);
-                n_alive--;
+                alive_remove(w);
                 worker_free(w);
                 return r;
         }

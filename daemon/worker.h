@@ -10,6 +10,7 @@
 #pragma once
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <systemd/sd-event.h>
 
 #include "attach.h"
@@ -24,6 +25,8 @@ typedef struct WorkerReply {
         char device[64];         /* mount workers: the block device mounted, e.g. /dev/loop3 */
         char backing_file[4096]; /* mount workers: the loop device's backing file, if any */
         uint64_t mount_id;       /* mount workers: unique mount id of the returned fd */
+        uint64_t loop_devnum;    /* mount workers: the loop device made for an image (dev_t), or 0 */
+        uint64_t loop_diskseq;   /* mount workers: its disk sequence number (looptrack.h) */
         bool read_only;          /* device probe workers: the device could only be opened read-only */
         AttachResult attach;     /* attach workers */
 } WorkerReply;
@@ -62,5 +65,10 @@ int worker_spawn(sd_event *event, uint64_t timeout_usec, const int *keep_fds, si
  */
 Worker *worker_release(Worker *w);
 
-/* Number of workers alive (spawned and not yet reaped), for limits and tests. */
+/* Number of workers alive (spawned and not yet reaped, even if released), for limits
+ * and tests; and of those working for one user (see worker_set_owner()). */
 unsigned worker_count_alive(void);
+unsigned worker_count_alive_owner(uid_t owner);
+
+/* Records whose request w works for (default: nobody's, (uid_t) -1). Accepts NULL. */
+void worker_set_owner(Worker *w, uid_t owner);
