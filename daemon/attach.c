@@ -959,6 +959,14 @@ static int attach_at_target(const CallerView *v, int mount_fd, uint64_t mount_id
         return 0;
 }
 
+void attach_default_mount_point(const AttachRequest *req, char *buf, size_t n) {
+        char user[NAME_MAX_BYTES + 1], base[NAME_MAX_BYTES + 1];
+
+        media_user_name(req, user, sizeof(user));
+        media_base_name(req, base, sizeof(base));
+        snprintf(buf, n, "%s/%s/%s", strempty(req->media_root), user, base);
+}
+
 static int attach_at_media(const CallerView *v, int mount_fd, uint64_t mount_id,
                            const AttachRequest *req, AttachResult *res, UmError *error) {
         _cleanup_close_ int media_fd = -EBADF, user_fd = -EBADF, dir_fd = -EBADF;

@@ -79,3 +79,8 @@ int attach_check_target(const char *target, UmError *error);
  * usable remains. Pure.
  */
 bool attach_sanitize_name(const char *label, char *buf, size_t n);
+
+/* Where attach_mount() puts a mount without a target, unless that name is taken (then a
+ * "-2", "-3"... suffix follows): <media_root>/<user>/<name>. For polkit's "target" detail.
+ * Pure. */
+void attach_default_mount_point(const AttachRequest *req, char *buf, size_t n);

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -768,9 +769,64 @@ static void on_authorized(int r, const UmError *error, void *userdata) {
 
 static void request_continue(Request *req);
 
+/*
+ * The details polkit rules see (ARCHITECTURE.md, "Authorization"): for a mount, the
+ * source as the daemon resolved it (the image path, or the device node a /dev/disk link
+ * led to, never the caller's own string), the probed facts, the decided flags and where
+ * it will be attached; for unmount-others, the registered mount's own facts.
+ */
+typedef struct AuthDetails {
+        char device[4096];
+        const char *fstype, *label, *uuid, *idmap, *options;
+        bool read_only, exec;
+        char target[4096];
+} AuthDetails;
+
+static void request_auth_details(Request *req, AuthDetails *d) {
+        MountRecord *rec = NULL;
+
+        if (req->method == METHOD_UNMOUNT)
+                rec = registry_find_mount_id(req->manager->registry, req->unmount_id);
+        if (rec) {
+                snprintf(d->device, sizeof(d->device), "%s", strempty(rec->device));
+                d->fstype = strempty(rec->fstype);
+                d->label = strempty(rec->label);
+                d->uuid = strempty(rec->uuid);
+                d->idmap = rec->idmap ?: "none";
+                d->options = strempty(rec->options);
+                d->read_only = rec->attr_set & MOUNT_ATTR_RDONLY;
+                d->exec = !(rec->attr_set & MOUNT_ATTR_NOEXEC);
+                snprintf(d->target, sizeof(d->target), "%s", strempty(rec->mount_point));
+                return;
+        }
+        snprintf(d->device, sizeof(d->device), "%s", req->source_path ?: request_what(req));
+        d->fstype = req->probe.fstype;
+        d->label = req->probe.label;
+        d->uuid = req->probe.uuid;
+        d->idmap = "none";
+        d->options = strempty(req->options);
+        d->read_only = req->mount_options.read_only;
+        d->exec = req->params.exec;
+        if (req->params.target)
+                snprintf(d->target, sizeof(d->target), "%s", req->params.target);
+        else if (req->method == METHOD_OPEN_MOUNT)
+                d->target[0] = 0; /* nothing is attached */
+        else {
+                const AttachRequest a = {
+                        .uid = req->uid,
+                        .media_root = req->conf->media_root,
+                        .user_name = req->user_name,
+                        .label = req->probe.label,
+                        .uuid = req->probe.uuid,
+                };
+
+                attach_default_mount_point(&a, d->target, sizeof(d->target));
+        }
+}
+
 /* Asks polkit for each action the request needs, one after the other; root needs none. */
 static void request_authorize_next(Request *req) {
-        char options[POLICY_OPTIONS_MAX + 1];
+        AuthDetails d = {};
         int r;
 
         req->stage = REQUEST_AUTHORIZING;
@@ -778,17 +834,17 @@ static void request_authorize_next(Request *req) {
             !req->actions[req->n_actions_done])
                 return request_continue(req);
 
-        snprintf(options, sizeof(options), "%s", strempty(req->options));
+        request_auth_details(req, &d);
         const char *const details[] = {
-                "device", request_what(req),
-                "fstype", req->probe.fstype,
-                "label", req->probe.label,
-                "uuid", req->probe.uuid,
-                "read-only", req->mount_options.read_only ? "true" : "false",
-                "exec", req->params.exec ? "true" : "false",
-                "idmap", "none",
-                "target", strempty(req->params.target),
-                "options", options,
+                "device", d.device,
+                "fstype", d.fstype,
+                "label", d.label,
+                "uuid", d.uuid,
+                "read-only", d.read_only ? "true" : "false",
+                "exec", d.exec ? "true" : "false",
+                "idmap", d.idmap,
+                "target", d.target,
+                "options", d.options,
                 NULL,
         };
         r = authorize_check_async(req->manager->bus, req->message, req->actions[req->n_actions_done],

@@ -343,40 +343,14 @@ static size_t detail_index(const char *key) {
         g_assert_not_reached();
 }
 
-/* A known deviation of the daemon from the documented details: what it passes instead. */
-typedef struct KnownBug {
-        const char *description;
-        const char *const *details; /* key, value the daemon passes today, ..., NULL */
-} KnownBug;
-
-/*
- * Calls c as uid under exact_rule(granted, want) and expects "ok". When the documented
- * details are refused and bug is given, tries again with the values the bug describes;
- * if the daemon is authorized then, the test is marked incomplete (TAP "not ok # TODO")
- * with the bug's description, so a known daemon bug shows without hiding any other
- * failure: every other detail must still be exact, and the call must still succeed.
- */
+/* Calls c as uid under exact_rule(granted, want) and expects "ok": the daemon asked for
+ * exactly the granted actions with exactly the documented details. */
 static GHashTable *call_exact(uid_t uid, const Call *c, const char *const *granted,
-                              const Details *want, const KnownBug *bug) {
+                              const Details *want) {
         GHashTable *t;
-        Details buggy = *want;
 
         set_exact_rule(granted, want);
         t = call_as(uid, c);
-        if (streq(report_get(t, "result"), "ok") || !bug)
-                goto done;
-        g_assert_cmpstr(report_get(t, "result"), ==, UM_ERROR_NOT_AUTHORIZED);
-        g_hash_table_unref(t);
-
-        for (size_t i = 0; bug->details[i]; i += 2)
-                buggy.value[detail_index(bug->details[i])] = bug->details[i + 1];
-        set_exact_rule(granted, &buggy);
-        t = call_as(uid, c);
-        if (streq(report_get(t, "result"), "ok")) {
-                g_test_message("KNOWN DAEMON BUG: %s", bug->description);
-                g_test_incomplete(bug->description);
-        }
-done:
         g_assert_cmpstr(report_get(t, "result"), ==, "ok");
         return t;
 }
@@ -703,7 +677,7 @@ static void test_action_mount_image(void) {
                                  "noatime,commit=30" } };
 
         assert_label_matters(HARNESS_UID_USER1, &c, granted, &want);
-        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER1, &c, granted, &want, NULL);
+        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER1, &c, granted, &want);
         g_assert_cmpstr(report_get(t, "mount-point"), ==, dir);
         g_assert_true(g_str_has_prefix(report_get(t, "info-device"), "/dev/loop"));
         g_assert_cmpstr(report_get(t, "info-backing-file"), ==, image_a);
@@ -720,7 +694,7 @@ static void test_action_mount_image_open(void) {
                                  "" } };
 
         assert_label_matters(HARNESS_UID_USER2, &c, granted, &want);
-        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER2, &c, granted, &want, NULL);
+        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER2, &c, granted, &want);
         g_assert_cmpstr(report_get(t, "info-uuid"), ==, UUID_B);
         assert_clean();
 }
@@ -732,14 +706,8 @@ static void test_action_mount_image_default_target(void) {
         const Call c = { .kind = CALL_MOUNT_FD, .path = image_a };
         const Details want = { { image_a, "ext4", LABEL_A, UUID_A, "false", "false", "none",
                                  "/run/media/" HARNESS_USER1 "/" LABEL_A, "" } };
-        const KnownBug bug = {
-                "usermountd passes target \"\" to polkit when the caller gives no target; "
-                "the .policy documents it as where the mount will be attached "
-                "(here /run/media/umtest1/polimg)",
-                (const char *const[]) { "target", "", NULL },
-        };
 
-        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER1, &c, granted, &want, &bug);
+        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER1, &c, granted, &want);
         g_assert_cmpstr(report_get(t, "mount-point"), ==, "/run/media/" HARNESS_USER1 "/" LABEL_A);
         unmount_own(HARNESS_UID_USER1, report_get(t, "mount-point"));
         assert_clean();
@@ -758,7 +726,7 @@ static void test_action_mount_system(void) {
         assert_label_matters(HARNESS_UID_USER1, &c, granted, &want);
         set_exact_rule(removable_only, &want);
         g_autoptr(GHashTable) t0 = expect_call(HARNESS_UID_USER1, &c, UM_ERROR_NOT_AUTHORIZED);
-        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER1, &c, granted, &want, NULL);
+        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER1, &c, granted, &want);
         g_assert_cmpstr(report_get(t, "info-device"), ==, zram);
         unmount_own(HARNESS_UID_USER1, dir);
         assert_clean();
@@ -786,7 +754,7 @@ static void test_action_mount_removable(void) {
         assert_label_matters(HARNESS_UID_USER2, &c, granted, &want);
         set_exact_rule(system_only, &want);
         g_autoptr(GHashTable) t0 = expect_call(HARNESS_UID_USER2, &c, UM_ERROR_NOT_AUTHORIZED);
-        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER2, &c, granted, &want, NULL);
+        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER2, &c, granted, &want);
         g_assert_cmpstr(report_get(t, "info-attributes"), ==, "nodev,nosuid,noexec,ro");
         unmount_own(HARNESS_UID_USER2, dir);
         assert_clean();
@@ -809,7 +777,7 @@ static void test_action_mount_exec(void) {
         set_exact_rule(image_only, &want);
         g_autoptr(GHashTable) t2 = expect_call(HARNESS_UID_USER2, &c, UM_ERROR_NOT_AUTHORIZED);
         assert_label_matters(HARNESS_UID_USER2, &c, both, &want);
-        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER2, &c, both, &want, NULL);
+        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER2, &c, both, &want);
         g_assert_cmpstr(report_get(t, "info-attributes"), ==, "nodev,nosuid");
         unmount_own(HARNESS_UID_USER2, dir);
         assert_clean();
@@ -836,15 +804,6 @@ static void test_action_unmount_others(void) {
         const Details want = { { report_get(mine, "info-device"), "ext4", LABEL_A, UUID_A,
                                  "true", "true", "none", dir,
                                  report_get(mine, "info-options") } };
-        const KnownBug bug = {
-                "for Unmount of another user's mount, usermountd passes polkit the mount "
-                "point as device, empty fstype, label, uuid, target and options, and "
-                "read-only and exec false, instead of the registered mount's device, "
-                "fstype, label, uuid, mount point, options and flags",
-                (const char *const[]) { "device", dir, "fstype", "", "label", "", "uuid", "",
-                                        "read-only", "false", "exec", "false", "target", "",
-                                        "options", "", NULL },
-        };
 
         /* Not granted: only one's own mounts are listed, and the unmount is refused. */
         set_exact_rule(image_only, &none);
@@ -859,7 +818,7 @@ static void test_action_unmount_others(void) {
         g_assert_cmpstr(report_get(l, "entry0-owner-uid"), ==, "61001");
 
         assert_label_matters(HARNESS_UID_USER2, &u, granted, &want);
-        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER2, &u, granted, &want, &bug);
+        g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER2, &u, granted, &want);
         assert_clean();
 }
 
