@@ -50,6 +50,8 @@ typedef struct ConfLimits {
 /* One filesystem type's section ("[ext4]"). Strings are owned by the Config. */
 typedef struct ConfFsType {
         const char *name;        /* a type policy.c knows, e.g. "ext4" */
+        const char *path;        /* the Conf's path, for messages that name the file; NULL for
+                                  * built-in defaults */
         bool allowed;            /* listed in AllowedFilesystems= (default: all known types) */
         char **allowed_options;  /* AllowedOptions=: NULL means every option policy.c knows for
                                   * the type; else a NULL-terminated list of keys */
@@ -99,3 +101,15 @@ bool conf_fstype_allowed(const Conf *c, const char *fstype);
  * On success *ret is a new Conf (owned).
  */
 int conf_load(const char *path, bool missing_ok, FILE *diag, Conf **ret);
+
+/* Largest file conf_load() reads, in bytes. */
+#define CONF_FILE_MAX (64u * 1024u)
+
+/*
+ * usermountd --check-config [FILE]: loads path (CONF_DEFAULT_PATH when NULL, which may be
+ * missing: "no file; the built-in defaults apply"), writes every problem with its line to
+ * out, or a summary of the effective settings when the file is valid. Returns 0 when
+ * valid, 1 when invalid, -errno when the file cannot be read (a line saying why is
+ * written to out as well).
+ */
+int conf_check(const char *path, FILE *out);

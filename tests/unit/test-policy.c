@@ -19,6 +19,7 @@
 
 #define UID 1000
 #define GID 1001
+#define UMASK 0027
 #define ATTR_BASE ((uint64_t) (MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC))
 
 #define OK 0
@@ -43,13 +44,29 @@ static bool is_owner_type(const char *fstype) {
                                                       NULL }, fstype);
 }
 
+/* Types without Unix ownership whose driver has umask=, which gets the caller's umask. */
+static bool is_umask_type(const char *fstype) {
+        return g_strv_contains((const char *const[]){ "vfat", "exfat", "ntfs3", "udf", NULL },
+                               fstype);
+}
+
+/* What usermount puts before the caller's items (for UMASK), written out here. */
+static const char *forced_first(const char *fstype) {
+        return is_umask_type(fstype) ? "umask=0027" : "";
+}
+
 /* What usermount appends to every mount of a type (for UID and GID), written out here. */
-static const char *forced_items(const char *fstype) {
+static const char *forced_last(const char *fstype) {
         if (g_strv_contains((const char *const[]){ "ext2", "ext3", "ext4", NULL }, fstype))
                 return "errors=remount-ro";
         if (is_owner_type(fstype))
                 return "uid=1000,gid=1001";
         return "";
+}
+
+/* Everything usermount forces on a type when the caller gives no options. */
+static const char *forced_items(const char *fstype) {
+        return is_umask_type(fstype) ? "umask=0027,uid=1000,gid=1001" : forced_last(fstype);
 }
 
 static PolicyInput input(const char *fstype, const char *options, unsigned flags) {
@@ -61,18 +78,28 @@ static PolicyInput input(const char *fstype, const char *options, unsigned flags
                 .exec = (flags & IN_EXEC) != 0,
                 .uid = UID,
                 .gid = GID,
+                .umask = UMASK,
         };
 }
 
-/* "items" of the caller followed by the forced ones, comma-joined. */
-static char *with_forced(const char *fstype, const char *items) {
-        const char *forced = forced_items(fstype);
+/* Comma-joins the non-empty ones of a NULL-terminated list. */
+static char *join_items(const char *const *parts) {
+        GString *s = g_string_new(NULL);
 
-        if (isempty(items))
-                return g_strdup(forced);
-        if (isempty(forced))
-                return g_strdup(items);
-        return g_strdup_printf("%s,%s", items, forced);
+        for (; *parts; parts++) {
+                if (isempty(*parts))
+                        continue;
+                if (s->len > 0)
+                        g_string_append_c(s, ',');
+                g_string_append(s, *parts);
+        }
+        return g_string_free(s, false);
+}
+
+/* "items" of the caller between the forced ones (umask= first, the rest last). */
+static char *with_forced(const char *fstype, const char *items) {
+        return join_items((const char *const[]){ forced_first(fstype), items,
+                                                 forced_last(fstype), NULL });
 }
 
 static size_t count_items(const char *items) {
@@ -678,8 +705,11 @@ static void test_forced_items(const void *data) {
 
                 in.uid = ids[i].uid;
                 in.gid = ids[i].gid;
-                expect_built(&in, is_owner_type(fstype) ? ids[i].owner_items :
-                             forced_items(fstype), ATTR_BASE, false);
+                char *items = join_items((const char *const[]){ forced_first(fstype),
+                        is_owner_type(fstype) ? ids[i].owner_items : forced_last(fstype), NULL });
+
+                expect_built(&in, items, ATTR_BASE, false);
+                g_free(items);
         }
 }
 
@@ -701,7 +731,7 @@ static void test_forced_override(const void *data) {
         for (size_t i = 0; i < G_N_ELEMENTS(forced_owner_attempts); i++) {
                 PolicyInput in = input(fstype, forced_owner_attempts[i], 0);
 
-                if (g_str_has_prefix(forced, "uid="))
+                if (is_owner_type(fstype))
                         expect_refused(&in, -EPERM, NOT_ALLOWED,
                                        "is set by usermount and cannot be given: the filesystem "
                                        "has no Unix owners");
@@ -881,14 +911,14 @@ static const ValueCase value_cases[] = {
         { "udf", "lastblock=-5", 0, INVALID, NULL, "needs a whole number" },
 
         /* Octal modes. */
-        { "vfat", "umask=0", 0, OK, "umask=0", NULL },
-        { "vfat", "umask=022", 0, OK, "umask=022", NULL },
-        { "vfat", "umask=0777", 0, OK, "umask=0777", NULL },
-        { "vfat", "umask=1000", 0, INVALID, NULL,
-          "vfat option 'umask' needs an octal mode from 0 to 777, not '1000'" },
-        { "vfat", "umask=8", 0, INVALID, NULL, "needs an octal mode" },
-        { "vfat", "umask=-22", 0, INVALID, NULL, "needs an octal mode" },
-        { "vfat", "umask=0x1ff", 0, INVALID, NULL, "needs an octal mode" },
+        { "vfat", "dmask=0", 0, OK, "dmask=0", NULL },
+        { "vfat", "dmask=022", 0, OK, "dmask=022", NULL },
+        { "vfat", "dmask=0777", 0, OK, "dmask=0777", NULL },
+        { "vfat", "dmask=1000", 0, INVALID, NULL,
+          "vfat option 'dmask' needs an octal mode from 0 to 777, not '1000'" },
+        { "vfat", "dmask=8", 0, INVALID, NULL, "needs an octal mode" },
+        { "vfat", "dmask=-22", 0, INVALID, NULL, "needs an octal mode" },
+        { "vfat", "dmask=0x1ff", 0, INVALID, NULL, "needs an octal mode" },
         { "exfat", "fmask=0133", 0, OK, "fmask=0133", NULL },
         { "ntfs3", "dmask=7777", 0, INVALID, NULL, "needs an octal mode" },
         { "iso9660", "mode=0444,dmode=0555", 0, OK, "mode=0444,dmode=0555", NULL },
@@ -1042,7 +1072,7 @@ static const ValueCase value_cases[] = {
 
         /* Order: the caller's items as given, the forced ones last. */
         { "ext4", "user_xattr,noacl,acl", 0, OK, "user_xattr,noacl,acl", NULL },
-        { "vfat", "utf8,sync,umask=077,flush", 0, OK, "utf8,sync,umask=077,flush", NULL },
+        { "vfat", "utf8,sync,fmask=077,flush", 0, OK, "utf8,sync,fmask=077,flush", NULL },
         { "btrfs", "ssd,compress=zstd:3,noatime,subvol=@", 0, OK, "ssd,compress=zstd:3,subvol=@",
           NULL },
 
@@ -1115,7 +1145,8 @@ typedef struct TypeSamples {
         "discard", "nodiscard", "journal_checksum", "nodelalloc", "noauto_da_alloc",           \
         "dioread_nolock", "acl", "noacl", "user_xattr", "noload", NULL
 
-#define OWNER_MASKS "umask=022", "dmask=022", "fmask=133"
+/* umask= is forced to the caller's umask; dmask= and fmask= refine it. */
+#define OWNER_MASKS "dmask=022", "fmask=133"
 
 static const TypeSamples type_samples[] = {
         { "ext2", (const char *const[]){ "acl", "noacl", "user_xattr", NULL } },
@@ -1147,7 +1178,7 @@ static const TypeSamples type_samples[] = {
                                             "check=relaxed", "iocharset=utf8", "map=off",
                                             "utf8", "unhide", "hide", "session=1",
                                             "sbsector=16", NULL } },
-        { "udf", (const char *const[]){ "umask=022", "mode=0444", "dmode=0555",
+        { "udf", (const char *const[]){ "mode=0444", "dmode=0555",
                                         "iocharset=utf8", "utf8", "novrs", "session=1",
                                         "anchor=256", "lastblock=1000", "unhide", "undelete",
                                         NULL } },
@@ -1155,7 +1186,7 @@ static const TypeSamples type_samples[] = {
 
 /* Options accepted by no type: the kernel knows them, usermount does not pass them. */
 static const char *const never_accepted[] = {
-        "uid=1000", "gid=1001", "errors=remount-ro", "errors=ro", "device=/dev/sda",
+        "uid=1000", "gid=1001", "umask=022", "errors=remount-ro", "errors=ro", "device=/dev/sda",
         "fsid=x", "domain_id=x", "norecovery=1", "nouser_xattr=1", "quota", "usrquota",
         "grpquota", "prjquota", "grpid", "bsdgroups", "nogrpid", "resuid=0", "resgid=0",
         "sb=8193", "journal_path=/dev/sdb", "journal_dev=8", "journal_async_commit",
@@ -1298,24 +1329,26 @@ static void test_to_string(void) {
 }
 
 static void test_done(void) {
-        PolicyInput in = input("vfat", "utf8,umask=022,sync", 0);
+        PolicyInput in = input("vfat", "utf8,dmask=022,sync", 0);
         MountOptions o = {};
         UmError e = {};
 
         mount_options_done(&o);
         mount_options_done(NULL);
         g_assert_cmpint(policy_build_options(&in, &o, &e), ==, 0);
-        g_assert_cmpuint(o.n_items, ==, 5);
-        g_assert_cmpstr(o.items[0].key, ==, "utf8");
-        g_assert_null(o.items[0].value);
-        g_assert_cmpstr(o.items[1].key, ==, "umask");
-        g_assert_cmpstr(o.items[1].value, ==, "022");
-        g_assert_cmpstr(o.items[2].key, ==, "sync");
-        g_assert_null(o.items[2].value);
-        g_assert_cmpstr(o.items[3].key, ==, "uid");
-        g_assert_cmpstr(o.items[3].value, ==, "1000");
-        g_assert_cmpstr(o.items[4].key, ==, "gid");
-        g_assert_cmpstr(o.items[4].value, ==, "1001");
+        g_assert_cmpuint(o.n_items, ==, 6);
+        g_assert_cmpstr(o.items[0].key, ==, "umask");
+        g_assert_cmpstr(o.items[0].value, ==, "0027");
+        g_assert_cmpstr(o.items[1].key, ==, "utf8");
+        g_assert_null(o.items[1].value);
+        g_assert_cmpstr(o.items[2].key, ==, "dmask");
+        g_assert_cmpstr(o.items[2].value, ==, "022");
+        g_assert_cmpstr(o.items[3].key, ==, "sync");
+        g_assert_null(o.items[3].value);
+        g_assert_cmpstr(o.items[4].key, ==, "uid");
+        g_assert_cmpstr(o.items[4].value, ==, "1000");
+        g_assert_cmpstr(o.items[5].key, ==, "gid");
+        g_assert_cmpstr(o.items[5].value, ==, "1001");
         mount_options_done(&o);
         g_assert_null(o.items);
         g_assert_cmpuint(o.n_items, ==, 0);
