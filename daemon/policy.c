@@ -1524,6 +1524,23 @@ static void conf_check_defaults_vs_forced(ConfCheck *c, const OptionList *defaul
                         }
 }
 
+void policy_describe_forced(const char *fstype, char *buf, size_t size) {
+        static const char *const placeholders[] = {
+                [FORCED_CALLER_UID] = "<caller's uid>",
+                [FORCED_CALLER_GID] = "<caller's gid>",
+                [FORCED_CALLER_UMASK] = "<caller's umask>",
+        };
+        const FsPolicy *fs = fs_policy_find(fstype);
+        size_t o = 0;
+
+        if (size == 0)
+                return;
+        buf[0] = 0;
+        for (const ForcedOption *f = fs ? fs->forced : NULL; f && f->key && o < size; f++)
+                o += snprintf(buf + o, size - o, "%s%s=%s", o > 0 ? "," : "", f->key,
+                              f->source == FORCED_FIXED ? f->value : placeholders[f->source]);
+}
+
 int policy_check_conf_fstype(const ConfFsType *t, PolicyConfReport report, void *userdata) {
         _cleanup_(option_list_done) OptionList defaults = {}, forced = {};
         ConfCheck c = { .report = report, .userdata = userdata };

@@ -99,6 +99,13 @@ typedef void (*PolicyConfReport)(void *userdata, PolicyConfList list, const char
 int policy_check_conf_fstype(const ConfFsType *t, PolicyConfReport report, void *userdata);
 
 /*
+ * The options usermount itself forces on fstype, as "key=value,..." with placeholders for
+ * the caller's values ("uid=<caller's uid>"), into buf (always NUL-terminated; "" when
+ * none or when fstype is unknown). For --check-config.
+ */
+void policy_describe_forced(const char *fstype, char *buf, size_t size);
+
+/*
  * Full check of in->options for in->fstype, one key at a time through libmount's option
  * parser, against the per-type allow-list; adds forced options (errors=remount-ro on
  * ext2/3/4, uid=/gid= on filesystems without Unix ownership, umask= where such a type has
