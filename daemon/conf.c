@@ -610,10 +610,9 @@ static bool line_bytes_ok(Parser *p, const char *s, size_t len) {
 
 /* A "[Name]" line: records the section for the handler; false when it cannot be parsed. */
 static bool line_section(Parser *p, const char *s, size_t len) {
-        const char *end = memchr(s, ']', len);
+        const char *end = memchr(s, ']', len), *after;
         _cleanup_free_ char *name = NULL;
         char e[ESCAPED_MAX];
-        size_t rest;
         int section;
 
         /* Keys after a bad header belong to no section, not to the one before it. */
@@ -622,11 +621,10 @@ static bool line_section(Parser *p, const char *s, size_t len) {
                 problem(p, p->line, "section header without ']'");
                 return false;
         }
-        rest = (size_t) (s + len - (end + 1));
-        for (const char *c = end + 1; c < s + len && (*c == ' ' || *c == '\t'); c++)
-                rest--;
-        if (rest > 0 && end[1 + strspn(end + 1, " \t")] != ';' &&
-            end[1 + strspn(end + 1, " \t")] != '#') {
+        /* Only whitespace or a comment may follow; inih would silently drop anything. */
+        for (after = end + 1; after < s + len && (*after == ' ' || *after == '\t'); after++)
+                ;
+        if (after < s + len && *after != ';' && *after != '#') {
                 problem(p, p->line, "text after the section header's ']'");
                 return false;
         }

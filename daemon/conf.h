@@ -94,11 +94,15 @@ bool conf_fstype_allowed(const Conf *c, const char *fstype);
 
 /*
  * Reads path. A missing file is not an error when missing_ok (built-in defaults, c->path
- * NULL). Every problem is written to diag (may be NULL) as one line
- * "PATH:LINE: message" (LINE is 0 for problems of the whole file), and the function
- * returns -EINVAL if there was any, so that a bad file is never half applied.
- * -ENOENT when the file is missing and !missing_ok; other -errno when it cannot be read.
- * On success *ret is a new Conf (owned).
+ * NULL); a dangling symlink is. Every problem is written to diag (may be NULL) as one line
+ * "PATH:LINE: message", in line order (LINE is 0 for problems of the whole file: not a
+ * regular file, writable by others, larger than CONF_FILE_MAX; at most 100 lines, then a
+ * count), and the function returns -EINVAL if there was any, so that a bad file is never
+ * half applied. Lines longer than inih's buffer allows (197 bytes in Debian's build), NUL
+ * bytes, invalid UTF-8 and control characters are problems of their line. Leading
+ * whitespace is indentation: there are no multi-line values. -ENOENT when the file is
+ * missing and !missing_ok; other -errno when it cannot be read. On success *ret is a new
+ * Conf (owned); on failure *ret is untouched.
  */
 int conf_load(const char *path, bool missing_ok, FILE *diag, Conf **ret);
 
