@@ -1,16 +1,41 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The administrator's configuration (conf.h): built-in defaults, reference counting and
- * lookups. Parsing of /etc/usermount/usermount.conf lives in conf_load().
+ * The administrator's configuration (conf.h): built-in defaults, reference counting,
+ * lookups, and conf_load(), which reads /etc/usermount/usermount.conf with inih.
+ *
+ * The stages of conf_load():
+ *   file     one fd (no blocking on FIFOs), a regular file not writable by others, at most
+ *            CONF_FILE_MAX bytes
+ *   lines    our reader hands inih one line at a time and checks each raw line first:
+ *            NUL bytes, UTF-8, control characters, length, syntax. A bad line is reported
+ *            and inih gets an empty line instead, so that nothing is split or half-read,
+ *            and every bad line is reported, not only the first inih would name
+ *   keys     inih's handler checks section, key, duplicates and the value of each key
+ *   whole    per-type option lists through policy.c, the image checker's user
+ * Every problem is written as "PATH:LINE: message"; any problem means no Conf at all.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conf.h"
 #include "macro.h"
 #include "policy.h"
+#include "um-error.h"
+#include "utf8.h"
+
+/* After this many problems the rest are counted, not printed: binary garbage has many lines. */
+#define CONF_PROBLEMS_SHOWN 100
+/* Room for one escaped value in a message. */
+#define ESCAPED_MAX 128
 
 static void fstype_done(ConfFsType *t) {
         if (t->allowed_options)
@@ -97,17 +122,878 @@ bool conf_fstype_allowed(const Conf *c, const char *fstype) {
         return t && t->allowed;
 }
 
-int conf_load(const char *path, bool missing_ok, FILE *diag, Conf **ret) {
-        if (access(path, F_OK) < 0) {
-                if (errno == ENOENT && missing_ok)
-                        return conf_new_default(ret);
-                return -errno;
+/* ---- Sections and keys ---------------------------------------------------------------------- */
+
+typedef struct Parser Parser;
+typedef struct ConfKey ConfKey;
+
+/* Parses value (never NULL) for key into p->conf; reports problems itself. */
+typedef int (*ConfKeyParse)(Parser *p, const ConfKey *key, const char *value);
+
+struct ConfKey {
+        const char *name;
+        ConfKeyParse parse;
+        size_t offset;          /* into ConfLimits, for numbers */
+        unsigned min, max;      /* numbers and seconds */
+        bool empty_ok;          /* "Key=" means something (an empty list) */
+};
+
+/* Index of a section: General, Limits, then one per type in policy_fstypes() order. */
+enum {
+        SECTION_GENERAL,
+        SECTION_LIMITS,
+        SECTION_FSTYPES,
+        SECTION_NONE = -1,      /* before the first section header */
+        SECTION_IGNORED = -2,   /* an unknown or repeated section: reported once, keys skipped */
+};
+
+#define SECTION_MAX_KEYS 9
+
+/* One problem, kept until the end so that they are written in the order of the lines. */
+typedef struct Problem {
+        unsigned line;
+        unsigned seq;
+        char *text;
+} Problem;
+
+struct Parser {
+        const char *path;
+        FILE *diag;
+        Problem *list;          /* the problems to write, at most CONF_PROBLEMS_SHOWN */
+        size_t n_list;
+        Conf *conf;
+        const char *data;       /* the file, NUL-terminated */
+        size_t size, pos;
+        unsigned line;          /* the line last handed to inih, 1-based */
+        unsigned problems;
+        unsigned bad_line;      /* the last line we reported as unparsable */
+        int section;            /* index, SECTION_NONE or SECTION_IGNORED */
+        unsigned *section_lines; /* per section: the line of its header, 0 when not seen */
+        unsigned (*key_lines)[SECTION_MAX_KEYS]; /* per section and key: the line that set it */
+};
+
+/* Writes one problem; returns -EINVAL, for "return problem(...)". */
+static int problem(Parser *p, unsigned line, const char *fmt, ...) _printf_(3, 4);
+static int problem(Parser *p, unsigned line, const char *fmt, ...) {
+        Problem *list;
+        char *text;
+        va_list ap;
+        int r;
+
+        p->problems++;
+        if (!p->diag || p->n_list >= CONF_PROBLEMS_SHOWN)
+                return -EINVAL;
+        va_start(ap, fmt);
+        r = vasprintf(&text, fmt, ap);
+        va_end(ap);
+        list = r >= 0 ? realloc(p->list, (p->n_list + 1) * sizeof(Problem)) : NULL;
+        if (!list) {
+                /* Out of memory: say so rather than lose the line. */
+                fprintf(p->diag, "%s:%u: (out of memory describing this problem)\n", p->path,
+                        line);
+                if (r >= 0)
+                        free(text);
+                return -EINVAL;
         }
-        /* The parser is being written (issue 4). */
-        return -EOPNOTSUPP;
+        p->list = list;
+        p->list[p->n_list] = (Problem) { line, p->problems, text };
+        p->n_list++;
+        return -EINVAL;
+}
+
+static int problem_compare(const void *a, const void *b) {
+        const Problem *x = a, *y = b;
+
+        if (x->line != y->line)
+                return x->line < y->line ? -1 : 1;
+        return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Writes the problems in the order of their lines, and how many were left out. */
+static void problems_write(Parser *p) {
+        if (!p->diag)
+                return;
+        qsort(p->list, p->n_list, sizeof(Problem), problem_compare);
+        for (size_t i = 0; i < p->n_list; i++)
+                fprintf(p->diag, "%s:%u: %s\n", p->path, p->list[i].line, p->list[i].text);
+        if (p->problems > p->n_list)
+                fprintf(p->diag, "%s:0: %zu more problems not shown\n", p->path,
+                        (size_t) p->problems - p->n_list);
+}
+
+static const char *esc(const char *s, char buf[static ESCAPED_MAX]) {
+        return um_escape(s, buf, ESCAPED_MAX);
+}
+
+/* Strict: decimal digits only, no sign, no spaces, no overflow. */
+static bool parse_unsigned(const char *s, unsigned max, unsigned *ret) {
+        unsigned long v = 0;
+
+        if (!*s)
+                return false;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9')
+                        return false;
+                v = v * 10 + (unsigned) (*s - '0');
+                if (v > max)
+                        return false;
+        }
+        *ret = (unsigned) v;
+        return true;
+}
+
+static int parse_boolean(const char *s) {
+        static const char *const yes[] = { "yes", "true", "on", "1" };
+        static const char *const no[] = { "no", "false", "off", "0" };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+                if (strcasecmp(s, yes[i]) == 0)
+                        return 1;
+                if (strcasecmp(s, no[i]) == 0)
+                        return 0;
+        }
+        return -EINVAL;
+}
+
+static int parse_bool(Parser *p, const ConfKey *key, const char *value) {
+        char e[ESCAPED_MAX];
+        int r = parse_boolean(value);
+
+        if (r < 0)
+                return problem(p, p->line, "%s= needs yes or no (true/false, on/off, 1/0), not "
+                               "'%s'", key->name, esc(value, e));
+        if (streq(key->name, "AllowExec"))
+                p->conf->allow_exec = r;
+        else
+                p->conf->image_check = r;
+        return 0;
+}
+
+/* A canonical absolute path: no empty, "." or ".." components, no trailing '/', not "/". */
+static const char *path_problem(const char *path) {
+        if (path[0] != '/')
+                return "must be an absolute path";
+        if (streq(path, "/"))
+                return "must not be the root directory";
+        if (strlen(path) >= PATH_MAX)
+                return "is too long";
+        for (const char *c = path; *c; c++)
+                if (*c == ' ' || *c == '\t')
+                        return "must not contain whitespace";
+        for (const char *c = path + 1;;) {
+                size_t n = strcspn(c, "/");
+
+                if (n == 0)
+                        return "must be canonical: no '//' and no trailing '/'";
+                if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+                        return "must be canonical: no '.' or '..' components";
+                c += n;
+                if (!*c)
+                        return NULL;
+                c++;
+        }
+}
+
+static int parse_media_root(Parser *p, const ConfKey *key, const char *value) {
+        const char *why = path_problem(value);
+        char e[ESCAPED_MAX], *s;
+
+        if (why)
+                return problem(p, p->line, "%s='%s' %s", key->name, esc(value, e), why);
+        s = strdup(value);
+        if (!s)
+                return problem(p, p->line, "out of memory");
+        free(p->conf->media_root);
+        p->conf->media_root = s;
+        return 0;
+}
+
+/* Splits a space- or comma-separated list; runs of separators count as one. Owned. */
+static char **split_list(const char *value) {
+        size_t n = 0, max = strlen(value) / 2 + 2;
+        char **list = calloc(max, sizeof(char *));
+
+        if (!list)
+                return NULL;
+        for (const char *c = value; *c;) {
+                size_t len;
+
+                c += strspn(c, " \t,");
+                len = strcspn(c, " \t,");
+                if (len == 0)
+                        break;
+                list[n] = strndup(c, len);
+                if (!list[n]) {
+                        while (n > 0)
+                                free(list[--n]);
+                        return mfree(list);
+                }
+                n++;
+                c += len;
+        }
+        return list;
+}
+
+static void strv_free(char **l) {
+        for (char **k = l; k && *k; k++)
+                free(*k);
+        free(l);
+}
+
+static void strv_freep(char ***l) {
+        strv_free(*l);
+}
+
+static int parse_allowed_filesystems(Parser *p, const ConfKey *key, const char *value) {
+        _cleanup_(strv_freep) char **list = split_list(value);
+        char e[ESCAPED_MAX];
+        bool ok = true;
+
+        if (!list)
+                return problem(p, p->line, "out of memory");
+        for (size_t i = 0; list[i]; i++) {
+                bool known = conf_fstype(p->conf, list[i]) != NULL, twice = false;
+
+                for (size_t j = 0; j < i; j++)
+                        twice = twice || streq(list[i], list[j]);
+                if (!known)
+                        problem(p, p->line, "%s=: '%s' is not a filesystem type usermount can "
+                                "mount (ext2, ext3, ext4, xfs, btrfs, squashfs, erofs, vfat, "
+                                "exfat, ntfs3, iso9660, udf)", key->name, esc(list[i], e));
+                else if (twice)
+                        problem(p, p->line, "%s=: '%s' is listed twice", key->name, list[i]);
+                ok = ok && known && !twice;
+        }
+        if (!ok)
+                return -EINVAL;
+        for (size_t i = 0; i < p->conf->n_fstypes; i++) {
+                ConfFsType *t = &p->conf->fstypes[i];
+
+                t->allowed = false;
+                for (size_t j = 0; list[j]; j++)
+                        t->allowed = t->allowed || streq(list[j], t->name);
+        }
+        return 0;
+}
+
+/* A user name as useradd accepts it, or a numeric uid. */
+static bool user_name_valid(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > 32)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+                      (i > 0 && ((c >= '0' && c <= '9') || c == '-' || c == '.')) ||
+                      (c >= '0' && c <= '9') || (i == n - 1 && c == '$')))
+                        return false;
+        }
+        return true;
+}
+
+static int parse_image_check_user(Parser *p, const ConfKey *key, const char *value) {
+        char e[ESCAPED_MAX], *s;
+
+        if (!user_name_valid(value))
+                return problem(p, p->line, "%s='%s' is neither a user name nor a numeric uid",
+                               key->name, esc(value, e));
+        s = strdup(value);
+        if (!s)
+                return problem(p, p->line, "out of memory");
+        free(p->conf->image_check_user);
+        p->conf->image_check_user = s;
+        return 0;
+}
+
+static bool parse_range(Parser *p, const ConfKey *key, const char *value, unsigned *ret) {
+        char e[ESCAPED_MAX];
+
+        if (parse_unsigned(value, key->max, ret) && *ret >= key->min)
+                return true;
+        problem(p, p->line, "%s= needs a whole number from %u to %u, not '%s'", key->name,
+                key->min, key->max, esc(value, e));
+        return false;
+}
+
+static int parse_limit(Parser *p, const ConfKey *key, const char *value) {
+        unsigned v;
+
+        if (!parse_range(p, key, value, &v))
+                return -EINVAL;
+        *(unsigned *) ((char *) &p->conf->limits + key->offset) = v;
+        return 0;
+}
+
+static int parse_seconds(Parser *p, const ConfKey *key, const char *value) {
+        unsigned v;
+
+        if (!parse_range(p, key, value, &v))
+                return -EINVAL;
+        if (streq(key->name, "RequestTimeoutSec"))
+                p->conf->limits.request_timeout_usec = (uint64_t) v * 1000000u;
+        else
+                p->conf->image_check_timeout_usec = (uint64_t) v * 1000000u;
+        return 0;
+}
+
+static ConfFsType *parser_fstype(Parser *p) {
+        return &p->conf->fstypes[p->section - SECTION_FSTYPES];
+}
+
+static int parse_allowed_options(Parser *p, const ConfKey *key, const char *value) {
+        ConfFsType *t = parser_fstype(p);
+        char **list = split_list(value);
+
+        if (!list)
+                return problem(p, p->line, "out of memory");
+        strv_free(t->allowed_options);
+        t->allowed_options = list;
+        return 0;
+}
+
+static int parse_option_string(Parser *p, const ConfKey *key, const char *value) {
+        ConfFsType *t = parser_fstype(p);
+        char **dest = streq(key->name, "DefaultOptions") ? &t->default_options :
+                &t->forced_options;
+        char *s = NULL;
+
+        /* Checked as a whole, with the other lists of the section, once the file is read. */
+        if (*value) {
+                s = strdup(value);
+                if (!s)
+                        return problem(p, p->line, "out of memory");
+        }
+        free(*dest);
+        *dest = s;
+        return 0;
+}
+
+#define LIMIT(n, field) \
+        { n, parse_limit, offsetof(ConfLimits, field), 1, 1000000, false }
+
+/* Indices into general_keys[] that the whole-file checks need. */
+enum {
+        GENERAL_IMAGE_CHECK = 3,
+        GENERAL_IMAGE_CHECK_USER = 4,
+};
+
+static const ConfKey general_keys[] = {
+        { "MediaRoot", parse_media_root },
+        { "AllowedFilesystems", parse_allowed_filesystems, .empty_ok = true },
+        { "AllowExec", parse_bool },
+        { "ImageCheck", parse_bool },
+        { "ImageCheckUser", parse_image_check_user },
+        { "ImageCheckTimeoutSec", parse_seconds, 0, 1, 86400, false },
+        { NULL },
+};
+
+static const ConfKey limits_keys[] = {
+        LIMIT("MaxRequests", max_requests),
+        LIMIT("MaxRequestsPerUser", max_requests_per_user),
+        LIMIT("MaxMounts", max_mounts),
+        LIMIT("MaxMountsPerUser", max_mounts_per_user),
+        LIMIT("MaxLoopDevices", max_loop_devices),
+        LIMIT("MaxLoopDevicesPerUser", max_loop_devices_per_user),
+        LIMIT("MaxWorkers", max_workers),
+        LIMIT("MaxWorkersPerUser", max_workers_per_user),
+        { "RequestTimeoutSec", parse_seconds, 0, 1, 3600, false },
+        { NULL },
+};
+
+/* In the order of PolicyConfList, so that a list's index is its key's index. */
+static const ConfKey fstype_keys[] = {
+        { "AllowedOptions", parse_allowed_options, .empty_ok = true },
+        { "DefaultOptions", parse_option_string, .empty_ok = true },
+        { "ForcedOptions", parse_option_string, .empty_ok = true },
+        { NULL },
+};
+
+static const ConfKey *section_keys(int section) {
+        return section == SECTION_GENERAL ? general_keys :
+                section == SECTION_LIMITS ? limits_keys : fstype_keys;
+}
+
+static const char *section_name(const Parser *p, int section) {
+        return section == SECTION_GENERAL ? "General" :
+                section == SECTION_LIMITS ? "Limits" :
+                p->conf->fstypes[section - SECTION_FSTYPES].name;
+}
+
+static int section_find(const Parser *p, const char *name) {
+        if (streq(name, "General"))
+                return SECTION_GENERAL;
+        if (streq(name, "Limits"))
+                return SECTION_LIMITS;
+        for (size_t i = 0; i < p->conf->n_fstypes; i++)
+                if (streq(name, p->conf->fstypes[i].name))
+                        return SECTION_FSTYPES + (int) i;
+        return SECTION_NONE;
+}
+
+static void keys_join(const ConfKey *keys, char *buf, size_t size) {
+        size_t o = 0;
+
+        buf[0] = 0;
+        for (const ConfKey *k = keys; k->name && o < size; k++)
+                o += snprintf(buf + o, size - o, "%s%s", k == keys ? "" : ", ", k->name);
+}
+
+/* inih's handler: one Key=value of the current line. Never stops inih. */
+static int parser_handle(void *userdata, const char *section, const char *name,
+                         const char *value) {
+        Parser *p = userdata;
+        const ConfKey *keys, *k;
+        char e[ESCAPED_MAX], known[256];
+        unsigned *line;
+
+        if (p->section == SECTION_IGNORED)
+                return 1;
+        if (p->section == SECTION_NONE) {
+                problem(p, p->line, "'%s' is outside of any section: put it under [General], "
+                        "[Limits] or a filesystem type's section", esc(name, e));
+                return 1;
+        }
+        keys = section_keys(p->section);
+        for (k = keys; k->name; k++)
+                if (streq(k->name, name))
+                        break;
+        if (!k->name) {
+                keys_join(keys, known, sizeof(known));
+                problem(p, p->line, "unknown key '%s' in [%s]; [%s] knows %s", esc(name, e),
+                        section_name(p, p->section), section_name(p, p->section), known);
+                return 1;
+        }
+        line = &p->key_lines[p->section][k - keys];
+        if (*line > 0) {
+                problem(p, p->line, "%s= is set twice in [%s] (first on line %u)", k->name,
+                        section_name(p, p->section), *line);
+                return 1;
+        }
+        *line = p->line;
+        if (!*value && !k->empty_ok) {
+                problem(p, p->line, "%s= needs a value", k->name);
+                return 1;
+        }
+        (void) k->parse(p, k, value);
+        return 1;
+}
+
+/* ---- Lines ---------------------------------------------------------------------------------- */
+
+/* NUL bytes, UTF-8, control characters (tab aside); the first problem of a raw line. */
+static bool line_bytes_ok(Parser *p, const char *s, size_t len) {
+        for (size_t i = 0; i < len;) {
+                uint32_t cp;
+                size_t n;
+
+                if (s[i] == 0) {
+                        problem(p, p->line, "the line contains a NUL byte (at byte %zu)", i + 1);
+                        return false;
+                }
+                n = utf8_decode((const unsigned char *) s + i, &cp);
+                /* A sequence cut by the end of the line is invalid, too. */
+                if (n == 0 || i + n > len) {
+                        problem(p, p->line, "the line is not valid UTF-8 (at byte %zu)", i + 1);
+                        return false;
+                }
+                if ((cp < 0x20 && cp != '\t') || (cp >= 0x7f && cp < 0xa0)) {
+                        problem(p, p->line, "the line contains a control character (U+%04X at "
+                                "byte %zu)", (unsigned) cp, i + 1);
+                        return false;
+                }
+                i += n;
+        }
+        return true;
+}
+
+/* A "[Name]" line: records the section for the handler; false when it cannot be parsed. */
+static bool line_section(Parser *p, const char *s, size_t len) {
+        const char *end = memchr(s, ']', len), *after;
+        _cleanup_free_ char *name = NULL;
+        char e[ESCAPED_MAX];
+        int section;
+
+        /* Keys after a bad header belong to no section, not to the one before it. */
+        p->section = SECTION_IGNORED;
+        if (!end) {
+                problem(p, p->line, "section header without ']'");
+                return false;
+        }
+        /* Only whitespace or a comment may follow; inih would silently drop anything. */
+        for (after = end + 1; after < s + len && (*after == ' ' || *after == '\t'); after++)
+                ;
+        if (after < s + len && *after != ';' && *after != '#') {
+                problem(p, p->line, "text after the section header's ']'");
+                return false;
+        }
+        name = strndup(s + 1, (size_t) (end - s - 1));
+        if (!name) {
+                problem(p, p->line, "out of memory");
+                return false;
+        }
+        section = section_find(p, name);
+        if (section == SECTION_NONE)
+                problem(p, p->line, "unknown section [%s]; known sections are [General], "
+                        "[Limits] and one per filesystem type ([ext4], [vfat], ...)",
+                        esc(name, e));
+        else if (p->section_lines[section] > 0)
+                problem(p, p->line, "section [%s] appears a second time (first on line %u)",
+                        name, p->section_lines[section]);
+        else {
+                p->section_lines[section] = p->line;
+                p->section = section;
+        }
+        return true;
+}
+
+/* A "Key=value" line: inih would also split at ':', and would take "=value" as a key "". */
+static bool line_key_value(Parser *p, const char *s, size_t len) {
+        const char *eq = memchr(s, '=', len);
+        size_t key_len;
+
+        if (!eq) {
+                problem(p, p->line, "expected 'Key=value', '[Section]' or a comment ('#' or "
+                        "';')");
+                return false;
+        }
+        key_len = (size_t) (eq - s);
+        while (key_len > 0 && (s[key_len - 1] == ' ' || s[key_len - 1] == '\t'))
+                key_len--;
+        if (key_len == 0) {
+                problem(p, p->line, "'=' without a key before it");
+                return false;
+        }
+        if (memchr(s, ':', key_len)) {
+                problem(p, p->line, "':' in a key: write Key=value");
+                return false;
+        }
+        return true;
+}
+
+/*
+ * Checks one raw line (without its line end) and decides what inih gets. Leading
+ * whitespace is indentation and is removed here, so that inih never takes a line for the
+ * continuation of the previous value (its multi-line values); an indented line must be
+ * complete on its own.
+ */
+static bool line_check(Parser *p, const char **s, size_t *len, int max_len) {
+        if (p->line == 1 && *len >= 3 && memcmp(*s, "\xef\xbb\xbf", 3) == 0) {
+                *s += 3;
+                *len -= 3;
+        }
+        if (*len > (size_t) max_len) {
+                problem(p, p->line, "line is longer than %d bytes", max_len);
+                return false;
+        }
+        if (!line_bytes_ok(p, *s, *len))
+                return false;
+        while (*len > 0 && (**s == ' ' || **s == '\t')) {
+                (*s)++;
+                (*len)--;
+        }
+        if (*len == 0 || **s == '#' || **s == ';')
+                return true;
+        if (**s == '[')
+                return line_section(p, *s, *len);
+        return line_key_value(p, *s, *len);
+}
+
+/*
+ * inih's reader: one line of p->data per call, with "\n". inih needs room for the line,
+ * "\r\n" and NUL in num bytes, so a line may have num - 3 bytes; a longer one is reported
+ * and replaced, never split.
+ */
+static char *parser_read_line(char *str, int num, void *userdata) {
+        Parser *p = userdata;
+        const char *s = p->data + p->pos, *nl;
+        size_t len;
+
+        if (p->pos >= p->size || num < 4)
+                return NULL;
+        nl = memchr(s, '\n', p->size - p->pos);
+        len = nl ? (size_t) (nl - s) : p->size - p->pos;
+        p->pos += len + (nl ? 1 : 0);
+        p->line++;
+        if (len > 0 && s[len - 1] == '\r')
+                len--;
+
+        if (!line_check(p, &s, &len, num - 3)) {
+                p->bad_line = p->line;
+                len = 0;
+        }
+        memcpy(str, s, len);
+        str[len] = '\n';
+        str[len + 1] = 0;
+        return str;
+}
+
+/* ---- The file ------------------------------------------------------------------------------- */
+
+static const char *file_type_name(mode_t mode) {
+        if (S_ISDIR(mode))
+                return "a directory";
+        if (S_ISFIFO(mode))
+                return "a FIFO";
+        if (S_ISCHR(mode) || S_ISBLK(mode))
+                return "a device";
+        if (S_ISSOCK(mode))
+                return "a socket";
+        return "not a regular file";
+}
+
+/*
+ * Reads the whole file through one fd. O_NONBLOCK, so that opening a FIFO does not wait
+ * for a writer; it is refused after fstat() anyway. Returns -EINVAL after reporting a file
+ * that is not acceptable, -errno when it cannot be read.
+ */
+static int read_file(Parser *p, char **ret_data, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *data = NULL;
+        size_t size = 0;
+        struct stat st;
+
+        fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode)) {
+                problem(p, 0, "is %s; the configuration must be a regular file",
+                        file_type_name(st.st_mode));
+                return -EINVAL;
+        }
+        if (st.st_mode & S_IWOTH) {
+                problem(p, 0, "is writable by every user; the configuration must be writable "
+                        "by its owner only (chmod o-w)");
+                return -EINVAL;
+        }
+        if (st.st_size > (off_t) CONF_FILE_MAX)
+                goto too_large;
+
+        data = malloc(CONF_FILE_MAX + 2);
+        if (!data)
+                return -ENOMEM;
+        /* Up to one byte more than allowed, in case the file grew after fstat(). */
+        while (size <= CONF_FILE_MAX) {
+                ssize_t n = read(fd, data + size, CONF_FILE_MAX + 1 - size);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                size += (size_t) n;
+        }
+        if (size > CONF_FILE_MAX)
+                goto too_large;
+        data[size] = 0;
+        *ret_data = TAKE_PTR(data);
+        *ret_size = size;
+        return 0;
+
+too_large:
+        problem(p, 0, "is larger than %u bytes", CONF_FILE_MAX);
+        return -EINVAL;
+}
+
+/* ---- Checks of the whole file --------------------------------------------------------------- */
+
+typedef struct FsTypeReport {
+        Parser *p;
+        int section;
+} FsTypeReport;
+
+static void fstype_report(void *userdata, PolicyConfList list, const char *message) {
+        FsTypeReport *r = userdata;
+
+        problem(r->p, r->p->key_lines[r->section][list], "[%s] %s=: %s",
+                section_name(r->p, r->section), policy_conf_list_name(list), message);
+}
+
+static int check_fstypes(Parser *p) {
+        for (size_t i = 0; i < p->conf->n_fstypes; i++) {
+                FsTypeReport report = { p, SECTION_FSTYPES + (int) i };
+                int r;
+
+                p->conf->fstypes[i].path = p->conf->path;
+                r = policy_check_conf_fstype(&p->conf->fstypes[i], fstype_report, &report);
+                if (r == -ENOMEM)
+                        return r;
+        }
+        return 0;
+}
+
+/* The image checker's user, only looked up when it is needed. */
+static int check_image_user(Parser *p) {
+        unsigned line = p->key_lines[SECTION_GENERAL][GENERAL_IMAGE_CHECK_USER] ?:
+                p->key_lines[SECTION_GENERAL][GENERAL_IMAGE_CHECK];
+        const char *user = p->conf->image_check_user;
+        struct passwd *pw;
+        char e[ESCAPED_MAX];
+        unsigned uid;
+
+        if (!p->conf->image_check)
+                return 0;
+        errno = 0;
+        if (parse_unsigned(user, UINT_MAX - 1, &uid))
+                pw = getpwuid((uid_t) uid);
+        else
+                pw = getpwnam(user);
+        if (!pw)
+                return problem(p, line, "ImageCheckUser: user '%s' does not exist%s%s",
+                               esc(user, e), errno ? ": " : "", errno ? strerror(errno) : "");
+        if (pw->pw_uid == 0 || pw->pw_gid == 0)
+                return problem(p, line, "ImageCheckUser: '%s' has uid or gid 0; the image "
+                               "check must run without privileges", esc(user, e));
+        p->conf->image_check_uid = pw->pw_uid;
+        p->conf->image_check_gid = pw->pw_gid;
+        return 0;
+}
+
+static void parser_done(Parser *p) {
+        for (size_t i = 0; i < p->n_list; i++)
+                free(p->list[i].text);
+        free(p->list);
+        free(p->section_lines);
+        free(p->key_lines);
+        conf_unref(p->conf);
+}
+
+/* Parses what read_file() returned into p->conf; the number of problems is in p. */
+static int parser_run(Parser *p) {
+        size_t n_sections = SECTION_FSTYPES + p->conf->n_fstypes;
+        int r;
+
+        p->section = SECTION_NONE;
+        p->section_lines = calloc(n_sections, sizeof(unsigned));
+        p->key_lines = calloc(n_sections, sizeof(*p->key_lines));
+        if (!p->section_lines || !p->key_lines)
+                return -ENOMEM;
+
+        r = ini_parse_stream(parser_read_line, p, parser_handle, p);
+        if (r == -2)
+                return -ENOMEM;
+        /* Every line inih cannot parse is refused before it sees it; this is a safety net. */
+        if (r != 0 && (r < 0 || (unsigned) r != p->bad_line))
+                problem(p, r > 0 ? (unsigned) r : 0, "the line cannot be parsed");
+
+        r = check_fstypes(p);
+        if (r < 0)
+                return r;
+        (void) check_image_user(p);
+        return 0;
+}
+
+int conf_load(const char *path, bool missing_ok, FILE *diag, Conf **ret) {
+        _cleanup_(parser_done) Parser p = { .path = path, .diag = diag };
+        _cleanup_free_ char *data = NULL;
+        struct stat st;
+        int r;
+
+        if (!path || !ret)
+                return -EINVAL;
+        r = read_file(&p, &data, &p.size);
+        if (r == -ENOENT && lstat(path, &st) == 0) {
+                /* A dangling symlink is a mistake, not an absent file. */
+                problem(&p, 0, "is a symbolic link to a file that does not exist");
+                r = -EINVAL;
+        }
+        if (r == -EINVAL) {
+                problems_write(&p);
+                return r;
+        }
+        if (r == -ENOENT && missing_ok)
+                return conf_new_default(ret);
+        if (r < 0)
+                return r;
+        p.data = data;
+
+        r = conf_new_default(&p.conf);
+        if (r < 0)
+                return r;
+        p.conf->path = strdup(path);
+        if (!p.conf->path)
+                return -ENOMEM;
+        r = parser_run(&p);
+        if (r < 0)
+                return r;
+        if (p.problems > 0) {
+                problems_write(&p);
+                return -EINVAL;
+        }
+        *ret = TAKE_PTR(p.conf);
+        return 0;
+}
+
+/* ---- --check-config ------------------------------------------------------------------------- */
+
+static void print_fstype(const ConfFsType *t, FILE *out) {
+        char forced[256];
+
+        fprintf(out, "\n[%s]\n", t->name);
+        if (!t->allowed)
+                fprintf(out, "# not allowed by AllowedFilesystems=\n");
+        policy_describe_forced(t->name, forced, sizeof(forced));
+        if (*forced)
+                fprintf(out, "# always forced by usermount: %s\n", forced);
+        if (t->allowed_options) {
+                fprintf(out, "AllowedOptions=");
+                for (char **k = t->allowed_options; *k; k++)
+                        fprintf(out, "%s%s", k == t->allowed_options ? "" : ",", *k);
+                fprintf(out, "\n");
+        } else
+                fprintf(out, "# AllowedOptions: every option usermount knows for %s\n",
+                        t->name);
+        fprintf(out, "DefaultOptions=%s\n", strempty(t->default_options));
+        fprintf(out, "ForcedOptions=%s\n", strempty(t->forced_options));
+}
+
+static void print_summary(const Conf *c, FILE *out) {
+        const ConfLimits *l = &c->limits;
+
+        fprintf(out, "[General]\nMediaRoot=%s\nAllowedFilesystems=", c->media_root);
+        for (size_t i = 0, n = 0; i < c->n_fstypes; i++)
+                if (c->fstypes[i].allowed)
+                        fprintf(out, "%s%s", n++ > 0 ? " " : "", c->fstypes[i].name);
+        fprintf(out, "\nAllowExec=%s\nImageCheck=%s\n", c->allow_exec ? "yes" : "no",
+                c->image_check ? "yes" : "no");
+        if (c->image_check)
+                fprintf(out, "# the image check runs as uid %u, gid %u\n",
+                        (unsigned) c->image_check_uid, (unsigned) c->image_check_gid);
+        fprintf(out, "ImageCheckUser=%s\nImageCheckTimeoutSec=%llu\n", c->image_check_user,
+                (unsigned long long) (c->image_check_timeout_usec / 1000000u));
+        fprintf(out, "\n[Limits]\nMaxRequests=%u\nMaxRequestsPerUser=%u\nMaxMounts=%u\n"
+                "MaxMountsPerUser=%u\nMaxLoopDevices=%u\nMaxLoopDevicesPerUser=%u\n"
+                "MaxWorkers=%u\nMaxWorkersPerUser=%u\nRequestTimeoutSec=%llu\n",
+                l->max_requests, l->max_requests_per_user, l->max_mounts,
+                l->max_mounts_per_user, l->max_loop_devices, l->max_loop_devices_per_user,
+                l->max_workers, l->max_workers_per_user,
+                (unsigned long long) (l->request_timeout_usec / 1000000u));
+        for (size_t i = 0; i < c->n_fstypes; i++)
+                print_fstype(&c->fstypes[i], out);
 }
 
 int conf_check(const char *path, FILE *out) {
-        /* Being written (issue 4). */
-        return -EOPNOTSUPP;
+        _cleanup_(conf_unrefp) Conf *c = NULL;
+        const char *p = path ?: CONF_DEFAULT_PATH;
+        int r;
+
+        r = conf_load(p, !path, out, &c);
+        if (r == -EINVAL) {
+                fprintf(out, "%s: not valid\n", p);
+                return 1;
+        }
+        if (r < 0) {
+                fprintf(out, "%s: cannot be read: %s\n", p, strerror(-r));
+                return r;
+        }
+        if (!c->path)
+                fprintf(out, "# %s: no file; the built-in defaults apply:\n", p);
+        else
+                fprintf(out, "# %s is valid; the effective settings:\n", p);
+        print_summary(c, out);
+        return 0;
 }

@@ -50,6 +50,8 @@ typedef struct ConfLimits {
 /* One filesystem type's section ("[ext4]"). Strings are owned by the Config. */
 typedef struct ConfFsType {
         const char *name;        /* a type policy.c knows, e.g. "ext4" */
+        const char *path;        /* the Conf's path, for messages that name the file; NULL for
+                                  * built-in defaults */
         bool allowed;            /* listed in AllowedFilesystems= (default: all known types) */
         char **allowed_options;  /* AllowedOptions=: NULL means every option policy.c knows for
                                   * the type; else a NULL-terminated list of keys */
@@ -92,17 +94,26 @@ bool conf_fstype_allowed(const Conf *c, const char *fstype);
 
 /*
  * Reads path. A missing file is not an error when missing_ok (built-in defaults, c->path
- * NULL). Every problem is written to diag (may be NULL) as one line
- * "PATH:LINE: message" (LINE is 0 for problems of the whole file), and the function
- * returns -EINVAL if there was any, so that a bad file is never half applied.
- * -ENOENT when the file is missing and !missing_ok; other -errno when it cannot be read.
- * On success *ret is a new Conf (owned).
+ * NULL); a dangling symlink is. Every problem is written to diag (may be NULL) as one line
+ * "PATH:LINE: message", in line order (LINE is 0 for problems of the whole file: not a
+ * regular file, writable by others, larger than CONF_FILE_MAX; at most 100 lines, then a
+ * count), and the function returns -EINVAL if there was any, so that a bad file is never
+ * half applied. Lines longer than inih's buffer allows (197 bytes in Debian's build), NUL
+ * bytes, invalid UTF-8 and control characters are problems of their line. Leading
+ * whitespace is indentation: there are no multi-line values. -ENOENT when the file is
+ * missing and !missing_ok; other -errno when it cannot be read. On success *ret is a new
+ * Conf (owned); on failure *ret is untouched.
  */
 int conf_load(const char *path, bool missing_ok, FILE *diag, Conf **ret);
 
+/* Largest file conf_load() reads, in bytes. */
+#define CONF_FILE_MAX (64u * 1024u)
+
 /*
- * For `usermountd --check-config [FILE]`: loads path (CONF_DEFAULT_PATH when NULL; a
- * missing default file is fine) and writes to out every error with its line number, or
- * the settings in effect. 0 valid, 1 invalid, -errno when the file cannot be read.
+ * usermountd --check-config [FILE]: loads path (CONF_DEFAULT_PATH when NULL, which may be
+ * missing: "no file; the built-in defaults apply"), writes every problem with its line to
+ * out, or a summary of the effective settings when the file is valid. Returns 0 when
+ * valid, 1 when invalid, -errno when the file cannot be read (a line saying why is
+ * written to out as well).
  */
 int conf_check(const char *path, FILE *out);

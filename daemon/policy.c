@@ -12,6 +12,8 @@
  * Everything here is pure: no syscalls, no logging, no state.
  */
 #include <libmount/libmount.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <strings.h>
 #include <sys/mount.h>
@@ -140,8 +142,8 @@ static const OptionRule erofs_rules[] = {
         RULES_END,
 };
 
+/* umask= is forced to the caller's umask on vfat, exfat, ntfs3 and udf (owner_umask_forced). */
 static const OptionRule vfat_rules[] = {
-        OCTAL("umask"),
         OCTAL("dmask"),
         OCTAL("fmask"),
         NUMBER("codepage", 1, 9999),
@@ -157,7 +159,6 @@ static const OptionRule vfat_rules[] = {
 };
 
 static const OptionRule exfat_rules[] = {
-        OCTAL("umask"),
         OCTAL("dmask"),
         OCTAL("fmask"),
         CHARSET("iocharset"),
@@ -167,7 +168,6 @@ static const OptionRule exfat_rules[] = {
 };
 
 static const OptionRule ntfs3_rules[] = {
-        OCTAL("umask"),
         OCTAL("dmask"),
         OCTAL("fmask"),
         CHARSET("iocharset"),
@@ -198,7 +198,6 @@ static const OptionRule iso9660_rules[] = {
 };
 
 static const OptionRule udf_rules[] = {
-        OCTAL("umask"),
         OCTAL("mode"),
         OCTAL("dmode"),
         CHARSET("iocharset"),
@@ -217,6 +216,7 @@ typedef enum ForcedSource {
         FORCED_FIXED,
         FORCED_CALLER_UID,
         FORCED_CALLER_GID,
+        FORCED_CALLER_UMASK,
 } ForcedSource;
 
 typedef struct ForcedOption {
@@ -224,6 +224,7 @@ typedef struct ForcedOption {
         ForcedSource source;
         const char *value; /* FORCED_FIXED */
         const char *why;
+        bool first;        /* passed before the caller's items, which may refine it */
 } ForcedOption;
 
 static const char why_errors[] =
@@ -237,7 +238,23 @@ static const ForcedOption ext_forced[] = {
         { NULL },
 };
 
+static const char why_umask[] =
+        "the filesystem has no Unix permissions, so the user's umask decides them (dmask= "
+        "and fmask= may still refine it)";
+
+/* iso9660 has no umask= (its mode= and dmode= stay the caller's). */
 static const ForcedOption owner_forced[] = {
+        { "uid", FORCED_CALLER_UID, NULL, why_owner },
+        { "gid", FORCED_CALLER_GID, NULL, why_owner },
+        { NULL },
+};
+
+/*
+ * umask= goes first: the drivers apply parameters in order, and umask= sets both the file
+ * and the directory mask, so the caller's own dmask= or fmask= after it still count.
+ */
+static const ForcedOption owner_umask_forced[] = {
+        { "umask", FORCED_CALLER_UMASK, NULL, why_umask, .first = true },
         { "uid", FORCED_CALLER_UID, NULL, why_owner },
         { "gid", FORCED_CALLER_GID, NULL, why_owner },
         { NULL },
@@ -369,11 +386,11 @@ static const FsPolicy fs_policies[] = {
         { "btrfs", btrfs_rules, NULL, btrfs_refused },
         { "squashfs", squashfs_rules, NULL, NULL, .read_only_media = true },
         { "erofs", erofs_rules, NULL, erofs_refused, .read_only_media = true },
-        { "vfat", vfat_rules, owner_forced, NULL },
-        { "exfat", exfat_rules, owner_forced, NULL },
-        { "ntfs3", ntfs3_rules, owner_forced, NULL },
+        { "vfat", vfat_rules, owner_umask_forced, NULL },
+        { "exfat", exfat_rules, owner_umask_forced, NULL },
+        { "ntfs3", ntfs3_rules, owner_umask_forced, NULL },
         { "iso9660", iso9660_rules, owner_forced, NULL, .read_only_media = true },
-        { "udf", udf_rules, owner_forced, NULL },
+        { "udf", udf_rules, owner_umask_forced, NULL },
 };
 
 /* The same names in the same order, as policy_fstypes() hands them out. */
@@ -878,18 +895,96 @@ static int rule_check_value(const FsPolicy *fs, const OptionRule *rule, const ch
         return um_error_set(error, UM_ERROR_KIND_FAILED, EINVAL, "internal error: bad option rule");
 }
 
+/* ---- Conflicts ------------------------------------------------------------------------------ */
+
+/* Options of which a mount takes at most one, beyond a key and its no-twin. */
+static const char *const option_groups[][4] = {
+        { "ro", "rw", NULL },
+        { "noatime", "relatime", "strictatime", NULL },
+        { "inode32", "inode64", NULL },
+        { "hide", "unhide", NULL },
+        { "compress", "compress-force", NULL },
+};
+
+static bool group_has(const char *const *group, const char *key) {
+        for (; *group; group++)
+                if (streq(*group, key))
+                        return true;
+        return false;
+}
+
+/* "noacl" turns off what "acl" turns on. */
+static bool is_no_twin(const char *a, const char *b) {
+        return strncmp(a, "no", 2) == 0 && streq(a + 2, b);
+}
+
+/* Whether two keys decide the same thing, so that one mount takes only one of them. */
+static bool options_conflict(const char *a, const char *b) {
+        if (streq(a, b) || is_no_twin(a, b) || is_no_twin(b, a))
+                return true;
+        for (size_t i = 0; i < ELEMENTSOF(option_groups); i++)
+                if (group_has(option_groups[i], a) && group_has(option_groups[i], b))
+                        return true;
+        return false;
+}
+
+/* These never weaken a mount, so no configuration refuses them to a caller. */
+static bool option_always_allowed(const char *key) {
+        return streq(key, "ro") || streq(key, "nosuid") || streq(key, "nodev") ||
+                streq(key, "noexec");
+}
+
 /* ---- Building ------------------------------------------------------------------------------- */
+
+/* Where an item of a mount comes from. */
+typedef enum ItemOrigin {
+        ORIGIN_CALLER,
+        ORIGIN_DEFAULT, /* DefaultOptions= of the configuration */
+        ORIGIN_FORCED,  /* ForcedOptions= of the configuration */
+        _ORIGIN_MAX,
+} ItemOrigin;
 
 typedef struct Build {
         const FsPolicy *fs;
         const PolicyInput *in;
-        uint64_t attr_set;          /* atime and nodiratime bits the caller asked for */
-        const char *atime;          /* the atime mode given, if any */
-        const char *needs_ro;       /* the first option that is allowed only read-only */
+        const ConfFsType *conf;        /* NULL: the built-in policy alone */
+        OptionList lists[_ORIGIN_MAX]; /* the caller's, the defaults, the configured forced */
+        uint64_t attr_set;             /* atime and nodiratime bits asked for */
+        const char *atime;             /* the atime mode given, if any */
+        const char *needs_ro;          /* the first option that is allowed only read-only */
         bool ro, rw;
 } Build;
 
-static int build_generic(Build *b, const GenericOption *g, OptionItem *it, UmError *error) {
+static void build_done(Build *b) {
+        for (size_t i = 0; i < _ORIGIN_MAX; i++)
+                option_list_done(&b->lists[i]);
+}
+
+static const char *build_conf_path(const Build *b) {
+        return b->conf && b->conf->path ? b->conf->path : "the configuration";
+}
+
+static int build_locked(Build *b, const GenericOption *g, ItemOrigin origin, UmError *error) {
+        if (!streq(g->key, "noexec") || !b->in->exec)
+                return 0;
+        switch (origin) {
+        case ORIGIN_CALLER:
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "option 'noexec' contradicts the exec parameter of the "
+                                    "request");
+        case ORIGIN_FORCED:
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "exec is not allowed on %s: the administrator forces noexec "
+                                    "(ForcedOptions= for %s in %s)", b->fs->name, b->fs->name,
+                                    build_conf_path(b));
+        default:
+                /* A default only applies where the request says nothing else. */
+                return 0;
+        }
+}
+
+static int build_generic(Build *b, const GenericOption *g, OptionItem *it, ItemOrigin origin,
+                         UmError *error) {
         if (it->value)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "option '%s' takes no value", it->key);
@@ -926,24 +1021,66 @@ static int build_generic(Build *b, const GenericOption *g, OptionItem *it, UmErr
                 it->to_fs = true;
                 return 0;
         case GENERIC_LOCKED:
-                if (streq(g->key, "noexec") && b->in->exec)
-                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                            "option 'noexec' contradicts the exec parameter of "
-                                            "the request");
-                return 0;
+                return build_locked(b, g, origin, error);
         }
         return 0;
 }
 
+/* A caller's option that is, or contradicts, an option the administrator forces. */
+static int build_check_conf_forced(const Build *b, const char *key, UmError *error) {
+        const OptionList *forced = &b->lists[ORIGIN_FORCED];
+
+        for (size_t i = 0; i < forced->n_items; i++) {
+                const OptionItem *f = &forced->items[i];
+
+                if (!options_conflict(key, f->key))
+                        continue;
+                if (streq(key, f->key) && option_always_allowed(key))
+                        continue;
+                if (streq(key, f->key))
+                        return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                            "%s option '%s' is forced to %s%s%s by the "
+                                            "administrator (ForcedOptions= for %s in %s)",
+                                            b->fs->name, key, f->key, f->value ? "=" : "",
+                                            strempty(f->value), b->fs->name,
+                                            build_conf_path(b));
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "%s option '%s' contradicts '%s', which the administrator "
+                                    "forces (ForcedOptions= for %s in %s)", b->fs->name, key,
+                                    f->key, b->fs->name, build_conf_path(b));
+        }
+        return 0;
+}
+
+/* A caller's option the administrator's AllowedOptions= does not list. */
+static int build_check_conf_allowed(const Build *b, const char *key, UmError *error) {
+        if (!b->conf || !b->conf->allowed_options || option_always_allowed(key))
+                return 0;
+        for (char **k = b->conf->allowed_options; *k; k++)
+                if (streq(*k, key))
+                        return 0;
+        return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                            "%s option '%s' is not allowed by the administrator "
+                            "(AllowedOptions= for %s in %s)", b->fs->name, key, b->fs->name,
+                            build_conf_path(b));
+}
+
 /* The per-type steps for one item that passed check_item(). */
-static int build_item(Build *b, OptionList *l, size_t i, UmError *error) {
+static int build_item(Build *b, ItemOrigin origin, size_t i, UmError *error) {
+        OptionList *l = &b->lists[origin];
         OptionItem *it = &l->items[i];
         const ForcedOption *forced;
         const GenericOption *generic;
         const Refusal *refusal;
         const OptionRule *rule;
+        bool caller = origin == ORIGIN_CALLER;
         int r;
 
+        if (caller) {
+                r = build_check_conf_forced(b, it->key, error);
+                if (r < 0)
+                        return r;
+        }
         forced = forced_find(b->fs, it->key);
         if (forced)
                 return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
@@ -954,8 +1091,12 @@ static int build_item(Build *b, OptionList *l, size_t i, UmError *error) {
                 return r;
 
         generic = generic_find(it->key);
-        if (generic)
-                return build_generic(b, generic, it, error);
+        if (generic) {
+                r = caller ? build_check_conf_allowed(b, it->key, error) : 0;
+                if (r < 0)
+                        return r;
+                return build_generic(b, generic, it, origin, error);
+        }
 
         refusal = refusal_find(b->fs->refused, it->key, it->value);
         if (refusal)
@@ -967,12 +1108,87 @@ static int build_item(Build *b, OptionList *l, size_t i, UmError *error) {
                 return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
                                     "%s option '%s' is not supported by usermount", b->fs->name,
                                     it->key);
+        r = caller ? build_check_conf_allowed(b, it->key, error) : 0;
+        if (r < 0)
+                return r;
         r = rule_check_value(b->fs, rule, it->value, error);
         if (r < 0)
                 return r;
         if (rule->read_only_only && !b->needs_ro)
                 b->needs_ro = rule->key;
         it->to_fs = true;
+        return 0;
+}
+
+/*
+ * A default yields to anything the caller said about the same thing, and "rw" yields to a
+ * mount that is read-only anyway.
+ */
+static bool build_default_applies(const Build *b, const OptionItem *d) {
+        const OptionList *caller = &b->lists[ORIGIN_CALLER];
+
+        for (size_t i = 0; i < caller->n_items; i++)
+                if (options_conflict(caller->items[i].key, d->key))
+                        return false;
+        if (streq(d->key, "rw"))
+                return !(b->in->read_only || b->in->source_read_only || b->fs->read_only_media);
+        return true;
+}
+
+/* Parses one option list of the configuration, already checked when it was loaded. */
+static int build_parse_conf_list(Build *b, ItemOrigin origin, const char *options,
+                                 UmError *error) {
+        UmError e = {};
+        int r;
+
+        if (isempty(options))
+                return 0;
+        r = option_list_check(options, &b->lists[origin], &e);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "the configured %s for %s are not valid: %s",
+                                    origin == ORIGIN_DEFAULT ? "DefaultOptions=" :
+                                    "ForcedOptions=", b->fs->name, e.message);
+        return 0;
+}
+
+static int build_conf(Build *b, UmError *error) {
+        char esc[ESCAPED_MAX];
+        int r;
+
+        if (!b->conf)
+                return 0;
+        if (!streq_ptr(b->conf->name, b->fs->name))
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EINVAL,
+                                    "internal error: configuration of '%s' used for '%s'",
+                                    um_escape(strempty(b->conf->name), esc, sizeof(esc)),
+                                    b->fs->name);
+        if (!b->conf->allowed)
+                return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
+                                    "filesystem type '%s' is not allowed by the administrator "
+                                    "(AllowedFilesystems= in %s)", b->fs->name,
+                                    build_conf_path(b));
+        r = build_parse_conf_list(b, ORIGIN_DEFAULT, b->conf->default_options, error);
+        if (r < 0)
+                return r;
+        return build_parse_conf_list(b, ORIGIN_FORCED, b->conf->forced_options, error);
+}
+
+/* The caller's items, then the defaults that apply, then the configured forced ones. */
+static int build_all_items(Build *b, UmError *error) {
+        for (ItemOrigin origin = 0; origin < _ORIGIN_MAX; origin++) {
+                OptionList *l = &b->lists[origin];
+
+                for (size_t i = 0; i < l->n_items; i++) {
+                        int r;
+
+                        if (origin == ORIGIN_DEFAULT && !build_default_applies(b, &l->items[i]))
+                                continue;
+                        r = build_item(b, origin, i, error);
+                        if (r < 0)
+                                return r;
+                }
+        }
         return 0;
 }
 
@@ -1008,34 +1224,19 @@ static void forced_value(const ForcedOption *f, const PolicyInput *in, char *buf
         case FORCED_CALLER_GID:
                 snprintf(buf, size, "%u", (unsigned) in->gid);
                 break;
+        case FORCED_CALLER_UMASK:
+                snprintf(buf, size, "%04o", (unsigned) (in->umask & 0777));
+                break;
         }
 }
 
-/* The caller's filesystem items in their order, then the forced ones. */
-static int build_items(const Build *b, const OptionList *l, MountOptions *o) {
-        size_t n = 0;
-        int r;
-
-        for (const ForcedOption *f = b->fs->forced; f && f->key; f++)
-                n++;
-        for (size_t i = 0; i < l->n_items; i++)
-                n += l->items[i].to_fs;
-        if (n == 0)
-                return 0;
-
-        o->items = calloc(n, sizeof(MountOption));
-        if (!o->items)
-                return -ENOMEM;
-        for (size_t i = 0; i < l->n_items; i++) {
-                if (!l->items[i].to_fs)
-                        continue;
-                r = item_set(&o->items[o->n_items++], l->items[i].key, l->items[i].value);
-                if (r < 0)
-                        return r;
-        }
+static int build_add_forced(const Build *b, bool first, MountOptions *o) {
         for (const ForcedOption *f = b->fs->forced; f && f->key; f++) {
                 char value[32];
+                int r;
 
+                if (f->first != first)
+                        continue;
                 forced_value(f, b->in, value, sizeof(value));
                 r = item_set(&o->items[o->n_items++], f->key, value);
                 if (r < 0)
@@ -1044,11 +1245,42 @@ static int build_items(const Build *b, const OptionList *l, MountOptions *o) {
         return 0;
 }
 
+/* The filesystem parameters, in the order documented at policy_build_options(). */
+static int build_items(const Build *b, MountOptions *o) {
+        size_t n = 0;
+        int r;
+
+        for (const ForcedOption *f = b->fs->forced; f && f->key; f++)
+                n++;
+        for (size_t l = 0; l < _ORIGIN_MAX; l++)
+                for (size_t i = 0; i < b->lists[l].n_items; i++)
+                        n += b->lists[l].items[i].to_fs;
+        if (n == 0)
+                return 0;
+
+        o->items = calloc(n, sizeof(MountOption));
+        if (!o->items)
+                return -ENOMEM;
+        r = build_add_forced(b, true, o);
+        if (r < 0)
+                return r;
+        for (size_t l = 0; l < _ORIGIN_MAX; l++)
+                for (size_t i = 0; i < b->lists[l].n_items; i++) {
+                        const OptionItem *it = &b->lists[l].items[i];
+
+                        if (!it->to_fs)
+                                continue;
+                        r = item_set(&o->items[o->n_items++], it->key, it->value);
+                        if (r < 0)
+                                return r;
+                }
+        return build_add_forced(b, false, o);
+}
+
 int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *error) {
-        _cleanup_(option_list_done) OptionList l = {};
+        _cleanup_(build_done) Build b = { .in = in };
         _cleanup_(mount_options_done) MountOptions o = {};
         char esc[ESCAPED_MAX];
-        Build b = { .in = in };
         int r;
 
         if (!in || !ret)
@@ -1059,22 +1291,24 @@ int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *erro
                 return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
                                     "filesystem type '%s' is not allowed for user mounts",
                                     um_escape(in->fstype, esc, sizeof(esc)));
-
-        r = option_list_check(strempty(in->options), &l, error);
+        b.conf = in->fs_conf;
+        r = build_conf(&b, error);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < l.n_items; i++) {
-                r = build_item(&b, &l, i, error);
-                if (r < 0)
-                        return r;
-        }
+
+        r = option_list_check(strempty(in->options), &b.lists[ORIGIN_CALLER], error);
+        if (r < 0)
+                return r;
+        r = build_all_items(&b, error);
+        if (r < 0)
+                return r;
         /* A read-only source never yields a writable mount, whatever the edge passed. */
         o.read_only = in->read_only || in->source_read_only || b.ro || b.fs->read_only_media;
         r = build_check_combined(&b, o.read_only, error);
         if (r < 0)
                 return r;
 
-        r = build_items(&b, &l, &o);
+        r = build_items(&b, &o);
         if (r < 0)
                 return oom(error);
         o.attr_set = MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | b.attr_set;
@@ -1117,4 +1351,213 @@ char *mount_options_to_string(const MountOptions *o) {
                               m->value ? "=" : "", strempty(m->value));
         }
         return s;
+}
+
+/* ---- Configuration -------------------------------------------------------------------------- */
+
+static const char *const conf_list_names[_POLICY_CONF_LIST_MAX] = {
+        [POLICY_CONF_ALLOWED_OPTIONS] = "AllowedOptions",
+        [POLICY_CONF_DEFAULT_OPTIONS] = "DefaultOptions",
+        [POLICY_CONF_FORCED_OPTIONS] = "ForcedOptions",
+};
+
+const char *policy_conf_list_name(PolicyConfList list) {
+        return list >= 0 && list < _POLICY_CONF_LIST_MAX ? conf_list_names[list] : NULL;
+}
+
+typedef struct ConfCheck {
+        const FsPolicy *fs;
+        PolicyConfReport report;
+        void *userdata;
+        unsigned n_problems;
+} ConfCheck;
+
+/* Records one problem; returns -EINVAL for "return conf_problem(...)". */
+static int conf_problem(ConfCheck *c, PolicyConfList list, const char *fmt, ...) _printf_(3, 4);
+static int conf_problem(ConfCheck *c, PolicyConfList list, const char *fmt, ...) {
+        char message[sizeof(((UmError *) NULL)->message)];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(message, sizeof(message), fmt, ap);
+        va_end(ap);
+        c->n_problems++;
+        if (c->report)
+                c->report(c->userdata, list, message);
+        return -EINVAL;
+}
+
+/* One key of AllowedOptions=: the built-in tables must accept it for the type. */
+static int conf_check_allowed_key(ConfCheck *c, char **keys, size_t i) {
+        const PolicyConfList list = POLICY_CONF_ALLOWED_OPTIONS;
+        const char *key = keys[i];
+        const ForcedOption *forced;
+        const Refusal *refusal;
+        char esc[ESCAPED_MAX];
+        UmError e = {};
+
+        if (strchr(key, '='))
+                return conf_problem(c, list, "'%s': AllowedOptions= lists option names only, "
+                                    "without values", um_escape(key, esc, sizeof(esc)));
+        if (check_key(key, &e) < 0)
+                return conf_problem(c, list, "%s", e.message);
+        refusal = refusal_find(refused_everywhere, key, NULL);
+        if (refusal)
+                return conf_problem(c, list, "'%s' can never be allowed: %s", key, refusal->why);
+        forced = forced_find(c->fs, key);
+        if (forced)
+                return conf_problem(c, list, "'%s' can never be allowed on %s: it is set by "
+                                    "usermount, because %s", key, c->fs->name, forced->why);
+        refusal = refusal_find(c->fs->refused, key, NULL);
+        if (refusal)
+                return conf_problem(c, list, "'%s' can never be allowed on %s: %s", key,
+                                    c->fs->name, refusal->why);
+        if (!generic_find(key) && !rule_find(c->fs, key))
+                return conf_problem(c, list, "'%s' is not an option usermount knows for %s", key,
+                                    c->fs->name);
+        for (size_t j = 0; j < i; j++)
+                if (streq(keys[j], key))
+                        return conf_problem(c, list, "'%s' is listed twice", key);
+        return 0;
+}
+
+/* One item of DefaultOptions= or ForcedOptions=, checked like a caller's option. */
+static int conf_check_item(ConfCheck *c, PolicyConfList list, const OptionList *l, size_t i) {
+        const OptionItem *it = &l->items[i];
+        const GenericOption *generic;
+        const ForcedOption *forced;
+        const Refusal *refusal;
+        const OptionRule *rule;
+        UmError e = {};
+
+        if (check_item(it, &e) < 0)
+                return conf_problem(c, list, "%s", e.message);
+        forced = forced_find(c->fs, it->key);
+        if (forced)
+                return conf_problem(c, list, "'%s' cannot be configured on %s: usermount always "
+                                    "sets it, because %s", it->key, c->fs->name, forced->why);
+        for (size_t j = 0; j < i; j++) {
+                if (streq(l->items[j].key, it->key))
+                        return conf_problem(c, list, "'%s' is given twice", it->key);
+                if (options_conflict(l->items[j].key, it->key))
+                        return conf_problem(c, list, "'%s' and '%s' contradict each other",
+                                            l->items[j].key, it->key);
+        }
+
+        generic = generic_find(it->key);
+        if (generic) {
+                if (it->value)
+                        return conf_problem(c, list, "option '%s' takes no value", it->key);
+                if (list == POLICY_CONF_FORCED_OPTIONS && generic->kind == GENERIC_READ_WRITE)
+                        return conf_problem(c, list, "'rw' cannot be forced: it would contradict "
+                                            "every read-only request and read-only source");
+                return 0;
+        }
+        refusal = refusal_find(c->fs->refused, it->key, it->value);
+        if (refusal)
+                return conf_problem(c, list, "%s option '%s' is not allowed: %s", c->fs->name,
+                                    it->key, refusal->why);
+        rule = rule_find(c->fs, it->key);
+        if (!rule)
+                return conf_problem(c, list, "'%s' is not an option usermount knows for %s",
+                                    it->key, c->fs->name);
+        if (rule_check_value(c->fs, rule, it->value, &e) < 0)
+                return conf_problem(c, list, "%s", e.message);
+        if (rule->read_only_only && list == POLICY_CONF_DEFAULT_OPTIONS)
+                return conf_problem(c, list, "'%s' cannot be a default: it is only allowed on "
+                                    "read-only mounts", it->key);
+        return 0;
+}
+
+static bool option_list_has(const OptionList *l, const char *key) {
+        for (size_t i = 0; i < l->n_items; i++)
+                if (streq(l->items[i].key, key))
+                        return true;
+        return false;
+}
+
+/* Splits and checks one option list; *l is left empty when it cannot be split. */
+static int conf_check_list(ConfCheck *c, PolicyConfList list, const char *options,
+                           OptionList *l) {
+        UmError e = {};
+        int r;
+
+        if (isempty(options))
+                return 0;
+        r = check_bytes(options, &e);
+        if (r >= 0)
+                r = option_list_parse(options, l, &e);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                conf_problem(c, list, "%s", e.message);
+                return 0;
+        }
+        for (size_t i = 0; i < l->n_items; i++)
+                conf_check_item(c, list, l, i);
+        return 0;
+}
+
+/* Options only allowed read-only may be forced, but only together with "ro". */
+static void conf_check_forced_read_only(ConfCheck *c, const OptionList *forced) {
+        for (size_t i = 0; i < forced->n_items; i++) {
+                const OptionRule *rule = rule_find(c->fs, forced->items[i].key);
+
+                if (rule && rule->read_only_only && !c->fs->read_only_media &&
+                    !option_list_has(forced, "ro"))
+                        conf_problem(c, POLICY_CONF_FORCED_OPTIONS, "'%s' can only be forced "
+                                     "together with 'ro': it is only allowed on read-only "
+                                     "mounts", rule->key);
+        }
+}
+
+/* A default that a forced item decides already could never apply. */
+static void conf_check_defaults_vs_forced(ConfCheck *c, const OptionList *defaults,
+                                          const OptionList *forced) {
+        for (size_t i = 0; i < defaults->n_items; i++)
+                for (size_t j = 0; j < forced->n_items; j++)
+                        if (options_conflict(defaults->items[i].key, forced->items[j].key)) {
+                                conf_problem(c, POLICY_CONF_DEFAULT_OPTIONS, "'%s' contradicts "
+                                             "'%s' of ForcedOptions=",
+                                             defaults->items[i].key, forced->items[j].key);
+                                break;
+                        }
+}
+
+void policy_describe_forced(const char *fstype, char *buf, size_t size) {
+        static const char *const placeholders[] = {
+                [FORCED_CALLER_UID] = "<caller's uid>",
+                [FORCED_CALLER_GID] = "<caller's gid>",
+                [FORCED_CALLER_UMASK] = "<caller's umask>",
+        };
+        const FsPolicy *fs = fs_policy_find(fstype);
+        size_t o = 0;
+
+        if (size == 0)
+                return;
+        buf[0] = 0;
+        for (const ForcedOption *f = fs ? fs->forced : NULL; f && f->key && o < size; f++)
+                o += snprintf(buf + o, size - o, "%s%s=%s", o > 0 ? "," : "", f->key,
+                              f->source == FORCED_FIXED ? f->value : placeholders[f->source]);
+}
+
+int policy_check_conf_fstype(const ConfFsType *t, PolicyConfReport report, void *userdata) {
+        _cleanup_(option_list_done) OptionList defaults = {}, forced = {};
+        ConfCheck c = { .report = report, .userdata = userdata };
+        int r;
+
+        c.fs = t ? fs_policy_find(t->name) : NULL;
+        if (!c.fs)
+                return -EINVAL;
+        for (size_t i = 0; t->allowed_options && t->allowed_options[i]; i++)
+                conf_check_allowed_key(&c, t->allowed_options, i);
+        r = conf_check_list(&c, POLICY_CONF_DEFAULT_OPTIONS, t->default_options, &defaults);
+        if (r < 0)
+                return r;
+        r = conf_check_list(&c, POLICY_CONF_FORCED_OPTIONS, t->forced_options, &forced);
+        if (r < 0)
+                return r;
+        conf_check_forced_read_only(&c, &forced);
+        conf_check_defaults_vs_forced(&c, &defaults, &forced);
+        return c.n_problems > 0 ? -EINVAL : 0;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "conf.h"
 #include "um-error.h"
 
 /* Upper bound of a caller's option string, in bytes (SECURITY-TESTS.md item 10). */
@@ -44,8 +45,9 @@ typedef struct PolicyInput {
         bool exec;              /* exec was requested (authorization is decided elsewhere) */
         uid_t uid;              /* caller, for forced uid=/gid= on filesystems without owners */
         gid_t gid;
-        mode_t umask;           /* caller's umask, for forced umask= on those */
-        const struct ConfFsType *fs_conf; /* the administrator's section for the type, or NULL */
+        mode_t umask;           /* caller's umask, forced as umask= where such a type has one */
+        const ConfFsType *fs_conf; /* the configuration's section for fstype (conf_fstype()),
+                                    * borrowed; NULL means the built-in policy alone */
 } PolicyInput;
 
 /* true if fstype is on the built-in allow-list. */
@@ -66,11 +68,56 @@ const char *const *policy_fstypes(void);
  */
 int policy_check_options_syntax(const char *options, UmError *error);
 
+/* The three option lists of a per-type section of the configuration ("[ext4]"). */
+typedef enum PolicyConfList {
+        POLICY_CONF_ALLOWED_OPTIONS,
+        POLICY_CONF_DEFAULT_OPTIONS,
+        POLICY_CONF_FORCED_OPTIONS,
+        _POLICY_CONF_LIST_MAX,
+} PolicyConfList;
+
+/* The key of a list in the file: "AllowedOptions", "DefaultOptions", "ForcedOptions". */
+const char *policy_conf_list_name(PolicyConfList list);
+
+/* Receives one problem of a per-type section: which list it is in, and a sentence. */
+typedef void (*PolicyConfReport)(void *userdata, PolicyConfList list, const char *message);
+
+/*
+ * Load-time check of a per-type section t (t->name must be a known type), so that the
+ * configuration can only narrow the built-in policy:
+ *   AllowedOptions  keys the built-in tables accept for the type (its own rules and the
+ *                   generic options); refused, forced or unknown keys, values and
+ *                   repeated keys are problems
+ *   DefaultOptions  items checked like a caller's options (syntax, refusals, value
+ *   ForcedOptions   checkers); no built-in forced key; no two items of one list that
+ *                   contradict each other (same key, acl/noacl twins, atime modes, ro/rw);
+ *                   no default that contradicts a forced item; no "rw" forced; options
+ *                   only allowed read-only (noload, norecovery) only forced, with ro
+ * Calls report (may be NULL) once per problem and returns -EINVAL if there was any, 0 if
+ * the section is valid, -ENOMEM.
+ */
+int policy_check_conf_fstype(const ConfFsType *t, PolicyConfReport report, void *userdata);
+
+/*
+ * The options usermount itself forces on fstype, as "key=value,..." with placeholders for
+ * the caller's values ("uid=<caller's uid>"), into buf (always NUL-terminated; "" when
+ * none or when fstype is unknown). For --check-config.
+ */
+void policy_describe_forced(const char *fstype, char *buf, size_t size);
+
 /*
  * Full check of in->options for in->fstype, one key at a time through libmount's option
  * parser, against the per-type allow-list; adds forced options (errors=remount-ro on
- * ext2/3/4, uid=/gid= on filesystems without Unix ownership) and computes the mount
- * attributes. On success fills *ret (owned by the caller) and returns 0; on failure
+ * ext2/3/4, uid=/gid= on filesystems without Unix ownership, umask= where such a type has
+ * one) and computes the mount attributes.
+ *
+ * With in->fs_conf: a type the configuration does not allow is refused; when AllowedOptions=
+ * is set, caller options not listed are refused (ro, nosuid, nodev and noexec always pass);
+ * a caller option that is or contradicts a ForcedOptions= item is refused; DefaultOptions=
+ * items are added unless the caller gave the same key, its no-twin, or another option of
+ * its group (atime modes, ro/rw); ForcedOptions= items are added. Order of the items:
+ * umask= (the base that the caller's dmask=/fmask= refine), the caller's, the defaults,
+ * the configured forced ones, the built-in forced ones. On success fills *ret (owned by the caller) and returns 0; on failure
  * returns -EINVAL/-EPERM with error set, and *ret is untouched.
  */
 int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *error);

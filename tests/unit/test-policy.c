@@ -19,6 +19,7 @@
 
 #define UID 1000
 #define GID 1001
+#define UMASK 0027
 #define ATTR_BASE ((uint64_t) (MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC))
 
 #define OK 0
@@ -43,13 +44,29 @@ static bool is_owner_type(const char *fstype) {
                                                       NULL }, fstype);
 }
 
+/* Types without Unix ownership whose driver has umask=, which gets the caller's umask. */
+static bool is_umask_type(const char *fstype) {
+        return g_strv_contains((const char *const[]){ "vfat", "exfat", "ntfs3", "udf", NULL },
+                               fstype);
+}
+
+/* What usermount puts before the caller's items (for UMASK), written out here. */
+static const char *forced_first(const char *fstype) {
+        return is_umask_type(fstype) ? "umask=0027" : "";
+}
+
 /* What usermount appends to every mount of a type (for UID and GID), written out here. */
-static const char *forced_items(const char *fstype) {
+static const char *forced_last(const char *fstype) {
         if (g_strv_contains((const char *const[]){ "ext2", "ext3", "ext4", NULL }, fstype))
                 return "errors=remount-ro";
         if (is_owner_type(fstype))
                 return "uid=1000,gid=1001";
         return "";
+}
+
+/* Everything usermount forces on a type when the caller gives no options. */
+static const char *forced_items(const char *fstype) {
+        return is_umask_type(fstype) ? "umask=0027,uid=1000,gid=1001" : forced_last(fstype);
 }
 
 static PolicyInput input(const char *fstype, const char *options, unsigned flags) {
@@ -61,18 +78,28 @@ static PolicyInput input(const char *fstype, const char *options, unsigned flags
                 .exec = (flags & IN_EXEC) != 0,
                 .uid = UID,
                 .gid = GID,
+                .umask = UMASK,
         };
 }
 
-/* "items" of the caller followed by the forced ones, comma-joined. */
-static char *with_forced(const char *fstype, const char *items) {
-        const char *forced = forced_items(fstype);
+/* Comma-joins the non-empty ones of a NULL-terminated list. */
+static char *join_items(const char *const *parts) {
+        GString *s = g_string_new(NULL);
 
-        if (isempty(items))
-                return g_strdup(forced);
-        if (isempty(forced))
-                return g_strdup(items);
-        return g_strdup_printf("%s,%s", items, forced);
+        for (; *parts; parts++) {
+                if (isempty(*parts))
+                        continue;
+                if (s->len > 0)
+                        g_string_append_c(s, ',');
+                g_string_append(s, *parts);
+        }
+        return g_string_free(s, false);
+}
+
+/* "items" of the caller between the forced ones (umask= first, the rest last). */
+static char *with_forced(const char *fstype, const char *items) {
+        return join_items((const char *const[]){ forced_first(fstype), items,
+                                                 forced_last(fstype), NULL });
 }
 
 static size_t count_items(const char *items) {
@@ -678,8 +705,11 @@ static void test_forced_items(const void *data) {
 
                 in.uid = ids[i].uid;
                 in.gid = ids[i].gid;
-                expect_built(&in, is_owner_type(fstype) ? ids[i].owner_items :
-                             forced_items(fstype), ATTR_BASE, false);
+                char *items = join_items((const char *const[]){ forced_first(fstype),
+                        is_owner_type(fstype) ? ids[i].owner_items : forced_last(fstype), NULL });
+
+                expect_built(&in, items, ATTR_BASE, false);
+                g_free(items);
         }
 }
 
@@ -701,7 +731,7 @@ static void test_forced_override(const void *data) {
         for (size_t i = 0; i < G_N_ELEMENTS(forced_owner_attempts); i++) {
                 PolicyInput in = input(fstype, forced_owner_attempts[i], 0);
 
-                if (g_str_has_prefix(forced, "uid="))
+                if (is_owner_type(fstype))
                         expect_refused(&in, -EPERM, NOT_ALLOWED,
                                        "is set by usermount and cannot be given: the filesystem "
                                        "has no Unix owners");
@@ -881,14 +911,14 @@ static const ValueCase value_cases[] = {
         { "udf", "lastblock=-5", 0, INVALID, NULL, "needs a whole number" },
 
         /* Octal modes. */
-        { "vfat", "umask=0", 0, OK, "umask=0", NULL },
-        { "vfat", "umask=022", 0, OK, "umask=022", NULL },
-        { "vfat", "umask=0777", 0, OK, "umask=0777", NULL },
-        { "vfat", "umask=1000", 0, INVALID, NULL,
-          "vfat option 'umask' needs an octal mode from 0 to 777, not '1000'" },
-        { "vfat", "umask=8", 0, INVALID, NULL, "needs an octal mode" },
-        { "vfat", "umask=-22", 0, INVALID, NULL, "needs an octal mode" },
-        { "vfat", "umask=0x1ff", 0, INVALID, NULL, "needs an octal mode" },
+        { "vfat", "dmask=0", 0, OK, "dmask=0", NULL },
+        { "vfat", "dmask=022", 0, OK, "dmask=022", NULL },
+        { "vfat", "dmask=0777", 0, OK, "dmask=0777", NULL },
+        { "vfat", "dmask=1000", 0, INVALID, NULL,
+          "vfat option 'dmask' needs an octal mode from 0 to 777, not '1000'" },
+        { "vfat", "dmask=8", 0, INVALID, NULL, "needs an octal mode" },
+        { "vfat", "dmask=-22", 0, INVALID, NULL, "needs an octal mode" },
+        { "vfat", "dmask=0x1ff", 0, INVALID, NULL, "needs an octal mode" },
         { "exfat", "fmask=0133", 0, OK, "fmask=0133", NULL },
         { "ntfs3", "dmask=7777", 0, INVALID, NULL, "needs an octal mode" },
         { "iso9660", "mode=0444,dmode=0555", 0, OK, "mode=0444,dmode=0555", NULL },
@@ -1042,7 +1072,7 @@ static const ValueCase value_cases[] = {
 
         /* Order: the caller's items as given, the forced ones last. */
         { "ext4", "user_xattr,noacl,acl", 0, OK, "user_xattr,noacl,acl", NULL },
-        { "vfat", "utf8,sync,umask=077,flush", 0, OK, "utf8,sync,umask=077,flush", NULL },
+        { "vfat", "utf8,sync,fmask=077,flush", 0, OK, "utf8,sync,fmask=077,flush", NULL },
         { "btrfs", "ssd,compress=zstd:3,noatime,subvol=@", 0, OK, "ssd,compress=zstd:3,subvol=@",
           NULL },
 
@@ -1115,7 +1145,8 @@ typedef struct TypeSamples {
         "discard", "nodiscard", "journal_checksum", "nodelalloc", "noauto_da_alloc",           \
         "dioread_nolock", "acl", "noacl", "user_xattr", "noload", NULL
 
-#define OWNER_MASKS "umask=022", "dmask=022", "fmask=133"
+/* umask= is forced to the caller's umask; dmask= and fmask= refine it. */
+#define OWNER_MASKS "dmask=022", "fmask=133"
 
 static const TypeSamples type_samples[] = {
         { "ext2", (const char *const[]){ "acl", "noacl", "user_xattr", NULL } },
@@ -1147,7 +1178,7 @@ static const TypeSamples type_samples[] = {
                                             "check=relaxed", "iocharset=utf8", "map=off",
                                             "utf8", "unhide", "hide", "session=1",
                                             "sbsector=16", NULL } },
-        { "udf", (const char *const[]){ "umask=022", "mode=0444", "dmode=0555",
+        { "udf", (const char *const[]){ "mode=0444", "dmode=0555",
                                         "iocharset=utf8", "utf8", "novrs", "session=1",
                                         "anchor=256", "lastblock=1000", "unhide", "undelete",
                                         NULL } },
@@ -1155,7 +1186,7 @@ static const TypeSamples type_samples[] = {
 
 /* Options accepted by no type: the kernel knows them, usermount does not pass them. */
 static const char *const never_accepted[] = {
-        "uid=1000", "gid=1001", "errors=remount-ro", "errors=ro", "device=/dev/sda",
+        "uid=1000", "gid=1001", "umask=022", "errors=remount-ro", "errors=ro", "device=/dev/sda",
         "fsid=x", "domain_id=x", "norecovery=1", "nouser_xattr=1", "quota", "usrquota",
         "grpquota", "prjquota", "grpid", "bsdgroups", "nogrpid", "resuid=0", "resgid=0",
         "sb=8193", "journal_path=/dev/sdb", "journal_dev=8", "journal_async_commit",
@@ -1298,24 +1329,26 @@ static void test_to_string(void) {
 }
 
 static void test_done(void) {
-        PolicyInput in = input("vfat", "utf8,umask=022,sync", 0);
+        PolicyInput in = input("vfat", "utf8,dmask=022,sync", 0);
         MountOptions o = {};
         UmError e = {};
 
         mount_options_done(&o);
         mount_options_done(NULL);
         g_assert_cmpint(policy_build_options(&in, &o, &e), ==, 0);
-        g_assert_cmpuint(o.n_items, ==, 5);
-        g_assert_cmpstr(o.items[0].key, ==, "utf8");
-        g_assert_null(o.items[0].value);
-        g_assert_cmpstr(o.items[1].key, ==, "umask");
-        g_assert_cmpstr(o.items[1].value, ==, "022");
-        g_assert_cmpstr(o.items[2].key, ==, "sync");
-        g_assert_null(o.items[2].value);
-        g_assert_cmpstr(o.items[3].key, ==, "uid");
-        g_assert_cmpstr(o.items[3].value, ==, "1000");
-        g_assert_cmpstr(o.items[4].key, ==, "gid");
-        g_assert_cmpstr(o.items[4].value, ==, "1001");
+        g_assert_cmpuint(o.n_items, ==, 6);
+        g_assert_cmpstr(o.items[0].key, ==, "umask");
+        g_assert_cmpstr(o.items[0].value, ==, "0027");
+        g_assert_cmpstr(o.items[1].key, ==, "utf8");
+        g_assert_null(o.items[1].value);
+        g_assert_cmpstr(o.items[2].key, ==, "dmask");
+        g_assert_cmpstr(o.items[2].value, ==, "022");
+        g_assert_cmpstr(o.items[3].key, ==, "sync");
+        g_assert_null(o.items[3].value);
+        g_assert_cmpstr(o.items[4].key, ==, "uid");
+        g_assert_cmpstr(o.items[4].value, ==, "1000");
+        g_assert_cmpstr(o.items[5].key, ==, "gid");
+        g_assert_cmpstr(o.items[5].value, ==, "1001");
         mount_options_done(&o);
         g_assert_null(o.items);
         g_assert_cmpuint(o.n_items, ==, 0);
@@ -1443,6 +1476,365 @@ static void add_generic_and_value_tests(void) {
         }
 }
 
+/* ---- The configuration's per-type options (conf.h ConfFsType) -------------------------------- */
+
+#define CONF_PATH "/etc/usermount/usermount.conf"
+#define BY_ADMIN(fstype, key, list) \
+        fstype " option '" key "' is not allowed by the administrator (" list "= for " fstype \
+        " in " CONF_PATH ")"
+
+/*
+ * One request against one [type] section. For OK rows, items are the caller's, default
+ * and configured forced items in order (the built-in forced ones are added around them
+ * here), attr the attributes beyond ATTR_BASE; otherwise items is part of the message.
+ */
+typedef struct ConfCase {
+        const char *fstype;
+        const char *allowed;  /* AllowedOptions= keys, ','-separated; NULL: unset */
+        const char *defaults; /* DefaultOptions=, NULL: unset */
+        const char *forced;   /* ForcedOptions=, NULL: unset */
+        const char *options;  /* the caller's */
+        unsigned flags;
+        UmErrorKind kind;
+        const char *items;
+        uint64_t attr;
+} ConfCase;
+
+static const ConfCase conf_cases[] = {
+        /* AllowedOptions= narrows; ro, nosuid, nodev and noexec always pass. */
+        { "ext4", "noatime,acl", NULL, NULL, "", 0, OK, "", 0 },
+        { "ext4", "noatime,acl", NULL, NULL, "acl", 0, OK, "acl", 0 },
+        { "ext4", "noatime,acl", NULL, NULL, "noatime,acl", 0, OK, "acl", MOUNT_ATTR_NOATIME },
+        { "ext4", "noatime,acl", NULL, NULL, "ro,nosuid,nodev,noexec", 0, OK, "",
+          MOUNT_ATTR_RDONLY },
+        { "ext4", "noatime,acl", NULL, NULL, "noacl", 0, NOT_ALLOWED,
+          BY_ADMIN("ext4", "noacl", "AllowedOptions") },
+        { "ext4", "noatime,acl", NULL, NULL, "acl,relatime", 0, NOT_ALLOWED,
+          BY_ADMIN("ext4", "relatime", "AllowedOptions") },
+        { "ext4", "noatime,acl", NULL, NULL, "rw", 0, NOT_ALLOWED,
+          BY_ADMIN("ext4", "rw", "AllowedOptions") },
+        { "ext4", "noatime,acl", NULL, NULL, "commit=abc", 0, NOT_ALLOWED,
+          BY_ADMIN("ext4", "commit", "AllowedOptions") },
+        { "ext4", "noatime,acl", NULL, NULL, "suid", 0, NOT_ALLOWED,
+          "option 'suid' is not allowed: setuid and setgid bits" },
+        { "ext4", "noatime,acl", NULL, NULL, "errors=remount-ro", 0, NOT_ALLOWED,
+          "is set by usermount and cannot be given" },
+        { "ext4", "noatime,acl", NULL, NULL, "bogus", 0, NOT_ALLOWED,
+          "ext4 option 'bogus' is not supported by usermount" },
+        { "ext4", "commit", NULL, NULL, "commit=abc", 0, INVALID,
+          "ext4 option 'commit' needs a whole number" },
+        { "ext4", "commit", NULL, NULL, "commit=7", 0, OK, "commit=7", 0 },
+        { "ext4", "", NULL, NULL, "acl", 0, NOT_ALLOWED, BY_ADMIN("ext4", "acl", "AllowedOptions") },
+        { "ext4", "", NULL, NULL, "ro", 0, OK, "", MOUNT_ATTR_RDONLY },
+        { "vfat", "utf8", NULL, NULL, "utf8", 0, OK, "utf8", 0 },
+        { "vfat", "utf8", NULL, NULL, "dmask=077", 0, NOT_ALLOWED,
+          BY_ADMIN("vfat", "dmask", "AllowedOptions") },
+        { "squashfs", "", NULL, NULL, "ro", 0, OK, "", 0 },
+
+        /* DefaultOptions= yield to the same key, its no-twin and its group. */
+        { "ext4", NULL, "noatime,acl", NULL, "", 0, OK, "acl", MOUNT_ATTR_NOATIME },
+        { "ext4", NULL, "noatime,acl", NULL, "acl", 0, OK, "acl", MOUNT_ATTR_NOATIME },
+        { "ext4", NULL, "noatime,acl", NULL, "noacl", 0, OK, "noacl", MOUNT_ATTR_NOATIME },
+        { "ext4", NULL, "noatime,acl", NULL, "relatime", 0, OK, "acl", MOUNT_ATTR_RELATIME },
+        { "ext4", NULL, "noatime,acl", NULL, "strictatime,noacl", 0, OK, "noacl",
+          MOUNT_ATTR_STRICTATIME },
+        { "ext4", NULL, "noatime,acl", NULL, "noatime", 0, OK, "acl", MOUNT_ATTR_NOATIME },
+        { "ext4", NULL, "commit=30,data=journal", NULL, "commit=5", 0, OK,
+          "commit=5,data=journal", 0 },
+        { "ext4", NULL, "commit=30,data=journal", NULL, "data=writeback,dioread_nolock", 0, OK,
+          "data=writeback,dioread_nolock,commit=30", 0 },
+        { "ext4", NULL, "ro", NULL, "", 0, OK, "", MOUNT_ATTR_RDONLY },
+        { "ext4", NULL, "ro", NULL, "rw", 0, OK, "", 0 },
+        { "ext4", NULL, "ro", NULL, "", IN_RO, OK, "", MOUNT_ATTR_RDONLY },
+        { "ext4", NULL, "rw", NULL, "", 0, OK, "", 0 },
+        { "ext4", NULL, "rw", NULL, "", IN_RO, OK, "", MOUNT_ATTR_RDONLY },
+        { "ext4", NULL, "rw", NULL, "", IN_SOURCE_RO, OK, "", MOUNT_ATTR_RDONLY },
+        { "ext4", NULL, "rw", NULL, "ro", 0, OK, "", MOUNT_ATTR_RDONLY },
+        { "erofs", NULL, "rw", NULL, "", 0, OK, "", MOUNT_ATTR_RDONLY },
+        { "ext4", NULL, "noexec", NULL, "", IN_EXEC, OK, "", 0 },
+        { "ext4", NULL, "noexec", NULL, "", 0, OK, "", 0 },
+        { "ext4", NULL, "sync,nodiratime", NULL, "", 0, OK, "sync", MOUNT_ATTR_NODIRATIME },
+        { "xfs", NULL, "discard,inode64", NULL, "", 0, OK, "discard,inode64", 0 },
+        { "xfs", NULL, "discard,inode64", NULL, "nodiscard,inode32", 0, OK, "nodiscard,inode32",
+          0 },
+        { "btrfs", NULL, "compress=zstd:3", NULL, "", 0, OK, "compress=zstd:3", 0 },
+        { "btrfs", NULL, "compress=zstd:3", NULL, "compress-force=lzo", 0, OK,
+          "compress-force=lzo", 0 },
+        { "btrfs", NULL, "space_cache=v2", NULL, "nospace_cache", 0, OK, "nospace_cache", 0 },
+        { "iso9660", NULL, "norock", NULL, "", 0, OK, "norock", 0 },
+        { "iso9660", NULL, "hide", NULL, "unhide", 0, OK, "unhide", 0 },
+        { "vfat", NULL, "utf8,shortname=mixed", NULL, "", 0, OK, "utf8,shortname=mixed", 0 },
+        { "vfat", NULL, "utf8,shortname=mixed", NULL, "shortname=lower", 0, OK,
+          "shortname=lower,utf8", 0 },
+        /* A default is the administrator's: AllowedOptions= limits callers only. */
+        { "ext4", "acl", "noatime,commit=60", NULL, "acl", 0, OK, "acl,commit=60",
+          MOUNT_ATTR_NOATIME },
+        /* A caller's value is still checked when it replaces a default. */
+        { "ext4", NULL, "commit=30", NULL, "commit=x", 0, INVALID, "needs a whole number" },
+
+        /* ForcedOptions= are added, and callers cannot give or contradict them. */
+        { "ext4", NULL, NULL, "data=ordered", "", 0, OK, "data=ordered", 0 },
+        { "ext4", NULL, NULL, "data=ordered", "acl", 0, OK, "acl,data=ordered", 0 },
+        { "ext4", NULL, NULL, "data=ordered", "data=journal", 0, NOT_ALLOWED,
+          "ext4 option 'data' is forced to data=ordered by the administrator (ForcedOptions= "
+          "for ext4 in " CONF_PATH ")" },
+        { "ext4", NULL, NULL, "data=ordered", "data=ordered", 0, NOT_ALLOWED,
+          "is forced to data=ordered by the administrator" },
+        { "ext4", NULL, NULL, "ro", "", 0, OK, "", MOUNT_ATTR_RDONLY },
+        { "ext4", NULL, NULL, "ro", "ro", 0, OK, "", MOUNT_ATTR_RDONLY },
+        { "ext4", NULL, NULL, "ro", "rw", 0, NOT_ALLOWED,
+          "ext4 option 'rw' contradicts 'ro', which the administrator forces (ForcedOptions= "
+          "for ext4 in " CONF_PATH ")" },
+        { "ext4", NULL, NULL, "ro,noload", "", 0, OK, "noload", MOUNT_ATTR_RDONLY },
+        { "xfs", NULL, NULL, "noatime", "relatime", 0, NOT_ALLOWED,
+          "xfs option 'relatime' contradicts 'noatime', which the administrator forces" },
+        { "xfs", NULL, NULL, "noatime", "noatime", 0, NOT_ALLOWED, "is forced to noatime" },
+        { "xfs", NULL, NULL, "noatime", "", 0, OK, "", MOUNT_ATTR_NOATIME },
+        { "ext4", NULL, NULL, "acl", "noacl", 0, NOT_ALLOWED, "contradicts 'acl'" },
+        { "ext4", NULL, NULL, "noexec", "", IN_EXEC, NOT_ALLOWED,
+          "exec is not allowed on ext4: the administrator forces noexec (ForcedOptions= for "
+          "ext4 in " CONF_PATH ")" },
+        { "ext4", NULL, NULL, "noexec", "noexec", 0, OK, "", 0 },
+        { "ext4", NULL, NULL, "nosuid,nodev", "nosuid,nodev", IN_EXEC, OK, "", 0 },
+        { "xfs", NULL, NULL, "sync,nodiratime", "", 0, OK, "sync", MOUNT_ATTR_NODIRATIME },
+        { "vfat", NULL, NULL, "flush", "utf8", 0, OK, "utf8,flush", 0 },
+        { "vfat", NULL, NULL, "dmask=077", "dmask=022", 0, NOT_ALLOWED,
+          "is forced to dmask=077" },
+        { "udf", NULL, NULL, "ro", "", 0, OK, "", MOUNT_ATTR_RDONLY },
+        /* All three lists at once: caller, defaults, forced, in that order. */
+        { "ext4", "noatime,user_xattr", "acl,nodelalloc", "commit=5", "noatime,user_xattr", 0,
+          OK, "user_xattr,acl,nodelalloc,commit=5", MOUNT_ATTR_NOATIME },
+        { "ext4", "noatime,user_xattr", "acl,nodelalloc", "commit=5", "commit=5", 0,
+          NOT_ALLOWED, "is forced to commit=5" },
+};
+
+static void conf_fstype_done(ConfFsType *t) {
+        g_strfreev(t->allowed_options);
+        g_free(t->default_options);
+        g_free(t->forced_options);
+}
+
+static ConfFsType conf_fstype_of(const ConfCase *c) {
+        return (ConfFsType){
+                .name = c->fstype,
+                .path = CONF_PATH,
+                .allowed = true,
+                .allowed_options = c->allowed ? g_strsplit(c->allowed, ",", -1) : NULL,
+                .default_options = g_strdup(c->defaults),
+                .forced_options = g_strdup(c->forced),
+        };
+}
+
+/* An empty AllowedOptions= is an empty list, not a list of one "". */
+static void conf_fstype_fix_empty(ConfFsType *t) {
+        if (t->allowed_options && t->allowed_options[0] && !*t->allowed_options[0]) {
+                g_strfreev(t->allowed_options);
+                t->allowed_options = g_new0(char *, 1);
+        }
+}
+
+static void report_fail(void *userdata, PolicyConfList list, const char *message) {
+        g_error("%s: %s", policy_conf_list_name(list), message);
+}
+
+static void test_conf_case(const void *data) {
+        const ConfCase *c = ((const TypedCase *) data)->row;
+        ConfFsType t = conf_fstype_of(c);
+        PolicyInput in = input(c->fstype, c->options, c->flags);
+
+        conf_fstype_fix_empty(&t);
+        /* Every section used here is one the configuration accepts. */
+        g_assert_cmpint(policy_check_conf_fstype(&t, report_fail, NULL), ==, 0);
+        in.fs_conf = &t;
+        if (c->kind == OK) {
+                uint64_t attr = ATTR_BASE | c->attr;
+                bool read_only = (c->attr & MOUNT_ATTR_RDONLY) != 0;
+                char *items = with_forced(c->fstype, c->items);
+
+                if (c->flags & IN_EXEC)
+                        attr &= ~(uint64_t) MOUNT_ATTR_NOEXEC;
+                expect_built(&in, items, attr, read_only);
+                g_free(items);
+        } else
+                expect_refused(&in, c->kind == INVALID ? -EINVAL : -EPERM, c->kind, c->items);
+        conf_fstype_done(&t);
+}
+
+/* A section that sets nothing changes nothing, on every type and for every sample option. */
+static void test_conf_empty_section(const void *data) {
+        const TypeSamples *s = ((const TypedCase *) data)->row;
+        ConfFsType t = { .name = s->fstype, .allowed = true };
+
+        for (size_t i = 0; i < G_N_ELEMENTS(type_samples); i++)
+                for (const char *const *o = type_samples[i].accepted; *o; o++) {
+                        PolicyInput in = input(s->fstype, *o, IN_RO), with = in;
+                        MountOptions a = {}, b = {};
+                        UmError ea = {}, eb = {};
+                        int ra, rb;
+
+                        with.fs_conf = &t;
+                        ra = policy_build_options(&in, &a, &ea);
+                        rb = policy_build_options(&with, &b, &eb);
+                        g_assert_cmpint(ra, ==, rb);
+                        g_assert_cmpstr(ea.message, ==, eb.message);
+                        if (ra == 0) {
+                                char *x = mount_options_to_string(&a);
+                                char *y = mount_options_to_string(&b);
+
+                                g_assert_cmpstr(x, ==, y);
+                                g_assert_cmphex(a.attr_set, ==, b.attr_set);
+                                g_free(x);
+                                g_free(y);
+                        }
+                        mount_options_done(&a);
+                        mount_options_done(&b);
+                }
+}
+
+static void test_conf_type_not_allowed(void) {
+        ConfFsType t = { .name = "xfs", .path = CONF_PATH, .allowed = false };
+        PolicyInput in = input("xfs", "", 0);
+
+        in.fs_conf = &t;
+        expect_refused(&in, -EPERM, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED,
+                       "filesystem type 'xfs' is not allowed by the administrator "
+                       "(AllowedFilesystems= in " CONF_PATH ")");
+        /* Without a path (the built-in defaults), the message still says where. */
+        t.path = NULL;
+        t.allowed_options = (char *[]){ NULL };
+        t.allowed = true;
+        in.options = "discard";
+        expect_refused(&in, -EPERM, NOT_ALLOWED, "(AllowedOptions= for xfs in the "
+                       "configuration)");
+}
+
+/* The section of another type is a programming error, never a silent mix-up. */
+static void test_conf_wrong_type(void) {
+        ConfFsType t = { .name = "ext4", .allowed = true, .forced_options = (char *) "ro" };
+        PolicyInput in = input("xfs", "", 0);
+
+        in.fs_conf = &t;
+        expect_refused(&in, -EINVAL, UM_ERROR_KIND_FAILED, "internal error");
+}
+
+/* A configured list that the load-time check would refuse still never reaches the kernel. */
+static void test_conf_unchecked_list(void) {
+        ConfFsType t = { .name = "ext4", .allowed = true, .default_options = (char *) "suid" };
+        PolicyInput in = input("ext4", "", 0);
+
+        in.fs_conf = &t;
+        expect_refused(&in, -EPERM, UM_ERROR_KIND_FAILED,
+                       "the configured DefaultOptions= for ext4 are not valid: option 'suid'");
+}
+
+typedef struct CheckReport {
+        GPtrArray *messages;
+} CheckReport;
+
+static void report_collect(void *userdata, PolicyConfList list, const char *message) {
+        CheckReport *r = userdata;
+
+        g_ptr_array_add(r->messages, g_strdup_printf("%s: %s", policy_conf_list_name(list),
+                                                     message));
+}
+
+static void test_conf_check_reports(void) {
+        ConfFsType t = {
+                .name = "ext4",
+                .allowed_options = (char *[]){ "acl", "suid", NULL },
+                .default_options = (char *) "noatime,bogus",
+                .forced_options = (char *) "relatime,commit=x",
+        };
+        CheckReport r = { g_ptr_array_new_with_free_func(g_free) };
+        ConfFsType unknown = { .name = "fuse" };
+
+        g_assert_cmpint(policy_check_conf_fstype(&t, report_collect, &r), ==, -EINVAL);
+        g_assert_cmpuint(r.messages->len, ==, 4);
+        g_assert_true(g_str_has_prefix(r.messages->pdata[0], "AllowedOptions: 'suid' can "
+                                                             "never be allowed"));
+        g_assert_true(g_str_has_prefix(r.messages->pdata[1], "DefaultOptions: 'bogus' is not "
+                                                             "an option usermount knows"));
+        g_assert_true(g_str_has_prefix(r.messages->pdata[2], "ForcedOptions: ext4 option "
+                                                             "'commit' needs"));
+        g_assert_true(g_str_has_prefix(r.messages->pdata[3], "DefaultOptions: 'noatime' "
+                                                             "contradicts 'relatime'"));
+        /* Without a report function the answer is the same. */
+        g_assert_cmpint(policy_check_conf_fstype(&t, NULL, NULL), ==, -EINVAL);
+        g_assert_cmpint(policy_check_conf_fstype(&unknown, NULL, NULL), ==, -EINVAL);
+        g_assert_cmpint(policy_check_conf_fstype(NULL, NULL, NULL), ==, -EINVAL);
+        t = (ConfFsType){ .name = "ext4" };
+        g_assert_cmpint(policy_check_conf_fstype(&t, report_fail, NULL), ==, 0);
+        g_ptr_array_free(r.messages, true);
+        g_assert_cmpstr(policy_conf_list_name(POLICY_CONF_ALLOWED_OPTIONS), ==,
+                        "AllowedOptions");
+        g_assert_null(policy_conf_list_name(_POLICY_CONF_LIST_MAX));
+}
+
+/* ---- umask= on filesystems without Unix permissions ------------------------------------------ */
+
+static void test_umask_forced(const void *data) {
+        const char *fstype = ((const TypedCase *) data)->fstype;
+        static const struct {
+                mode_t umask;
+                const char *item;
+        } masks[] = {
+                { 0, "umask=0000" }, { 022, "umask=0022" }, { 077, "umask=0077" },
+                { 0777, "umask=0777" }, { 01777, "umask=0777" }, { 07022, "umask=0022" },
+        };
+
+        for (size_t i = 0; i < G_N_ELEMENTS(masks); i++) {
+                PolicyInput in = input(fstype, "", 0);
+                char *items;
+
+                in.umask = masks[i].umask;
+                items = is_umask_type(fstype) ?
+                        g_strdup_printf("%s,%s", masks[i].item, forced_last(fstype)) :
+                        g_strdup(forced_last(fstype));
+                expect_built(&in, items, ATTR_BASE, false);
+                g_free(items);
+        }
+}
+
+static void test_umask_refused(const void *data) {
+        const char *fstype = ((const TypedCase *) data)->fstype;
+
+        for (const char *const *o = (const char *const[]){ "umask=022", "umask=0",
+                                                            "umask=0027", "noatime,umask=077",
+                                                            NULL }; *o; o++) {
+                PolicyInput in = input(fstype, *o, 0);
+
+                expect_refused(&in, -EPERM, NOT_ALLOWED, is_umask_type(fstype) ?
+                               "option 'umask' is set by usermount and cannot be given: the "
+                               "filesystem has no Unix permissions, so the user's umask "
+                               "decides them" : "is not supported by usermount");
+        }
+}
+
+static void add_conf_tests(void) {
+        for (size_t i = 0; i < G_N_ELEMENTS(conf_cases); i++) {
+                const ConfCase *c = &conf_cases[i];
+                char *name = g_strdup_printf("%03zu:%s|%s|%s|%s", i, strempty(c->allowed),
+                                             strempty(c->defaults), strempty(c->forced),
+                                             c->options);
+
+                add_typed("/policy/conf", c->fstype, name, c, test_conf_case);
+                g_free(name);
+        }
+        for (size_t i = 0; i < G_N_ELEMENTS(type_samples); i++)
+                add_typed("/policy/conf-empty-section", type_samples[i].fstype, "samples",
+                          &type_samples[i], test_conf_empty_section);
+        for (size_t t = 0; t < G_N_ELEMENTS(allowed_fstypes); t++) {
+                add_typed("/policy/umask/forced", allowed_fstypes[t], "masks", allowed_fstypes[t],
+                          test_umask_forced);
+                add_typed("/policy/umask/refused", allowed_fstypes[t], "given",
+                          allowed_fstypes[t], test_umask_refused);
+        }
+        g_test_add_func("/policy/conf-misc/type-not-allowed", test_conf_type_not_allowed);
+        g_test_add_func("/policy/conf-misc/wrong-type", test_conf_wrong_type);
+        g_test_add_func("/policy/conf-misc/unchecked-list", test_conf_unchecked_list);
+        g_test_add_func("/policy/conf-misc/check-reports", test_conf_check_reports);
+}
+
 int main(int argc, char *argv[]) {
         g_test_init(&argc, &argv, NULL);
 
@@ -1451,6 +1843,7 @@ int main(int argc, char *argv[]) {
         add_refused_tests();
         add_generic_and_value_tests();
         add_matrix_tests();
+        add_conf_tests();
         g_test_add_func("/policy/result/to-string", test_to_string);
         g_test_add_func("/policy/result/done", test_done);
         g_test_add_func("/policy/result/owns-memory", test_result_owns_memory);
