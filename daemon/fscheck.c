@@ -28,10 +28,11 @@
  *    file of a read-only loop device after it vouched for the contents. Other
  *    architectures' system calls (x32, ia32) are refused so the filter cannot be bypassed.
  *  - rlimits: no core dumps, files of at most 1 MiB (unlimited for xfs_repair, which
- *    refuses to run otherwise; the only writable place is the 1 MiB /tmp anyway), 64 fds, 128 processes of the uid,
- *    no locked memory. stdin is /dev/null; stdout and stderr go to one pipe of which the
- *    parent keeps the first 4 KiB. The environment is PATH and LANG=C, nothing else. All
- *    other fds are closed: the worker's socket and the caller's fds never reach it.
+ *    refuses to run otherwise; the only writable place is the 1 MiB /tmp anyway), 64 fds,
+ *    128 processes of the uid, no locked memory. stdin is /dev/null; stdout and stderr go
+ *    to one pipe of which the parent keeps the first 4 KiB. The environment is PATH and
+ *    LANG=C, nothing else. All other fds are closed: the worker's socket and the caller's
+ *    fds never reach it.
  *  - A timeout: the parent SIGKILLs the namespace's init through the pidfd and reaps it.
  *
  * Errors while building the sandbox are sent to the parent over a close-on-exec pipe, so
@@ -97,7 +98,8 @@ typedef struct FsCheckerEntry {
 
 #define E2FSCK                                                                           \
         STRV("/usr/sbin/e2fsck", "/sbin/e2fsck"),                                        \
-                { .argv = STRV("e2fsck", "-n", "-f"), .quiet_prefixes = STRV("Pass ", "e2fsck 1.") }
+                { .argv = STRV("e2fsck", "-n", "-f"),                                    \
+                  .quiet_prefixes = STRV("Pass ", "e2fsck 1.") }
 
 static FsCheckerEntry checkers[] = {
         { "ext2", E2FSCK },
