@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The read-only pre-mount check of images (see fscheck.h).
+ *
+ * The checker parses hostile data, so it is treated as compromised from its first
+ * instruction. The sandbox it runs in is built in a child made with clone3() (a pidfd, so
+ * it can be killed and reaped without pid reuse races) and holds only what a read-only
+ * check needs:
+ *
+ *  - New PID, mount, network, IPC, UTS and cgroup namespaces. Its own PID namespace means
+ *    other processes of the same uid (other checkers) cannot be seen, signalled or
+ *    ptraced, and killing the namespace's init (the checker itself) kills everything it
+ *    forked; a fresh /proc shows only the sandbox. No network or abstract sockets; no
+ *    System V IPC.
+ *  - The mount namespace's tree is made private, then read-only and nosuid recursively
+ *    with mount_setattr(); /dev is replaced by a small tmpfs holding null, zero, full,
+ *    random, urandom and one block node for the loop device's dev_t, owned by root, mode
+ *    0444: the checker can open that one device for reading and nothing else. It cannot
+ *    chmod the node (not its owner) and cannot reopen the host's /dev/loopN (mode 0660,
+ *    group disk). /run (the system bus and other daemons' sockets) is an empty read-only
+ *    tmpfs, /tmp a private tiny tmpfs. Making the node needs CAP_MKNOD in the worker.
+ *  - A dedicated uid and gid from the spec (never 0), no supplementary groups, every
+ *    capability dropped from all sets including the bounding and ambient sets, securebits
+ *    locked (no root privilege on exec, no setuid fixup), no_new_privs.
+ *    Dropping the bounding set and locking securebits need CAP_SETPCAP in the worker.
+ *  - A seccomp filter that refuses loop ioctls: LOOP_CLR_FD and LOOP_CHANGE_FD need no
+ *    write access to the device, and LOOP_CHANGE_FD would let a checker swap the backing
+ *    file of a read-only loop device after it vouched for the contents. Other
+ *    architectures' system calls (x32, ia32) are refused so the filter cannot be bypassed.
+ *  - rlimits: no core dumps, files of at most 1 MiB (unlimited for xfs_repair, which
+ *    refuses to run otherwise; the only writable place is the 1 MiB /tmp anyway), 64 fds,
+ *    128 processes of the uid, no locked memory. stdin is /dev/null; stdout and stderr go
+ *    to one pipe of which the parent keeps the first 4 KiB. The environment is PATH and
+ *    LANG=C, nothing else. All other fds are closed: the worker's socket and the caller's
+ *    fds never reach it.
+ *  - A timeout: the parent SIGKILLs the namespace's init through the pidfd and reaps it.
+ *
+ * Errors while building the sandbox are sent to the parent over a close-on-exec pipe, so
+ * a sandbox that could not be built is never mistaken for a verdict on the image. Any
+ * non-zero exit or death by signal of the checker counts as damage: the check fails closed
+ * (a crash while parsing an image is the strongest sign of a hostile one).
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/param.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/sched.h> /* struct clone_args */
+#include <linux/securebits.h>
+
+#include "fscheck.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+#define FSCHECK_OUTPUT_MAX 4096
+#define FSCHECK_DEVICE "/dev/fscheck-device"
+
+/* ---- the table of checkers -------------------------------------------------------- */
+
+/*
+ * Verified on Debian 12 (e2fsprogs 1.47.0, xfsprogs 6.1.0, btrfs-progs 6.2, erofs-utils
+ * 1.5): every command opens the device read-only, forces a full check whatever the
+ * superblock's (attacker-controlled) clean flag says, and exits 0 only for a clean
+ * filesystem. xfs_repair -n exits 1 for a dirty log (it cannot replay it read-only), so
+ * such images are refused. fsck.erofs needs --extract (without a directory) to decode
+ * every file. fsck.fat, fsck.exfat and ntfsfix follow their manuals; they are not
+ * installed on the test machine. squashfs, iso9660 and udf have no read-only checker:
+ * fscheck_find() returns NULL and the caller decides.
+ */
+typedef struct FsCheckerEntry {
+        const char *fstype;
+        const char *const *paths; /* candidates, first installed one wins */
+        FsChecker checker;        /* .path filled from paths by fscheck_find() */
+} FsCheckerEntry;
+
+#define STRV(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+#define E2FSCK                                                                           \
+        STRV("/usr/sbin/e2fsck", "/sbin/e2fsck"),                                        \
+                { .argv = STRV("e2fsck", "-n", "-f"),                                    \
+                  .quiet_prefixes = STRV("Pass ", "e2fsck 1.") }
+
+static FsCheckerEntry checkers[] = {
+        { "ext2", E2FSCK },
+        { "ext3", E2FSCK },
+        { "ext4", E2FSCK },
+        { "xfs",
+          STRV("/usr/sbin/xfs_repair", "/sbin/xfs_repair"),
+          { .argv = STRV("xfs_repair", "-n"),
+            .quiet_prefixes = STRV("Phase ", "        - ", "No modify flag set"),
+            .unlimited_fsize = true } },
+        { "btrfs",
+          STRV("/usr/bin/btrfs", "/usr/sbin/btrfs", "/sbin/btrfs"),
+          { .argv = STRV("btrfs", "check", "--readonly"),
+            .quiet_prefixes = STRV("[", "Opening filesystem", "Checking filesystem on",
+                                   "UUID:") } },
+        { "erofs",
+          STRV("/usr/bin/fsck.erofs", "/usr/sbin/fsck.erofs", "/sbin/fsck.erofs"),
+          { .argv = STRV("fsck.erofs", "--extract"), .damage_prefixes = STRV("<E>") } },
+        { "vfat",
+          STRV("/usr/sbin/fsck.fat", "/sbin/fsck.fat"),
+          { .argv = STRV("fsck.fat", "-n", "-V") } },
+        { "exfat",
+          STRV("/usr/sbin/fsck.exfat", "/sbin/fsck.exfat"),
+          { .argv = STRV("fsck.exfat", "-n") } },
+        { "ntfs3",
+          STRV("/usr/bin/ntfsfix", "/usr/sbin/ntfsfix", "/sbin/ntfsfix", "/bin/ntfsfix"),
+          { .argv = STRV("ntfsfix", "-n") } },
+};
+
+const FsChecker *fscheck_find(const char *fstype) {
+        if (!fstype)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(checkers); i++) {
+                FsCheckerEntry *e = &checkers[i];
+
+                if (!streq(e->fstype, fstype))
+                        continue;
+                for (const char *const *p = e->paths; *p; p++)
+                        if (access(*p, X_OK) == 0) {
+                                /* Static table: the last lookup's path is as good as any. */
+                                e->checker.path = *p;
+                                return &e->checker;
+                        }
+                return NULL;
+        }
+        return NULL;
+}
+
+bool fscheck_available(const char *fstype) {
+        return fscheck_find(fstype) != NULL;
+}
+
+/* ---- the sandbox (child side) ----------------------------------------------------- */
+
+/* What the child reports when it could not build the sandbox or exec the checker. */
+typedef struct SandboxFailure {
+        int error;        /* positive errno */
+        char step[32];
+} SandboxFailure;
+
+#if defined(__x86_64__)
+#define FSCHECK_AUDIT_ARCH AUDIT_ARCH_X86_64
+#define FSCHECK_SYSCALL_BIT 0x40000000 /* x32 system calls */
+#elif defined(__aarch64__)
+#define FSCHECK_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__i386__)
+#define FSCHECK_AUDIT_ARCH AUDIT_ARCH_I386
+#elif defined(__riscv) && __riscv_xlen == 64
+#define FSCHECK_AUDIT_ARCH AUDIT_ARCH_RISCV64
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FSCHECK_AUDIT_ARCH AUDIT_ARCH_PPC64LE
+#elif defined(__s390x__)
+#define FSCHECK_AUDIT_ARCH AUDIT_ARCH_S390X
+#else
+#error "fscheck: add this architecture's AUDIT_ARCH_* for the seccomp filter"
+#endif
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FSCHECK_ARG1_LOW offsetof(struct seccomp_data, args[1])
+#else
+#define FSCHECK_ARG1_LOW (offsetof(struct seccomp_data, args[1]) + 4)
+#endif
+
+/* Refuses ioctl(fd, LOOP_*, ...) (type 'L', 0x4C) and system calls of other ABIs. */
+static int sandbox_seccomp(void) {
+        struct sock_filter filter[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FSCHECK_AUDIT_ARCH, 1, 0),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#ifdef FSCHECK_SYSCALL_BIT
+                BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, FSCHECK_SYSCALL_BIT, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+#endif
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 1, 0),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, FSCHECK_ARG1_LOW),
+                BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xff00),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x4c00, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = { .len = ELEMENTSOF(filter), .filter = filter };
+
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                return -errno;
+        return 0;
+}
+
+static int sandbox_mknod(const char *path, mode_t mode, dev_t dev) {
+        if (mknod(path, mode, dev) < 0)
+                return -errno;
+        /* Explicitly, whatever the umask: root-owned and not writable by the checker. */
+        if (chmod(path, mode & 07777) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Replaces /dev with a tmpfs holding the harmless nodes and the one device, read-only. */
+static int sandbox_dev(dev_t dev) {
+        static const struct {
+                const char *name;
+                unsigned minor;
+        } mem[] = { { "null", 3 }, { "zero", 5 }, { "full", 7 }, { "random", 8 },
+                    { "urandom", 9 } };
+        char path[64];
+        int r;
+
+        if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
+                  "mode=0755,size=64k,nr_inodes=16") < 0)
+                return -errno;
+        for (size_t i = 0; i < ELEMENTSOF(mem); i++) {
+                snprintf(path, sizeof(path), "/dev/%s", mem[i].name);
+                r = sandbox_mknod(path, S_IFCHR | 0666, makedev(1, mem[i].minor));
+                if (r < 0)
+                        return r;
+        }
+        return sandbox_mknod(FSCHECK_DEVICE, S_IFBLK | 0444, dev);
+}
+
+/* Everything that happens as root inside the new namespaces, before dropping privileges. */
+static int sandbox_mounts(dev_t dev, const char **ret_step) {
+        struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID };
+        int r;
+
+        *ret_step = "private mounts";
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return -errno;
+        *ret_step = "/dev";
+        r = sandbox_dev(dev);
+        if (r < 0)
+                return r;
+        *ret_step = "/proc";
+        if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                return -errno;
+        *ret_step = "/run";
+        if (mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                  "mode=0755,size=4k,nr_inodes=4") < 0)
+                return -errno;
+        *ret_step = "read-only root";
+        if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof(ro)) < 0)
+                return -errno;
+        /* After the read-only step: the only writable place, tiny and the sandbox's own. */
+        *ret_step = "/tmp";
+        if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                  "mode=01777,size=1m,nr_inodes=64") < 0)
+                return -errno;
+        if (chdir("/") < 0)
+                return -errno;
+        return 0;
+}
+
+static int sandbox_limits(bool unlimited_fsize) {
+        static const struct {
+                int resource;
+                rlim_t value;
+        } limits[] = {
+                { RLIMIT_CORE, 0 },     { RLIMIT_FSIZE, 1 << 20 }, { RLIMIT_NOFILE, 64 },
+                { RLIMIT_NPROC, 128 },  { RLIMIT_MEMLOCK, 0 },     { RLIMIT_MSGQUEUE, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(limits); i++) {
+                struct rlimit rl = { limits[i].value, limits[i].value };
+
+                if (limits[i].resource == RLIMIT_FSIZE && unlimited_fsize)
+                        rl = (struct rlimit) { RLIM_INFINITY, RLIM_INFINITY };
+
+                if (setrlimit(limits[i].resource, &rl) < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
+/* stdin /dev/null, stdout and stderr the output pipe, err_fd moved to 3, nothing else. */
+static int sandbox_fds(int out_fd, int err_fd) {
+        int null_fd;
+
+        if (dup3(err_fd, 3, O_CLOEXEC) < 0)
+                return -errno;
+        if (dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
+                return -errno;
+        null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null_fd < 0)
+                return -errno;
+        if (dup2(null_fd, 0) < 0)
+                return -errno;
+        if (close_range(4, ~0U, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+static int sandbox_drop_privileges(const FsCheckSpec *spec) {
+        struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+        unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                             SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                             SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+
+        for (unsigned long c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
+                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
+                        return -errno;
+        if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
+                return -errno;
+        if (setgroups(0, NULL) < 0)
+                return -errno;
+        if (setresgid(spec->gid, spec->gid, spec->gid) < 0)
+                return -errno;
+        if (setresuid(spec->uid, spec->uid, spec->uid) < 0)
+                return -errno;
+        /* SECBIT_NO_SETUID_FIXUP kept the capabilities across setresuid(): clear them. */
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+                return -errno;
+        if (syscall(SYS_capset, &header, data) < 0)
+                return -errno;
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Runs in the sandbox's init (the clone3() child); never returns. No allocations: the
+ * parent prepared argv and envp before the clone. */
+_noreturn_ static void sandbox_child(dev_t dev, int out_fd, int err_fd, const FsCheckSpec *spec,
+                                     const FsChecker *checker, char *const *argv) {
+        static char *const envp[] = { (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                                      (char *) "LANG=C", NULL };
+        SandboxFailure f = {};
+        const char *step = "parent death signal";
+        sigset_t none;
+        int r;
+
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        r = prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ? -errno : 0;
+        if (r >= 0)
+                r = sandbox_mounts(dev, &step);
+        if (r >= 0) {
+                step = "file descriptors";
+                r = sandbox_fds(out_fd, err_fd);
+                err_fd = 3;
+        }
+        if (r >= 0) {
+                step = "resource limits";
+                r = sandbox_limits(checker->unlimited_fsize);
+        }
+        if (r >= 0) {
+                step = "dropping privileges";
+                r = sandbox_drop_privileges(spec);
+        }
+        if (r >= 0) {
+                step = "seccomp filter";
+                r = sandbox_seccomp();
+        }
+        if (r >= 0) {
+                step = "running the checker";
+                execve(checker->path, argv, envp);
+                r = -errno;
+        }
+
+        f.error = -r;
+        snprintf(f.step, sizeof(f.step), "%s", step);
+        (void) !write(err_fd, &f, sizeof(f));
+        _exit(127);
+}
+
+/* ---- the parent side -------------------------------------------------------------- */
+
+typedef struct SandboxResult {
+        bool timed_out;
+        siginfo_t status;
+        SandboxFailure failure;  /* .error != 0 if the sandbox could not be built */
+        char output[FSCHECK_OUTPUT_MAX + 1];
+        size_t output_len;
+} SandboxResult;
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static pid_t clone_sandbox(int *ret_pidfd) {
+        struct clone_args args = {
+                .flags = CLONE_PIDFD | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
+                         CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP,
+                .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
+                .exit_signal = SIGCHLD,
+        };
+
+        return (pid_t) syscall(SYS_clone3, &args, sizeof(args));
+}
+
+/* Keeps the first FSCHECK_OUTPUT_MAX bytes and drains the rest; false at EOF. */
+static bool read_output(int fd, SandboxResult *res) {
+        char buf[4096];
+        ssize_t n = read(fd, buf, sizeof(buf));
+
+        if (n < 0)
+                return errno == EINTR || errno == EAGAIN;
+        if (n == 0)
+                return false;
+        size_t keep = MIN((size_t) n, FSCHECK_OUTPUT_MAX - res->output_len);
+        memcpy(res->output + res->output_len, buf, keep);
+        res->output_len += keep;
+        return true;
+}
+
+/* Waits for the output's EOF and the init's exit, or the deadline; then reaps. */
+static int sandbox_wait(int pidfd, int out_fd, uint64_t timeout_usec, SandboxResult *res) {
+        uint64_t deadline = now_usec() + timeout_usec;
+        bool open = true, exited = false;
+
+        while (open || !exited) {
+                struct pollfd p[2] = {
+                        { .fd = open ? out_fd : -1, .events = POLLIN },
+                        { .fd = exited ? -1 : pidfd, .events = POLLIN },
+                };
+                uint64_t now = now_usec();
+
+                if (now >= deadline) {
+                        res->timed_out = true;
+                        break;
+                }
+                int ms = (int) MIN((deadline - now + 999) / 1000, (uint64_t) INT32_MAX);
+                if (poll(p, ELEMENTSOF(p), ms) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        res->timed_out = true; /* cannot wait: kill it rather than hang */
+                        break;
+                }
+                if (p[0].revents)
+                        open = read_output(out_fd, res);
+                if (p[1].revents)
+                        exited = true;
+        }
+        /* Killing the PID namespace's init kills every process in it. */
+        if (res->timed_out)
+                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        for (;;) {
+                if (waitid((idtype_t) P_PIDFD, (id_t) pidfd, &res->status, WEXITED) >= 0)
+                        return 0;
+                if (errno != EINTR)
+                        return -errno;
+        }
+}
+
+static int sandbox_run(dev_t dev, const FsCheckSpec *spec, const FsChecker *checker,
+                       char *const *argv, SandboxResult *res) {
+        _cleanup_close_ int out_r = -EBADF, out_w = -EBADF, err_r = -EBADF, err_w = -EBADF;
+        _cleanup_close_ int pidfd = -EBADF;
+        int p[2], r;
+        pid_t pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        out_r = p[0];
+        out_w = p[1];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        err_r = p[0];
+        err_w = p[1];
+
+        pid = clone_sandbox(&pidfd);
+        if (pid < 0)
+                return -errno;
+        if (pid == 0)
+                sandbox_child(dev, out_w, err_w, spec, checker, argv);
+
+        out_w = safe_close(out_w);
+        err_w = safe_close(err_w);
+        r = sandbox_wait(pidfd, out_r, spec->timeout_usec, res);
+        if (r < 0)
+                return r;
+        /* Every writer is gone now: a setup failure is there or nothing is. */
+        if (read(err_r, &res->failure, sizeof(res->failure)) != sizeof(res->failure))
+                res->failure = (SandboxFailure) {};
+        res->failure.step[sizeof(res->failure.step) - 1] = 0;
+        return 0;
+}
+
+static bool has_prefix_in(const char *line, const char *const *prefixes) {
+        for (const char *const *p = prefixes; p && *p; p++)
+                if (strncmp(line, *p, strlen(*p)) == 0)
+                        return true;
+        return false;
+}
+
+/* Whether a line of the output starts with one of the checker's damage markers. */
+static bool output_shows_damage(const FsChecker *c, const SandboxResult *res) {
+        for (const char *l = res->output; l && *l;) {
+                const char *end = strchr(l, '\n');
+
+                if (has_prefix_in(l, c->damage_prefixes))
+                        return true;
+                l = end ? end + 1 : NULL;
+        }
+        return false;
+}
+
+/* The first non-chatter lines of the output, joined with "; ", escaped, into buf. */
+static void output_summary(const FsChecker *c, const SandboxResult *res, char *buf, size_t n) {
+        char joined[512] = "";
+        size_t o = 0;
+        const char *l = res->output;
+
+        while (l && *l && o + 1 < sizeof(joined)) {
+                const char *end = strchr(l, '\n');
+                size_t len = end ? (size_t) (end - l) : strlen(l);
+
+                while (len > 0 && (l[len - 1] == ' ' || l[len - 1] == '\r'))
+                        len--;
+                if (len > 0 && !has_prefix_in(l, c->quiet_prefixes)) {
+                        int w = snprintf(joined + o, sizeof(joined) - o, "%s%.*s",
+                                         o > 0 ? "; " : "", (int) len, l);
+                        o = MIN(o + (size_t) MAX(w, 0), sizeof(joined) - 1);
+                }
+                l = end ? end + 1 : NULL;
+        }
+        um_escape(o > 0 ? joined : "(no output)", buf, n);
+}
+
+/* Turns what happened into the verdict: 0, -EUCLEAN, -ETIMEDOUT or the setup's errno. */
+static int sandbox_verdict(const FsChecker *c, const FsCheckSpec *spec, const SandboxResult *res,
+                           UmError *error) {
+        char summary[320], how[48];
+
+        if (res->timed_out)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ETIMEDOUT,
+                                    "The filesystem check by %s did not finish within %" PRIu64
+                                    " ms and was stopped.",
+                                    c->path, spec->timeout_usec / 1000);
+        if (res->failure.error != 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, res->failure.error,
+                                    "Could not run the filesystem check by %s (%s): %s.",
+                                    c->path, res->failure.step, strerror(res->failure.error));
+        if (res->status.si_code == CLD_EXITED && res->status.si_status == 0 &&
+            !output_shows_damage(c, res))
+                return 0;
+
+        if (res->status.si_code == CLD_EXITED)
+                snprintf(how, sizeof(how), "exit status %d", res->status.si_status);
+        else
+                snprintf(how, sizeof(how), "killed by signal %d", res->status.si_status);
+        output_summary(c, res, summary, sizeof(summary));
+        return um_error_set(error, UM_ERROR_KIND_FAILED, EUCLEAN,
+                            "The filesystem check by %s found damage (%s): %s", c->path, how,
+                            summary);
+}
+
+int fscheck_run_checker(int block_fd, const FsChecker *checker, const FsCheckSpec *spec,
+                        UmError *error) {
+        _cleanup_free_ SandboxResult *res = NULL;
+        _cleanup_free_ char **argv = NULL;
+        struct stat st;
+        size_t n = 0;
+        int r;
+
+        if (!checker || !checker->path || checker->path[0] != '/' || !checker->argv ||
+            !checker->argv[0])
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "No valid filesystem checker was given.");
+        if (!spec || spec->uid == 0 || spec->gid == 0 || spec->uid == (uid_t) -1 ||
+            spec->gid == (gid_t) -1 || spec->timeout_usec == 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "The filesystem check needs an unprivileged uid and gid "
+                                    "and a timeout.");
+        if (fstat(block_fd, &st) < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not examine the device to check.");
+        if (!S_ISBLK(st.st_mode))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, ENOTBLK,
+                                    "The filesystem check needs a block device.");
+
+        while (checker->argv[n])
+                n++;
+        argv = calloc(n + 2, sizeof(char *));
+        res = calloc(1, sizeof(*res));
+        if (!argv || !res)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "Out of memory.");
+        memcpy(argv, checker->argv, n * sizeof(char *));
+        argv[n] = (char *) FSCHECK_DEVICE;
+
+        r = sandbox_run(st.st_rdev, spec, checker, argv, res);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, r,
+                                    "Could not run the filesystem check by %s: %s.",
+                                    checker->path, strerror(-r));
+        return sandbox_verdict(checker, spec, res, error);
+}
+
+int fscheck_run(int block_fd, const char *fstype, const FsCheckSpec *spec, UmError *error) {
+        const FsChecker *c = fscheck_find(fstype);
+        char esc[64];
+
+        if (!c)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ENOENT,
+                                    "No filesystem checker for %s is installed.",
+                                    um_escape(fstype, esc, sizeof(esc)));
+        return fscheck_run_checker(block_fd, c, spec, error);
+}
