@@ -453,6 +453,113 @@ static void test_killed_while_prompting(void) {
         assert_clean();
 }
 
+/*
+ * The probe behind NO_DELIVERY: the same pkttyagent, polkitd, helper and shadow entry do
+ * work when polkitd is asked about the agent's process itself (unix-process subject), so
+ * what fails for the CLI is only polkitd's step from usermountd's system-bus-name subject
+ * to the agent registered for that name's process.
+ */
+static int agent_self_main(void *userdata) {
+        const Cli *cli = userdata;
+        char pid[32];
+        int fd;
+
+        if (setsid() < 0)
+                return 120;
+        fd = open(cli->pty, O_RDWR | O_NOCTTY);
+        if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 ||
+            dup2(fd, 2) < 0)
+                return 121;
+        snprintf(pid, sizeof(pid), "%d", (int) getpid());
+        execl("/usr/bin/pkttyagent", "pkttyagent", "--process", pid, NULL);
+        return 127;
+}
+
+static uint64_t process_start_time(pid_t pid) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int) pid), *stat = NULL;
+        g_auto(GStrv) fields = NULL;
+
+        g_assert_true(g_file_get_contents(path, &stat, NULL, NULL));
+        fields = g_strsplit(strrchr(stat, ')') + 2, " ", -1);
+        g_assert_cmpuint(g_strv_length(fields), >, 19);
+        return g_ascii_strtoull(fields[19], NULL, 10);
+}
+
+static int on_check_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        int *authorized = userdata;
+        int a = 0, c = 0;
+
+        if (sd_bus_message_is_method_error(m, NULL) ||
+            sd_bus_message_enter_container(m, 'r', "bba{ss}") < 0 ||
+            sd_bus_message_read(m, "bb", &a, &c) < 0)
+                *authorized = -EIO;
+        else
+                *authorized = a ? 1 : 0;
+        return 0;
+}
+
+static void test_probe_unix_process_subject(void) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        g_autoptr(HarnessCaller) caller = NULL;
+        sd_bus *bus = harness_bus();
+        Terminal t = {};
+        int authorized = -1;
+        gint64 deadline;
+        bool typed = false;
+        Cli cli;
+        pid_t pid;
+
+        g_assert_cmpint(harness_set_rules(rules_auth_self), ==, 0);
+        reset_agent_log();
+        terminal_open(&t);
+        cli = (Cli) { .pty = t.slave };
+        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_GID_USER1, 0,
+                                             agent_self_main, &cli, &caller), ==, 0);
+        pid = harness_caller_pid(caller);
+
+        g_assert_cmpint(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.PolicyKit1",
+                                "/org/freedesktop/PolicyKit1/Authority",
+                                "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization"),
+                        >=, 0);
+        g_assert_cmpint(sd_bus_message_append(m, "(sa{sv})s", "unix-process", 3,
+                                "pid", "u", (uint32_t) pid,
+                                "start-time", "t", process_start_time(pid),
+                                "uid", "i", (int32_t) HARNESS_UID_USER1,
+                                ACTION_MOUNT_IMAGE), >=, 0);
+        g_assert_cmpint(sd_bus_message_append(m, "a{ss}us", 0, 1u, ""), >=, 0);
+
+        /* The agent may still be registering: ask again while polkitd answers "no" before
+         * any prompt, which is its answer when it has no agent for the subject. */
+        deadline = g_get_monotonic_time() + PROMPT_TIMEOUT_MS * 1000;
+        while (authorized != 1 && g_get_monotonic_time() < deadline) {
+                if (!slot || (authorized == 0 && !typed)) {
+                        authorized = -1;
+                        slot = sd_bus_slot_unref(slot);
+                        g_assert_cmpint(sd_bus_call_async(bus, &slot, m, on_check_reply,
+                                                          &authorized, 120 * 1000000ULL), >=, 0);
+                }
+                while (sd_bus_process(bus, NULL) > 0)
+                        ;
+                if (authorized == 1 || (authorized == 0 && typed))
+                        break;
+                terminal_read(&t, 20);
+                if (!typed && strstr(t.output->str, "Password: ")) {
+                        terminal_type(&t, HARNESS_PASSWORD_USER1);
+                        typed = true;
+                }
+                sd_bus_wait(bus, 20 * 1000);
+        }
+        g_test_message("terminal:\n%s", t.output->str);
+        g_assert_true(typed);
+        g_assert_cmpint(authorized, ==, 1);
+
+        kill(pid, SIGTERM);
+        harness_caller_wait(caller, HARNESS_CALLER_TIMEOUT_MS, NULL);
+        terminal_close(&t);
+        assert_no_agent_for(pid);
+}
+
 /* ---- Setup ----------------------------------------------------------------------------- */
 
 /* Puts the logging wrapper over /usr/bin/pkttyagent in the private mount namespace. */
@@ -499,5 +606,6 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/agent/no-ask-password", test_no_ask_password);
         g_test_add_func("/agent/no-terminal", test_no_terminal);
         g_test_add_func("/agent/killed-while-prompting", test_killed_while_prompting);
+        g_test_add_func("/agent/probe/unix-process-subject", test_probe_unix_process_subject);
         return g_test_run();
 }
