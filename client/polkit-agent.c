@@ -38,7 +38,10 @@ static int move_fd_for_exec(int fd, int target) {
         return dup2(fd, target) < 0 ? -errno : 0;
 }
 
-/* The agent writes to the terminal; a redirected stdout or stderr is not one. */
+/*
+ * The agent writes to the terminal; a redirected stdout or stderr is not one. Without a
+ * controlling terminal they stay as they are: the agent can still do its work.
+ */
 static int agent_reopen_tty_outputs(void) {
         _cleanup_close_ int tty = -EBADF;
 
@@ -46,7 +49,7 @@ static int agent_reopen_tty_outputs(void) {
                 return 0;
         tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
         if (tty < 0)
-                return -errno;
+                return 0;
         if (!isatty(STDOUT_FILENO) && dup2(tty, STDOUT_FILENO) < 0)
                 return -errno;
         if (!isatty(STDERR_FILENO) && dup2(tty, STDERR_FILENO) < 0)
