@@ -154,10 +154,10 @@ ExitStatus client_bus_log_error(sd_bus *bus, const sd_bus_error *error, int r) {
         else if (sd_bus_error_is_set(error) && startswith(error->name, SPAWN_ERROR_PREFIX))
                 log_error("usermountd could not be started: %s", strempty(message));
         else if (sd_bus_error_has_name(error, UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN)) {
-                /* The daemon suggests retrying interactively, which usermount cannot do. */
-                log_error("%s", strempty(message));
-                log_error("usermount does not ask for passwords; an administrator can allow "
-                          "this without one in a polkit rule.");
+                /* The daemon's text speaks of "interactive", which is API language. */
+                log_error("Authentication is required for this request.");
+                log_error("Run usermount on a terminal to be asked for a password, or ask the "
+                          "administrator for a polkit rule that allows this without one.");
         } else if (sd_bus_error_is_set(error) && startswith(error->name, UM_ERROR_PREFIX))
                 /* usermountd's own errors are sentences written for people. */
                 log_error("%s", strempty(message));

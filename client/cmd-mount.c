@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <systemd/sd-bus.h>
 
+#include "auth-call.h"
 #include "bus-client.h"
 #include "mount-info.h"
 #include "namespace.h"
@@ -322,7 +323,7 @@ static ExitStatus log_attach_error(const char *target, int r) {
 
 /* Appends the params dict (DBUS-API.md) of args; target NULL leaves the key out. */
 static int append_params(sd_bus_message *m, const MountArgs *args, bool read_only,
-                         const char *target) {
+                         const char *target, bool interactive) {
         int r;
 
         r = sd_bus_message_open_container(m, SD_BUS_TYPE_ARRAY, "{sv}");
@@ -348,36 +349,44 @@ static int append_params(sd_bus_message *m, const MountArgs *args, bool read_onl
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_append(m, "{sv}", "interactive", "b", (int) arg_ask_password);
+        r = sd_bus_message_append(m, "{sv}", "interactive", "b", (int) interactive);
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(m);
 }
 
-/*
- * Calls method (Mount, MountFd or OpenMount) with the device path, or else source_fd, and
- * args; error and reply as sd_bus_call().
- */
-static int call_mount(sd_bus *bus, const char *method, const char *device, int source_fd,
-                      const MountArgs *args, bool read_only, const char *target,
-                      sd_bus_error *error, sd_bus_message **ret_reply) {
+/* One mount request, as auth_call() sends it (once, or twice when polkit wants a password). */
+typedef struct MountCall {
+        const char *method; /* Mount, MountFd or OpenMount */
+        const char *device; /* Mount: the device path; else NULL and source_fd is sent */
+        int source_fd;      /* stays open: a second attempt sends it again */
+        const MountArgs *args;
+        bool read_only;
+        const char *target; /* NULL: no params["target"] */
+} MountCall;
+
+/* An AuthCallFunc: sends the MountCall userdata; error and reply as sd_bus_call(). */
+static int call_mount(sd_bus *bus, bool interactive, void *userdata, sd_bus_error *error,
+                      sd_bus_message **ret_reply) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        const MountCall *c = userdata;
         int r;
 
         r = sd_bus_message_new_method_call(bus, &m, UM_BUS_NAME, UM_OBJECT_PATH,
-                                           UM_MANAGER_INTERFACE, method);
+                                           UM_MANAGER_INTERFACE, c->method);
         if (r < 0)
                 return r;
-        if (device)
-                r = sd_bus_message_append(m, "s", device);
+        if (c->device)
+                r = sd_bus_message_append(m, "s", c->device);
         else
-                r = sd_bus_message_append(m, "h", source_fd);
+                r = sd_bus_message_append(m, "h", c->source_fd);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "ss", strempty(args->fstype), strempty(args->options));
+        r = sd_bus_message_append(m, "ss", strempty(c->args->fstype),
+                                  strempty(c->args->options));
         if (r < 0)
                 return r;
-        r = append_params(m, args, read_only, target);
+        r = append_params(m, c->args, c->read_only, c->target, interactive);
         if (r < 0)
                 return r;
 
@@ -457,10 +466,13 @@ static ExitStatus mount_run_open_mount(const MountArgs *args) {
         if (status != EXIT_STATUS_OK)
                 return status;
 
-        r = call_mount(bus, "OpenMount", NULL, source_fd, args,
-                       args->read_only || write_error < 0, NULL, &error, &reply);
-        if (r < 0)
-                return client_bus_log_error(bus, &error, r);
+        status = auth_call(bus, call_mount,
+                           &(MountCall) { .method = "OpenMount", .source_fd = source_fd,
+                                          .args = args,
+                                          .read_only = args->read_only || write_error < 0 },
+                           &reply);
+        if (status != EXIT_STATUS_OK)
+                return status;
         /* usermountd has what it needs from the source; we hold nothing we do not use. */
         source_fd = safe_close(source_fd);
 
@@ -533,10 +545,15 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
         if (status != EXIT_STATUS_OK)
                 return status;
 
-        r = call_mount(bus, by_fd ? "MountFd" : "Mount", device, source_fd, args,
-                       args->read_only || write_error < 0, target, &error, &reply);
-        if (r < 0)
-                return client_bus_log_error(bus, &error, r);
+        status = auth_call(bus, call_mount,
+                           &(MountCall) { .method = by_fd ? "MountFd" : "Mount",
+                                          .device = device, .source_fd = source_fd,
+                                          .args = args,
+                                          .read_only = args->read_only || write_error < 0,
+                                          .target = target },
+                           &reply);
+        if (status != EXIT_STATUS_OK)
+                return status;
         source_fd = safe_close(source_fd);
 
         r = sd_bus_message_read(reply, "s", &mount_point);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <systemd/sd-bus.h>
 
+#include "auth-call.h"
 #include "bus-client.h"
 #include "mount-info.h"
 #include "namespace.h"
@@ -142,27 +143,33 @@ static void log_not_tracked_hint(void) {
                           "not tracked by usermountd; unmount those with 'umount'.");
 }
 
-static int call_unmount(sd_bus *bus, const char *mount_point, bool force, sd_bus_error *error) {
+typedef struct UnmountCall {
+        const char *mount_point;
+        bool force;
+} UnmountCall;
+
+/* An AuthCallFunc: sends Unmount for the UnmountCall userdata. */
+static int call_unmount(sd_bus *bus, bool interactive, void *userdata, sd_bus_error *error,
+                        sd_bus_message **ret_reply) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        const UnmountCall *c = userdata;
         int r;
 
         r = sd_bus_message_new_method_call(bus, &m, UM_BUS_NAME, UM_OBJECT_PATH,
                                            UM_MANAGER_INTERFACE, "Unmount");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "sa{sv}", mount_point, 2,
-                                  "force", "b", (int) force,
-                                  "interactive", "b", (int) arg_ask_password);
+        r = sd_bus_message_append(m, "sa{sv}", c->mount_point, 2,
+                                  "force", "b", (int) c->force,
+                                  "interactive", "b", (int) interactive);
         if (r < 0)
                 return r;
-        return sd_bus_call(bus, m, CLIENT_CALL_TIMEOUT_USEC, error, NULL);
+        return sd_bus_call(bus, m, CLIENT_CALL_TIMEOUT_USEC, error, ret_reply);
 }
 
 static ExitStatus unmount_one(sd_bus *bus, const char *mount_point, bool force) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *e = NULL;
         ExitStatus status;
-        int r;
 
         if (!output_utf8_is_valid(mount_point)) {
                 e = output_escape(mount_point);
@@ -171,9 +178,9 @@ static ExitStatus unmount_one(sd_bus *bus, const char *mount_point, bool force) 
                 return EXIT_STATUS_USAGE;
         }
 
-        r = call_unmount(bus, mount_point, force, &error);
-        if (r < 0) {
-                status = client_bus_log_error(bus, &error, r);
+        status = auth_call(bus, call_unmount,
+                           &(UnmountCall) { .mount_point = mount_point, .force = force }, NULL);
+        if (status != EXIT_STATUS_OK) {
                 if (status == EXIT_STATUS_NOT_MOUNTED)
                         log_not_tracked_hint();
                 return status;

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <systemd/sd-bus.h>
 #include <time.h>
 
@@ -22,6 +23,7 @@
 #include "namespace.h"
 #include "output.h"
 #include "path.h"
+#include "polkit-agent.h"
 #include "route.h"
 #include "table.h"
 #include "usermount-names.h"
@@ -635,6 +637,56 @@ static void test_args_json_only(void) {
         }
 }
 
+/* Writes a stand-in agent script into dir; returns its path (static buffer). */
+static const char *write_agent(const char *dir, const char *name, const char *body) {
+        static char path[256];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        f = fopen(path, "we");
+        if (!f)
+                return "/nonexistent";
+        fprintf(f, "#!/bin/sh\n%s\n", body);
+        fclose(f);
+        chmod(path, 0755);
+        return path;
+}
+
+/* polkit_agent_start() with stand-ins: registered (fd 3 closed), too slow, missing. */
+static void test_polkit_agent(void) {
+        char dir[] = "/tmp/test-client-agent.XXXXXX";
+        const char *path;
+        pid_t pid = 0;
+        int r;
+
+        if (!mkdtemp(dir)) {
+                check(false, "mkdtemp");
+                return;
+        }
+
+        r = polkit_agent_start("/nonexistent/pkttyagent", 5000, &pid);
+        check(r == -ENOENT && pid == 0, "polkit_agent_start: missing program is -ENOENT");
+
+        /* The arguments are checked by the stand-in: it only "registers" if they are right. */
+        path = write_agent(dir, "good", "[ \"$*\" = \"--notify-fd 3 --fallback --process $PPID\" ] "
+                                        "|| exit 1\nexec 3>&-\nexec sleep 60");
+        r = polkit_agent_start(path, 5000, &pid);
+        check(r == 0 && pid > 0, "polkit_agent_start: registered agent");
+        pid = polkit_agent_stop(pid);
+        check(pid == 0 && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD,
+              "polkit_agent_stop: agent reaped");
+
+        path = write_agent(dir, "slow", "exec sleep 60");
+        r = polkit_agent_start(path, 200, &pid);
+        check(r == -ETIMEDOUT && pid == 0, "polkit_agent_start: no registration is -ETIMEDOUT");
+        check(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD,
+              "polkit_agent_start: nothing left after a timeout");
+
+        unlink(path);
+        unlink(write_agent(dir, "good", ""));
+        rmdir(dir);
+}
+
 int main(void) {
         test_escape();
         test_args_json_only();
@@ -656,6 +708,7 @@ int main(void) {
         test_json_list();
         test_json_event();
         test_error_status();
+        test_polkit_agent();
         printf("1..%u\n", n_tests);
         return n_failed > 0;
 }

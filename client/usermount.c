@@ -7,9 +7,9 @@
  * and usermountd trusts nothing it says about itself (the caller's identity comes from
  * the bus). A hostile environment therefore cannot make the daemon do anything, and the
  * client does not let the environment steer it either (SECURITY-TESTS.md, item 30): it
- * never reads LIBMOUNT_* (it does not use libmount at all), does nothing with PATH (it
- * runs no other program), and parses its command line the same way whatever
- * POSIXLY_CORRECT says. It reads no variable itself; sd-bus finds the system bus through
+ * never reads LIBMOUNT_* (it does not use libmount at all), does nothing with PATH (the
+ * one program it runs, pkttyagent, is run by absolute path), and parses its command line
+ * the same way whatever POSIXLY_CORRECT says. It reads no variable itself; sd-bus finds the system bus through
  * DBUS_SYSTEM_BUS_ADDRESS, and whatever that points at can deceive only the caller, and
  * libc's localtime_r() reads TZ for the times 'usermount list' shows, which is the
  * caller's choice to make. It never calls setlocale(): the LC_* variables change nothing.
@@ -21,7 +21,7 @@
 #include "output.h"
 #include "usermount.h"
 
-bool arg_ask_password = false;
+bool arg_ask_password = true;
 
 typedef struct Verb {
         const char *name;
@@ -60,18 +60,27 @@ static void help(void) {
                "      --version      Show the version of usermount.\n"
                "      --no-ask-password\n"
                "                     Do not ask for a password: when polkit wants you to\n"
-               "                     authenticate, fail with exit status 3. usermount has no\n"
-               "                     authentication agent of its own and always behaves this\n"
-               "                     way; scripts can pass the option to say so explicitly.\n"
-               "                     May also be given after the command.\n"
+               "                     authenticate, fail with exit status 3. May also be given\n"
+               "                     after the command.\n"
+               "\n"
+               "Authentication:\n"
+               "  When polkit allows a request only after you authenticate, and standard input\n"
+               "  is a terminal, usermount runs polkit's text agent, /usr/bin/pkttyagent,\n"
+               "  for the time of the request: it shows what is asked for and whose password\n"
+               "  it wants (yours, or an administrator's), and reads the password on the\n"
+               "  terminal, without echo. Without a terminal, or with --no-ask-password,\n"
+               "  nothing is asked and the request fails with exit status 3; run usermount on\n"
+               "  a terminal, or ask the administrator for a polkit rule that allows it\n"
+               "  without a password. If pkttyagent is missing or does not start, usermount\n"
+               "  says why and fails the same way.\n"
                "\n"
                "Exit status:\n"
                "  0  Success.\n"
                "  1  Failure not covered below.\n"
                "  2  Usage error: the command line is wrong, or for unmount, names a device or\n"
                "     image that is mounted at several places.\n"
-               "  3  Not authorized: polkit refused, or wants a password (see\n"
-               "     --no-ask-password), or the system bus denied the request.\n"
+               "  3  Not authorized: polkit refused, or wants a password that could not be\n"
+               "     asked for (see Authentication), or the system bus denied the request.\n"
                "  4  Refused: the source cannot be opened or is not an image or block device,\n"
                "     or usermountd refused its filesystem type, an option or an argument.\n"
                "  5  The device is busy (mounted elsewhere, or in use as swap, RAID or LVM), or\n"
@@ -83,15 +92,17 @@ static void help(void) {
                "  8  usermountd cannot be reached: no system bus, usermountd not running\n"
                "     or not answering, or (monitor) the bus went away.\n"
                "  9  Nothing to unmount: usermountd has no mount there, or none you may see.\n"
+               " 10  Authentication failed: polkit asked for a password, and it was wrong\n"
+               "     or the prompt was cancelled.\n"
                "\n"
                "Environment:\n"
                "  DBUS_SYSTEM_BUS_ADDRESS\n"
                "                     The address of the system bus; default\n"
                "                     unix:path=/run/dbus/system_bus_socket.\n"
-               "  usermount reads no LIBMOUNT_* variables, does not use PATH (it runs no other\n"
-               "  program), and parses its command line the same way whatever POSIXLY_CORRECT\n"
-               "  says. The environment cannot change what usermountd allows. TZ sets the time\n"
-               "  zone of the times usermount list shows.\n"
+               "  usermount reads no LIBMOUNT_* variables, does not use PATH (it runs\n"
+               "  pkttyagent by absolute path), and parses its command line the same way\n"
+               "  whatever POSIXLY_CORRECT says. The environment cannot change what usermountd\n"
+               "  allows. TZ sets the time zone of the times usermount list shows.\n"
                "\n"
                "Examples:\n"
                "  Mount a USB stick at /run/media/$USER/LABEL, look, and unmount it:\n"

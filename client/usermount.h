@@ -19,12 +19,12 @@ typedef enum ExitStatus {
         EXIT_STATUS_LIMIT = 7,          /* a limit of usermountd was reached */
         EXIT_STATUS_UNAVAILABLE = 8,    /* no system bus, or no usermountd on it */
         EXIT_STATUS_NOT_MOUNTED = 9,    /* unmount: nothing usermountd mounted is there */
+        EXIT_STATUS_AUTH_FAILED = 10,   /* polkit asked for a password; authentication failed */
 } ExitStatus;
 
 /*
- * Whether polkit may ask for a password (params "interactive", DBUS-API.md). usermount
- * has no authentication agent of its own and therefore never asks; --no-ask-password
- * states that explicitly, so that scripts keep this behaviour in any version.
+ * Whether polkit may ask for a password (params "interactive", DBUS-API.md) through
+ * pkttyagent on our terminal (auth-call.h); --no-ask-password clears it.
  */
 extern bool arg_ask_password;
 

@@ -444,18 +444,41 @@ static bool identity_taken(const char *name, uid_t uid, bool group) {
         return getpwnam(name) || getpwuid(uid);
 }
 
+/* /etc/shadow as Debian keeps it: root:shadow 0640, which unix_chkpwd relies on. */
+static int write_shadow(const char *contents) {
+        struct group *gr = getgrnam("shadow");
+        int r;
+
+        r = write_file("/etc/shadow", contents, 0640);
+        if (r < 0)
+                return r;
+        if (chown("/etc/shadow", 0, gr ? gr->gr_gid : 0) < 0)
+                return -errno;
+        return 0;
+}
+
 static int setup_identities(void) {
+        /* SHA-512 crypt() hashes of the HARNESS_PASSWORD_* values (salt "umharness"),
+         * precomputed so that the harness needs no libcrypt; "!" locks the probe user. */
         static const struct {
                 const char *name;
                 uid_t id;
+                const char *hash;
         } users[] = {
-                { HARNESS_USER1, HARNESS_UID_USER1 },
-                { HARNESS_USER2, HARNESS_UID_USER2 },
-                { HARNESS_ADMIN, HARNESS_UID_ADMIN },
-                { HARNESS_PROBE_USER, HARNESS_UID_PROBE },
+                { HARNESS_USER1, HARNESS_UID_USER1,
+                  "$6$umharness$9V6YKdfqeLTymBYMhqyY1CQd.dnO/ORF0.k3z8hfOP0Lc.fp48kgUHyfPJ/M4SAPK"
+                  "FxlNIW4tnb.xNKEUwzz31" },
+                { HARNESS_USER2, HARNESS_UID_USER2,
+                  "$6$umharness$PAq9DBABfgr1IC7MgrQu./HmNpHxpWobbwY0/e/dfTqrZhb82JMrWmqFSR55hJvw"
+                  "Nde2CJ3E9.VgwXvysjc1a1" },
+                { HARNESS_ADMIN, HARNESS_UID_ADMIN,
+                  "$6$umharness$3jGuzsnMjbjHxh5UfBurX/8a4FfcfgRawgQwfqmuTDC0UdMhh5ZiN3oMLQhW1jXg8"
+                  "yFU45L1dqYDMuUtlKmjn1" },
+                { HARNESS_PROBE_USER, HARNESS_UID_PROBE, "!" },
         };
         g_autofree char *passwd = NULL, *group = NULL, *subuid = NULL, *subgid = NULL;
-        g_autoptr(GString) p = NULL, g = NULL, sub = NULL;
+        g_autofree char *shadow = NULL;
+        g_autoptr(GString) p = NULL, g = NULL, sub = NULL, sh = NULL;
         g_autofree char *upper = g_build_filename(harness.tmpdir, "etc/upper", NULL);
         g_autofree char *work = g_build_filename(harness.tmpdir, "etc/work", NULL);
         g_autofree char *options = NULL;
@@ -483,7 +506,14 @@ static int setup_identities(void) {
                 g_string_append_c(p, '\n');
         if (g->len > 0 && g->str[g->len - 1] != '\n')
                 g_string_append_c(g, '\n');
+        g_file_get_contents("/etc/shadow", &shadow, NULL, NULL);
+        sh = g_string_new(shadow);
+        if (sh->len > 0 && sh->str[sh->len - 1] != '\n')
+                g_string_append_c(sh, '\n');
         for (size_t i = 0; i < ELEMENTSOF(users); i++) {
+                /* No aging: the account is valid whatever the date. */
+                g_string_append_printf(sh, "%s:%s:19000:0:99999:7:::\n", users[i].name,
+                        users[i].hash);
                 g_string_append_printf(p, "%s:x:%u:%u:usermount test user:/nonexistent:"
                                           "/usr/sbin/nologin\n",
                         users[i].name, (unsigned) users[i].id, (unsigned) users[i].id);
@@ -516,7 +546,8 @@ static int setup_identities(void) {
                 if ((r = write_file("/etc/passwd", p->str, 0644)) < 0 ||
                         (r = write_file("/etc/group", g->str, 0644)) < 0 ||
                         (r = write_file("/etc/subuid", su, 0644)) < 0 ||
-                        (r = write_file("/etc/subgid", sg, 0644)) < 0)
+                        (r = write_file("/etc/subgid", sg, 0644)) < 0 ||
+                        (r = write_shadow(sh->str)) < 0)
                         return r;
                 return 0;
         }

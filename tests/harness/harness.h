@@ -67,6 +67,12 @@
 #define HARNESS_GID_ADMIN 61003
 #define HARNESS_GID_GROUP 61100
 
+/* Passwords of the test users in the private /etc/shadow (when /etc is an overlay), for
+ * tests that authenticate through polkit's agent helper (PAM "polkit-1", pam_unix). */
+#define HARNESS_PASSWORD_USER1 "umtest1-secret"
+#define HARNESS_PASSWORD_USER2 "umtest2-secret"
+#define HARNESS_PASSWORD_ADMIN "umtestadm-secret"
+
 /* Also present, for the harness's own use only: umtestprobe (uid and gid 61009), the
  * unprivileged polkit subject of the rules probe (see harness_set_rules()). */
 
