@@ -223,13 +223,14 @@ static void assert_result(GHashTable *t, unsigned i, const char *expected) {
         g_assert_cmpstr(report_get(t, key), ==, expected);
 }
 
-/* The refusal names the limit: its [Limits] key (DBUS-API.md, LimitExceeded). */
+/* The refusal names the limit: its [Limits] key, as "Key=" (DBUS-API.md, LimitExceeded). */
 static void assert_limit(GHashTable *t, unsigned i, const char *key) {
         g_autofree char *mkey = g_strdup_printf("message%u", i);
+        g_autofree char *named = g_strconcat(key, "=", NULL);
         const char *message = report_get(t, mkey);
 
         assert_result(t, i, LIMIT_EXCEEDED);
-        if (!strstr(strempty(message), key))
+        if (!strstr(strempty(message), named))
                 g_error("LimitExceeded message '%s' does not name %s", message, key);
 }
 
@@ -427,24 +428,26 @@ static void test_flood_global(void) {
         stop_daemon();
 }
 
+static void unmount_as_root(const char *mp) {
+        g_assert_nonnull(mp);
+        g_assert_cmpint(sd_bus_call_method(harness_bus(), UM_BUS_NAME, UM_OBJECT_PATH,
+                                           UM_MANAGER_INTERFACE, "Unmount", NULL, NULL, "sa{sv}",
+                                           mp, 0), >=, 0);
+}
+
 static void test_mounts(void) {
-        const Batch user1 = { "MountFd", { images[0], images[1], images[2] } };
+        const Batch user1 = { "MountFd", { images[0], images[1] } };
+        const Batch user1_more = { "MountFd", { images[2] } };
         const Batch user2 = { "MountFd", { images[3] } };
         const Batch admin = { "MountFd", { images[4] } };
-        g_autoptr(GHashTable) t1 = NULL, t2 = NULL, ta = NULL;
+        g_autoptr(GHashTable) t1 = NULL, t1_more = NULL, t2 = NULL, ta = NULL;
 
         start_daemon("MaxMountsPerUser=2\nMaxMounts=3\n");
-        /* Sent together, the third finds two registered (or being registered) already. */
         t1 = run_batch(HARNESS_UID_USER1, &user1);
-        g_assert_cmpuint((streq0(report_get(t1, "result0"), "ok") +
-                          streq0(report_get(t1, "result1"), "ok") +
-                          streq0(report_get(t1, "result2"), "ok")), ==, 2);
-        for (unsigned i = 0; i < 3; i++) {
-                g_autofree char *key = g_strdup_printf("result%u", i);
-
-                if (!streq0(report_get(t1, key), "ok"))
-                        assert_limit(t1, i, "MaxMountsPerUser");
-        }
+        assert_result(t1, 0, "ok");
+        assert_result(t1, 1, "ok");
+        t1_more = run_batch(HARNESS_UID_USER1, &user1_more);
+        assert_limit(t1_more, 0, "MaxMountsPerUser");
 
         t2 = run_batch(HARNESS_UID_USER2, &user2);
         assert_result(t2, 0, "ok");
@@ -452,20 +455,32 @@ static void test_mounts(void) {
         assert_limit(ta, 0, "MaxMounts");
 
         /* Unmount everything; then the admin is served. */
-        for (unsigned i = 0; i < 3; i++) {
-                g_autofree char *key = g_strdup_printf("mount-point%u", i);
-                const char *mp = report_get(t1, key);
-
-                if (mp)
-                        g_assert_cmpint(sd_bus_call_method(harness_bus(), UM_BUS_NAME,
-                                                           UM_OBJECT_PATH, UM_MANAGER_INTERFACE,
-                                                           "Unmount", NULL, NULL, "sa{sv}", mp, 0),
-                                        >=, 0);
-        }
-        g_assert_cmpint(sd_bus_call_method(harness_bus(), UM_BUS_NAME, UM_OBJECT_PATH,
-                                           UM_MANAGER_INTERFACE, "Unmount", NULL, NULL, "sa{sv}",
-                                           report_get(t2, "mount-point0"), 0), >=, 0);
+        unmount_as_root(report_get(t1, "mount-point0"));
+        unmount_as_root(report_get(t1, "mount-point1"));
+        unmount_as_root(report_get(t2, "mount-point0"));
         assert_served(HARNESS_UID_ADMIN, images[4]);
+        stop_daemon();
+}
+
+/* Sent together, the mounts still in flight count: two of three are made, never three. */
+static void test_mounts_concurrent(void) {
+        const Batch user1 = { "MountFd", { images[0], images[1], images[2] } };
+        g_autoptr(GHashTable) t = NULL;
+        unsigned n_ok = 0;
+
+        start_daemon("MaxMountsPerUser=2\n");
+        t = run_batch(HARNESS_UID_USER1, &user1);
+        for (unsigned i = 0; i < 3; i++) {
+                g_autofree char *key = g_strdup_printf("result%u", i);
+                g_autofree char *mp = g_strdup_printf("mount-point%u", i);
+
+                if (streq0(report_get(t, key), "ok")) {
+                        n_ok++;
+                        unmount_as_root(report_get(t, mp));
+                } else
+                        assert_limit(t, i, "MaxMountsPerUser");
+        }
+        g_assert_cmpuint(n_ok, ==, 2);
         stop_daemon();
 }
 
@@ -497,56 +512,78 @@ static void test_loop_devices(void) {
 }
 
 static void test_workers_per_user(void) {
-        g_autoptr(HarnessFuse) f = NULL;
+        g_autoptr(HarnessFuse) f1 = NULL, f2 = NULL;
         const Batch more = { "OpenMount", { images[0] } };
         g_autoptr(GHashTable) refused = NULL, held = NULL;
         HarnessCaller *c;
 
-        start_daemon("MaxWorkersPerUser=1\nMaxRequestsPerUser=8\n");
-        f = new_gated(HARNESS_FUSE_GATE_ALL);
+        start_daemon("MaxWorkersPerUser=2\nMaxRequestsPerUser=8\n");
+        f1 = new_gated(HARNESS_FUSE_GATE_ALL);
+        f2 = new_gated(HARNESS_FUSE_GATE_ALL);
         c = spawn_batch(HARNESS_UID_USER1, &(const Batch) { "OpenMount",
-                                                            { harness_fuse_image_path(f) } });
-        g_assert_cmpint(harness_fuse_wait_waiting(f, 1, WAIT_MS), ==, 0);
+                                                            { harness_fuse_image_path(f1),
+                                                              harness_fuse_image_path(f2) } });
+        g_assert_cmpint(harness_fuse_wait_waiting(f1, 1, WAIT_MS), ==, 0);
+        g_assert_cmpint(harness_fuse_wait_waiting(f2, 1, WAIT_MS), ==, 0);
 
         refused = run_batch(HARNESS_UID_USER1, &more);
         assert_limit(refused, 0, "MaxWorkersPerUser");
         assert_served(HARNESS_UID_USER2, images[1]);
 
-        harness_fuse_set_gate(f, HARNESS_FUSE_GATE_OPEN);
+        harness_fuse_set_gate(f1, HARNESS_FUSE_GATE_OPEN);
+        harness_fuse_set_gate(f2, HARNESS_FUSE_GATE_OPEN);
         held = finish_batch(c);
         assert_result(held, 0, "ok");
-        g_clear_pointer(&f, harness_fuse_free);
+        assert_result(held, 1, "ok");
+        g_clear_pointer(&f1, harness_fuse_free);
+        g_clear_pointer(&f2, harness_fuse_free);
+        stop_daemon();
+}
+
+/* One worker per user still lets a request through all of its stages (probe, build,
+ * attach, detach run one after the other). */
+static void test_workers_one_per_user(void) {
+        start_daemon("MaxWorkersPerUser=1\n");
+        assert_served(HARNESS_UID_USER2, images[1]);
         stop_daemon();
 }
 
 static void test_workers_global(void) {
-        g_autoptr(HarnessFuse) f1 = NULL, f2 = NULL;
+        g_autoptr(HarnessFuse) f1 = NULL, f2 = NULL, f3 = NULL;
         const Batch more = { "OpenMount", { images[0] } };
         g_autoptr(GHashTable) refused = NULL, r1 = NULL, r2 = NULL;
         HarnessCaller *c1, *c2;
 
-        start_daemon("MaxWorkers=2\nMaxWorkersPerUser=1\n");
+        start_daemon("MaxWorkers=3\nMaxWorkersPerUser=2\n");
         f1 = new_gated(HARNESS_FUSE_GATE_ALL);
         f2 = new_gated(HARNESS_FUSE_GATE_ALL);
+        f3 = new_gated(HARNESS_FUSE_GATE_ALL);
         c1 = spawn_batch(HARNESS_UID_USER1, &(const Batch) { "OpenMount",
-                                                             { harness_fuse_image_path(f1) } });
+                                                             { harness_fuse_image_path(f1),
+                                                               harness_fuse_image_path(f2) } });
         c2 = spawn_batch(HARNESS_UID_USER2, &(const Batch) { "OpenMount",
-                                                             { harness_fuse_image_path(f2) } });
+                                                             { harness_fuse_image_path(f3) } });
         g_assert_cmpint(harness_fuse_wait_waiting(f1, 1, WAIT_MS), ==, 0);
         g_assert_cmpint(harness_fuse_wait_waiting(f2, 1, WAIT_MS), ==, 0);
+        g_assert_cmpint(harness_fuse_wait_waiting(f3, 1, WAIT_MS), ==, 0);
 
+        /* A third user, under its own per-user limit, meets the global one. */
         refused = run_batch(HARNESS_UID_ADMIN, &more);
         assert_limit(refused, 0, "MaxWorkers");
 
+        /* Released one after the other, so that each request's stages fit the limit. */
+        harness_fuse_set_gate(f3, HARNESS_FUSE_GATE_OPEN);
+        r2 = finish_batch(c2);
+        assert_result(r2, 0, "ok");
         harness_fuse_set_gate(f1, HARNESS_FUSE_GATE_OPEN);
         harness_fuse_set_gate(f2, HARNESS_FUSE_GATE_OPEN);
         r1 = finish_batch(c1);
-        r2 = finish_batch(c2);
         assert_result(r1, 0, "ok");
-        assert_result(r2, 0, "ok");
+        assert_result(r1, 1, "ok");
         assert_served(HARNESS_UID_ADMIN, images[1]);
         g_clear_pointer(&f1, harness_fuse_free);
         g_clear_pointer(&f2, harness_fuse_free);
+        g_clear_pointer(&f3, harness_fuse_free);
         stop_daemon();
 }
 
@@ -940,9 +977,11 @@ int main(int argc, char *argv[]) {
 
         g_test_add_func("/limits/requests/per-user-flood", test_flood_per_user);
         g_test_add_func("/limits/requests/global", test_flood_global);
-        g_test_add_func("/limits/mounts", test_mounts);
+        g_test_add_func("/limits/mounts/sequential", test_mounts);
+        g_test_add_func("/limits/mounts/concurrent", test_mounts_concurrent);
         g_test_add_func("/limits/loop-devices", test_loop_devices);
         g_test_add_func("/limits/workers/per-user", test_workers_per_user);
+        g_test_add_func("/limits/workers/one-per-user", test_workers_one_per_user);
         g_test_add_func("/limits/workers/global", test_workers_global);
         g_test_add_func("/faults/worker-killed", test_worker_killed);
         g_test_add_func("/faults/hung-filesystem", test_hung_filesystem);
