@@ -838,9 +838,15 @@ static int check_image_user(Parser *p) {
         if (!p->conf->image_check)
                 return 0;
         errno = 0;
-        if (parse_unsigned(user, UINT_MAX - 1, &uid))
+        if (parse_unsigned(user, UINT_MAX - 1, &uid)) {
                 pw = getpwuid((uid_t) uid);
-        else
+                if (!pw && uid != 0) {
+                        /* A uid no account has is the best choice: nothing else runs as it. */
+                        p->conf->image_check_uid = (uid_t) uid;
+                        p->conf->image_check_gid = (gid_t) uid;
+                        return 0;
+                }
+        } else
                 pw = getpwnam(user);
         if (!pw)
                 return problem(p, line, "ImageCheckUser: user '%s' does not exist%s%s",

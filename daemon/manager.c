@@ -574,15 +574,16 @@ static int request_check_worker_limits(Request *req, UmError *error) {
 
         if (req->uid == 0)
                 return 0;
-        if (worker_count_alive() >= l->max_workers)
+        if (worker_count_busy((uid_t) -1) >= l->max_workers)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EAGAIN,
                                     "usermountd is running %u workers already, the most it "
-                                    "may (MaxWorkers=); try again later.", worker_count_alive());
-        if (worker_count_alive_owner(req->uid) >= l->max_workers_per_user)
+                                    "may (MaxWorkers=); try again later.",
+                                    worker_count_busy((uid_t) -1));
+        if (worker_count_busy(req->uid) >= l->max_workers_per_user)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EAGAIN,
                                     "usermountd is running %u workers for you already, the most "
                                     "one user may have (MaxWorkersPerUser=); wait for your other "
-                                    "requests to finish.", worker_count_alive_owner(req->uid));
+                                    "requests to finish.", worker_count_busy(req->uid));
         return 0;
 }
 
@@ -1043,6 +1044,17 @@ static unsigned manager_count_pending_loops(Manager *m, uid_t uid) {
         return n;
 }
 
+/* Mount and MountFd requests of uid in flight (all with (uid_t) -1): mounts to come. */
+static size_t manager_count_pending_mounts(Manager *m, uid_t uid) {
+        size_t n = 0;
+
+        for (Request *r = m->requests; r; r = r->next)
+                if ((r->method == METHOD_MOUNT || r->method == METHOD_MOUNT_FD) &&
+                    (uid == (uid_t) -1 || r->uid == uid))
+                        n++;
+        return n;
+}
+
 /* LimitExceeded when req would pass one of the configured limits (usermount.conf
  * [Limits]). Root is limited only in the number of requests, which guards the daemon. */
 static int manager_check_limits(Manager *m, Request *req, UmError *error) {
@@ -1061,12 +1073,15 @@ static int manager_check_limits(Manager *m, Request *req, UmError *error) {
                                     "You have %u requests in flight already, the most one user "
                                     "may have (MaxRequestsPerUser=); wait for them to finish.",
                                     l->max_requests_per_user);
-        if (mounts && registry_count_owner(m->registry, req->uid) >= l->max_mounts_per_user)
+        if (mounts && registry_count_owner(m->registry, req->uid) +
+                                  manager_count_pending_mounts(m, req->uid) >=
+                              l->max_mounts_per_user)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EMFILE,
                                     "You have %u mounts from usermount already, the most one "
                                     "user may have (MaxMountsPerUser=); unmount one first.",
                                     l->max_mounts_per_user);
-        if (mounts && m->registry->n_records >= l->max_mounts)
+        if (mounts && m->registry->n_records + manager_count_pending_mounts(m, (uid_t) -1) >=
+                              l->max_mounts)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, ENFILE,
                                     "usermountd has %zu mounts registered already, the most it "
                                     "may (MaxMounts=); try again after some are unmounted.",

@@ -27,6 +27,7 @@ struct Worker {
         bool exited;             /* child reaped */
         bool released;           /* owner dropped it */
         uid_t owner;             /* whose request it works for, for per-user limits */
+        bool replied;            /* its reply arrived: it is exiting, and counts no more */
         Worker *alive_next, *alive_prev;
 };
 
@@ -39,11 +40,11 @@ unsigned worker_count_alive(void) {
         return n_alive;
 }
 
-unsigned worker_count_alive_owner(uid_t owner) {
+unsigned worker_count_busy(uid_t owner) {
         unsigned n = 0;
 
         for (Worker *w = alive; w; w = w->alive_next)
-                if (w->owner == owner)
+                if (!w->replied && (owner == (uid_t) -1 || w->owner == owner))
                         n++;
         return n;
 }
@@ -178,6 +179,7 @@ static int on_worker_io(sd_event_source *s, int fd, uint32_t revents, void *user
         else if (reply->error.kind == UM_ERROR_KIND_NONE)
                 um_error_set(&reply->error, UM_ERROR_KIND_FAILED, -reply->r,
                              "The mount worker failed: %s.", strerror(-reply->r));
+        w->replied = true;
         worker_finish(w, reply->r, reply, &reply->error, passed_fd);
         free(reply);
         return 0;

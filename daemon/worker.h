@@ -65,10 +65,13 @@ int worker_spawn(sd_event *event, uint64_t timeout_usec, const int *keep_fds, si
  */
 Worker *worker_release(Worker *w);
 
-/* Number of workers alive (spawned and not yet reaped, even if released), for limits
- * and tests; and of those working for one user (see worker_set_owner()). */
+/* Number of workers alive (spawned and not yet reaped, even if released), for tests. */
 unsigned worker_count_alive(void);
-unsigned worker_count_alive_owner(uid_t owner);
+
+/* Workers that have not replied (working, or given up on but not yet dead: one stuck on
+ * a hung device is still a process) for owner, or for everybody with (uid_t) -1; for the
+ * worker limits. One that replied is on its way out and does not count. */
+unsigned worker_count_busy(uid_t owner);
 
 /* Records whose request w works for (default: nobody's, (uid_t) -1). Accepts NULL. */
 void worker_set_owner(Worker *w, uid_t owner);

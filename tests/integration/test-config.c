@@ -302,6 +302,39 @@ static void test_options_and_exec(void) {
         stop_daemon();
 }
 
+/* ImageCheck=yes: a damaged image is refused with the checker's words, a clean one
+ * mounts; the checker runs as the configured unprivileged uid. */
+static void test_image_check(void) {
+        g_autofree char *damaged = make_image("ext4", "damaged");
+        g_autofree char *cmd = g_strdup_printf(
+                "/usr/sbin/debugfs -w -R 'sif /hello.txt links_count 7' %s >/dev/null 2>&1", damaged);
+
+        g_assert_cmpint(system(cmd), ==, 0);
+        start_daemon_with("[General]\nImageCheck=yes\nImageCheckUser=61950\n"
+                          "ImageCheckTimeoutSec=60\n");
+        {
+                g_autoptr(GHashTable) t = mount_fd(damaged, NULL, false);
+
+                g_assert_cmpstr(report_get(t, "result"), ==, UM_ERROR_FAILED);
+                g_assert_nonnull(strstr(report_get(t, "message"), "e2fsck"));
+        }
+        {
+                g_autoptr(GHashTable) t = mount_fd(image_ext4, NULL, false);
+
+                g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+                unmount(report_get(t, "mount-point"));
+        }
+        /* Without the check the damaged image mounts (the kernel tolerates this damage). */
+        reload_with("");
+        {
+                g_autoptr(GHashTable) t = mount_fd(damaged, NULL, false);
+
+                g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+                unmount(report_get(t, "mount-point"));
+        }
+        stop_daemon();
+}
+
 /* --check-config on the daemon binary: line numbers for errors, exit codes. */
 static void test_check_config_cli(void) {
         g_autofree char *path = g_build_filename(harness_tmpdir(), "check.conf", NULL);
@@ -354,6 +387,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/config/reload-keeps-mounts-and-requests",
                         test_reload_keeps_mounts_and_requests);
         g_test_add_func("/config/options-and-exec", test_options_and_exec);
+        g_test_add_func("/config/image-check", test_image_check);
         g_test_add_func("/config/check-config-cli", test_check_config_cli);
 
         r = g_test_run();

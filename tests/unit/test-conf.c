@@ -775,8 +775,11 @@ static void test_image_check_user(void) {
                         PROBLEMS("2:ImageCheckUser: '0' has uid or gid 0"));
         expect_problems("[General]\nImageCheck=yes\nImageCheckUser=no-such-user-here\n",
                         PROBLEMS("3:ImageCheckUser: user 'no-such-user-here' does not exist"));
-        expect_problems("[General]\nImageCheck=yes\nImageCheckUser=4000000000\n",
-                        PROBLEMS("3:user '4000000000' does not exist"));
+        /* A numeric uid without an account is used as uid and gid. */
+        c = load_ok("[General]\nImageCheck=yes\nImageCheckUser=4000000000\n");
+        g_assert_cmpuint(c->image_check_uid, ==, 4000000000u);
+        g_assert_cmpuint(c->image_check_gid, ==, 4000000000u);
+        conf_unref(c);
         /* Without ImageCheckUser=, the default user must exist; the problem is ImageCheck='s. */
         if (getpwnam(CONF_DEFAULT_IMAGE_CHECK_USER))
                 return;
