@@ -299,7 +299,9 @@ static int bus_read_source(Request *req, int fd, UmError *error) {
         ssize_t n;
         int r;
 
-        r = source_inspect_fd(fd, &req->source, error);
+        /* The rest of the inspection touches the file's filesystem (a hung FUSE server could
+         * stall the main loop): the probe worker does it. */
+        r = source_check_access(fd, &req->source, error);
         if (r < 0)
                 return r;
         req->source_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);

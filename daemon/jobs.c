@@ -26,14 +26,19 @@
 void job_probe(void *userdata, WorkerReply *reply, int *ret_fd) {
         Request *req = userdata;
         _cleanup_free_ char *loop = NULL;
-        int r = 0;
+        int r;
 
-        if (req->source.type == SOURCE_BLOCK_DEVICE) {
+        r = source_inspect_fd(req->source_fd, &reply->source, &reply->error);
+        if (r < 0) {
+                reply->r = r;
+                return;
+        }
+        if (reply->source.type == SOURCE_BLOCK_DEVICE) {
                 /* The same checks as for device paths: an fd proves access, not that the
                  * device is free (swap, dm/md holders) or a single filesystem. */
-                r = device_check_not_partitioned(req->source.rdev, &reply->error);
+                r = device_check_not_partitioned(reply->source.rdev, &reply->error);
                 if (r >= 0)
-                        r = device_check_not_busy(req->source.rdev, &reply->error);
+                        r = device_check_not_busy(reply->source.rdev, &reply->error);
         } else {
                 /* A mount released a moment ago lets go of its loop device asynchronously:
                  * give it up to two seconds before calling the image busy. */

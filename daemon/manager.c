@@ -905,6 +905,8 @@ static int request_decide(Request *req, UmError *error) {
         return 0;
 }
 
+static int manager_check_loop_limits(Manager *m, Request *req, UmError *error);
+
 static void on_probe_done(Worker *w, int r, const WorkerReply *reply, const UmError *error, int fd,
                           void *userdata) {
         Request *req = userdata;
@@ -927,8 +929,18 @@ static void on_probe_done(Worker *w, int r, const WorkerReply *reply, const UmEr
                 req->source_path = strdup(reply->device);
                 if (!req->source_path)
                         return request_fail_errno(req, -ENOMEM, "record the device");
-        } else
+        } else {
                 safe_close(fd);
+                /* What the caller's fd is, as the worker found out (source_inspect_fd()). */
+                req->source = reply->source;
+                req->params.read_only = req->params.read_only || req->source.read_only;
+                if (req->source.type == SOURCE_IMAGE) {
+                        r = manager_check_loop_limits(req->manager, req, &e);
+                        if (r < 0)
+                                return request_fail(req, &e);
+                        req->wants_loop = true;
+                }
+        }
 
         req->probe = reply->probe;
         r = request_decide(req, &e);
@@ -1060,7 +1072,6 @@ static size_t manager_count_pending_mounts(Manager *m, uid_t uid) {
 static int manager_check_limits(Manager *m, Request *req, UmError *error) {
         const ConfLimits *l = &m->conf->limits;
         bool mounts = req->method == METHOD_MOUNT || req->method == METHOD_MOUNT_FD;
-        size_t n;
 
         if (m->n_requests >= l->max_requests)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EBUSY,
@@ -1086,7 +1097,16 @@ static int manager_check_limits(Manager *m, Request *req, UmError *error) {
                                     "usermountd has %zu mounts registered already, the most it "
                                     "may (MaxMounts=); try again after some are unmounted.",
                                     m->registry->n_records);
-        if (!req->wants_loop)
+        return 0;
+}
+
+/* LimitExceeded when one more loop device for req (an image) would pass the loop device
+ * limits. Called once the probe worker has found that the source is an image. */
+static int manager_check_loop_limits(Manager *m, Request *req, UmError *error) {
+        const ConfLimits *l = &m->conf->limits;
+        size_t n;
+
+        if (req->uid == 0)
                 return 0;
         n = looptrack_count(&m->loops, req->uid) + manager_count_pending_loops(m, req->uid);
         if (n >= l->max_loop_devices_per_user)
@@ -1105,8 +1125,6 @@ static int manager_check_limits(Manager *m, Request *req, UmError *error) {
 void manager_start_request(Manager *m, Request *req) {
         UmError error = {};
 
-        req->wants_loop = (req->method == METHOD_OPEN_MOUNT || req->method == METHOD_MOUNT_FD) &&
-                          req->source.type == SOURCE_IMAGE;
         if (manager_check_limits(m, req, &error) < 0)
                 return request_fail(req, &error);
 

@@ -169,6 +169,25 @@ static bool block_device_removable(dev_t rdev) {
         return read_sysfs_line(path, value, sizeof(value)) && streq(value, "1");
 }
 
+int source_check_access(int fd, SourceInfo *ret, UmError *error) {
+        int flags = fcntl(fd, F_GETFL);
+
+        if (flags < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, errno,
+                                    "the source is not an open file descriptor");
+        if (flags & O_PATH)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "an O_PATH descriptor does not prove read access; "
+                                    "open the file for reading");
+        if ((flags & O_ACCMODE) != O_RDONLY && (flags & O_ACCMODE) != O_RDWR)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "the descriptor is not open for reading; open the device "
+                                    "or image with O_RDONLY or O_RDWR");
+        *ret = (SourceInfo) { .type = SOURCE_UNKNOWN,
+                              .read_only = (flags & O_ACCMODE) == O_RDONLY };
+        return 0;
+}
+
 int source_inspect_fd(int fd, SourceInfo *ret, UmError *error) {
         struct stat st;
         int flags, r;

@@ -12,6 +12,7 @@
 #include "um-error.h"
 
 typedef enum SourceType {
+        SOURCE_UNKNOWN,       /* not inspected yet (source_check_access() only) */
         SOURCE_BLOCK_DEVICE,
         SOURCE_IMAGE, /* a regular file */
 } SourceType;
@@ -24,11 +25,19 @@ typedef struct SourceInfo {
 } SourceInfo;
 
 /*
+ * The part of source_inspect_fd() that asks nothing of the file's filesystem: the fd is
+ * open for reading (O_RDONLY or O_RDWR, never O_PATH). Fills *ret with type
+ * SOURCE_UNKNOWN and read_only. Only fcntl(): safe in the main process, even for a file on
+ * a FUSE or network filesystem whose server hangs.
+ */
+int source_check_access(int fd, SourceInfo *ret, UmError *error);
+
+/*
  * Checks that fd is a block device or a regular file opened for reading (O_RDONLY or
  * O_RDWR, never O_PATH), and fills *ret. Everything else (directory, socket, pipe, char
  * device, eventfd, nsfs, pidfd, mount fd, memfd without a filesystem...) is -EINVAL with
- * UM_ERROR_KIND_INVALID_SOURCE. Does only fcntl()/fstat()/fstatfs(), readlink() of
- * /proc/self/fd and sysfs reads: never blocks, safe in the main process.
+ * UM_ERROR_KIND_INVALID_SOURCE. fstat() and fstatfs() reach the file's filesystem, which
+ * for FUSE or NFS can hang: for a caller's fd, run it in a worker.
  */
 int source_inspect_fd(int fd, SourceInfo *ret, UmError *error);
 

@@ -22,6 +22,7 @@ typedef struct WorkerReply {
         int32_t r;     /* >= 0 success, else -errno, with error set */
         UmError error;
         SourceProbe probe;       /* probe workers */
+        SourceInfo source;       /* probe workers of a caller's fd: what it is */
         char device[64];         /* mount workers: the block device mounted, e.g. /dev/loop3 */
         char backing_file[4096]; /* mount workers: the loop device's backing file, if any */
         uint64_t mount_id;       /* mount workers: unique mount id of the returned fd */

@@ -98,8 +98,24 @@ static void *fuse_cb_init(struct fuse_conn_info *conn, struct fuse_config *cfg) 
         return current_fuse();
 }
 
+static void metadata_gate_wait(HarnessFuse *f) {
+        g_mutex_lock(&f->lock);
+        if (f->gate == HARNESS_FUSE_GATE_METADATA && !f->stopping) {
+                f->n_waiting++;
+                g_cond_broadcast(&f->changed);
+                while (f->gate == HARNESS_FUSE_GATE_METADATA && !f->stopping)
+                        g_cond_wait(&f->changed, &f->lock);
+                f->n_waiting--;
+                g_cond_broadcast(&f->changed);
+        }
+        g_mutex_unlock(&f->lock);
+}
+
 static int fuse_cb_getattr(const char *path, struct stat *st, struct fuse_file_info *fi) {
         HarnessFuse *f = current_fuse();
+
+        if (streq(path, "/" IMAGE_NAME))
+                metadata_gate_wait(f);
 
         memset(st, 0, sizeof(*st));
         if (streq(path, "/")) {
@@ -181,6 +197,7 @@ static int fuse_cb_write(const char *path, const char *buf, size_t size, off_t o
 }
 
 static int fuse_cb_statfs(const char *path, struct statvfs *sv) {
+        metadata_gate_wait(current_fuse());
         memset(sv, 0, sizeof(*sv));
         sv->f_bsize = sv->f_frsize = 4096;
         sv->f_namemax = 255;

@@ -33,6 +33,7 @@ typedef enum HarnessFuseGate {
         HARNESS_FUSE_GATE_OPEN,   /* every read is answered at once */
         HARNESS_FUSE_GATE_ALL,    /* every read waits */
         HARNESS_FUSE_GATE_DEVICE, /* reads by kernel threads (loop devices) wait */
+        HARNESS_FUSE_GATE_METADATA, /* getattr and statfs of the image wait (fstat, fstatfs) */
 } HarnessFuseGate;
 
 typedef struct HarnessFuse HarnessFuse;

@@ -659,6 +659,65 @@ static void test_hung_filesystem(void) {
         stop_daemon();
 }
 
+/* Opens the image, says so, waits for the test, then sends OpenMount with that fd. */
+static int caller_open_then_call(void *userdata) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        sd_bus *bus = NULL;
+        int r;
+
+        g_assert_cmpint(harness_sd_bus_connect(&bus), >=, 0);
+        fd = open(userdata, O_RDONLY | O_CLOEXEC);
+        g_assert_cmpint(fd, >=, 0);
+        harness_report("opened=1");
+        g_assert_cmpint(harness_await_release(), ==, 0);
+        r = sd_bus_call_method(bus, UM_BUS_NAME, UM_OBJECT_PATH, UM_MANAGER_INTERFACE,
+                               "OpenMount", &error, &reply, "hssa{sv}", fd, "", "", 0);
+        calls_report_result(r, &error);
+        sd_bus_flush_close_unref(bus);
+        return 0;
+}
+
+/* A FUSE server that hangs in getattr and statfs (what fstat() and fstatfs() of the
+ * caller's fd ask) must not stall the daemon: those run in the probe worker, which the
+ * request timeout ends, while other users are served. */
+static void test_hung_metadata(void) {
+        g_autoptr(HarnessFuse) f = NULL;
+        g_autoptr(HarnessCaller) c = NULL;
+        g_autofree char *line = NULL, *output = NULL;
+        g_autoptr(GHashTable) t = NULL;
+
+        start_daemon("RequestTimeoutSec=2\n");
+        f = new_gated(HARNESS_FUSE_GATE_OPEN);
+        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_GID_USER1, 0,
+                                             caller_open_then_call,
+                                             (void *) harness_fuse_image_path(f), &c), ==, 0);
+        g_assert_cmpint(harness_caller_read_line(c, WAIT_MS, &line), ==, 0);
+        g_assert_cmpstr(line, ==, "opened=1");
+        harness_fuse_set_gate(f, HARNESS_FUSE_GATE_METADATA);
+        g_assert_cmpint(harness_caller_release(c), ==, 0);
+        g_assert_cmpint(harness_fuse_wait_waiting(f, 1, WAIT_MS), ==, 0);
+
+        /* Served while the other request's worker hangs in the FUSE server. */
+        {
+                g_autoptr(GHashTable) other = run_batch(HARNESS_UID_USER2,
+                                                        &(const Batch) { "OpenMount",
+                                                                         { images[0] } });
+
+                assert_result(other, 0, "ok");
+        }
+        g_assert_cmpuint(harness_fuse_n_waiting(f), >=, 1);
+
+        g_assert_cmpint(harness_caller_wait(c, HARNESS_CALLER_TIMEOUT_MS, &output), ==, 0);
+        t = calls_parse_report(output);
+        g_assert_cmpstr(report_get(t, "result"), ==, ERROR_FAILED);
+        harness_fuse_set_gate(f, HARNESS_FUSE_GATE_OPEN);
+        g_assert_cmpint(wait_no_workers(WAIT_MS), ==, 0);
+        g_clear_pointer(&f, harness_fuse_free);
+        stop_daemon();
+}
+
 /* ---- Item 26: fds attached to messages ----------------------------------------------- */
 
 typedef struct FdCall {
@@ -991,6 +1050,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/limits/workers/global", test_workers_global);
         g_test_add_func("/faults/worker-killed", test_worker_killed);
         g_test_add_func("/faults/hung-filesystem", test_hung_filesystem);
+        g_test_add_func("/faults/hung-metadata", test_hung_metadata);
         g_test_add_func("/faults/many-fds", test_many_fds);
         g_test_add_func("/faults/fd-index-out-of-range", test_fd_index_out_of_range);
         g_test_add_func("/faults/cli-hostile-environment", test_cli_hostile);
