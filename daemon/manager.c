@@ -571,19 +571,21 @@ static void request_fail_errno(Request *req, int r, const char *what) {
  * device is still a process. Root's requests are not limited. */
 static int request_check_worker_limits(Request *req, UmError *error) {
         const ConfLimits *l = &req->manager->conf->limits;
+        unsigned n;
 
         if (req->uid == 0)
                 return 0;
-        if (worker_count_busy((uid_t) -1) >= l->max_workers)
+        n = worker_count_busy((uid_t) -1);
+        if (n >= l->max_workers)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EAGAIN,
                                     "usermountd is running %u workers already, the most it "
-                                    "may (MaxWorkers=); try again later.",
-                                    worker_count_busy((uid_t) -1));
-        if (worker_count_busy(req->uid) >= l->max_workers_per_user)
+                                    "may (MaxWorkers=); try again later.", n);
+        n = worker_count_busy(req->uid);
+        if (n >= l->max_workers_per_user)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EAGAIN,
                                     "usermountd is running %u workers for you already, the most "
                                     "one user may have (MaxWorkersPerUser=); wait for your other "
-                                    "requests to finish.", worker_count_busy(req->uid));
+                                    "requests to finish.", n);
         return 0;
 }
 
