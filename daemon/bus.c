@@ -318,6 +318,20 @@ static int bus_read_source(Request *req, int fd, UmError *error) {
 }
 
 /*
+ * idmap "namespace": the user namespace whose maps are used, checked here with ioctls
+ * only; its maps are read and checked against the caller's delegation by the probe
+ * worker (jobs.c). A namespace the caller passed must be owned by it; without one, the
+ * caller's own current namespace is used, which must not be the initial one.
+ */
+static int bus_read_userns(Request *req, UmError *error) {
+        if (req->params.idmap != IDMAP_NAMESPACE)
+                return 0;
+        if (req->params.userns_fd >= 0)
+                return idmap_check_userns_fd(req->params.userns_fd, req->uid, error);
+        return idmap_open_userns_of(req->caller_pidfd, req->pid, &req->params.userns_fd, error);
+}
+
+/*
  * The common part of OpenMount, MountFd and Mount: (h|s, s fstype, s options, a{sv}
  * params), validated into req. Replies with the error itself and returns 0 when the
  * input is refused; returns 1 when req is ready to start.
@@ -343,10 +357,6 @@ static int bus_parse_mount_call(sd_bus_message *m, Request *req, UmError *error)
                 r = check_absolute_path("target", req->params.target, error);
         if (r >= 0 && device)
                 r = check_absolute_path("device", device, error);
-        if (r >= 0 && req->params.idmap != IDMAP_NONE)
-                r = um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EOPNOTSUPP,
-                                 "This version of usermountd does not support id-mapped mounts "
-                                 "yet; use idmap 'none'.");
         if (r >= 0 && !isempty(fstype) && !conf_fstype_allowed(req->conf, fstype)) {
                 char esc[64];
 
@@ -362,8 +372,11 @@ static int bus_parse_mount_call(sd_bus_message *m, Request *req, UmError *error)
                 r = bus_read_caller(m, req, error);
         if (r >= 0 && req->method != METHOD_MOUNT)
                 r = bus_read_source(req, fd, error);
-        if (r >= 0 && req->method != METHOD_OPEN_MOUNT)
+        if (r >= 0 && (req->method != METHOD_OPEN_MOUNT ||
+                       (req->params.idmap == IDMAP_NAMESPACE && req->params.userns_fd < 0)))
                 r = bus_read_caller_pidfd(m, req, error);
+        if (r >= 0)
+                r = bus_read_userns(req, error);
         if (r >= 0)
                 req->caller_umask = process_umask(req->pid);
         if (r < 0) {
@@ -610,6 +623,10 @@ static int append_record_info(sd_bus_message *m, const MountRecord *rec, bool wi
                 r = append_attributes(m, rec->attr_set);
         if (r >= 0)
                 r = sd_bus_message_append(m, "{sv}", "idmap", "s", rec->idmap ?: "none");
+        if (r >= 0)
+                r = append_info_string(m, "idmap-uid-map", rec->idmap_uid_map);
+        if (r >= 0)
+                r = append_info_string(m, "idmap-gid-map", rec->idmap_gid_map);
         if (r >= 0 && rec->mount_id)
                 r = sd_bus_message_append(m, "{sv}", "mount-id", "t", rec->mount_id);
         if (r >= 0 && with_owner)

@@ -23,6 +23,39 @@
 #define BLKGETDISKSEQ _IOR(0x12, 128, uint64_t)
 #endif
 
+/*
+ * idmap "namespace": the maps of the caller's user namespace as host ids, and the check
+ * that they use only the caller's own uid and gid and what /etc/subuid and /etc/subgid
+ * delegate to it. Runs before authorization, so polkit is asked about a mapping that
+ * can be built; the build worker uses these maps, never the namespace itself.
+ */
+static int job_read_idmap(const Request *req, WorkerReply *reply) {
+        _cleanup_free_ IdRange *uids = NULL, *gids = NULL;
+        size_t n_uids = 0, n_gids = 0;
+        int r;
+
+        if (req->params.idmap != IDMAP_NAMESPACE)
+                return 0;
+        r = idmap_read_userns(req->params.userns_fd, &reply->uid_map, &reply->gid_map,
+                              &reply->error);
+        if (r < 0)
+                return r;
+        r = idmap_read_subid(IDMAP_SUBUID_PATH, req->user_name, req->uid, &uids, &n_uids);
+        if (r >= 0)
+                r = idmap_read_subid(IDMAP_SUBGID_PATH, req->user_name, req->uid, &gids,
+                                     &n_gids);
+        if (r < 0)
+                return um_error_set(&reply->error, UM_ERROR_KIND_FAILED, -r,
+                                    "Could not read %s or %s: %s.", IDMAP_SUBUID_PATH,
+                                    IDMAP_SUBGID_PATH, strerror(-r));
+        r = idmap_check_delegation(&reply->uid_map, req->uid, uids, n_uids, "uid",
+                                   IDMAP_SUBUID_PATH, &reply->error);
+        if (r >= 0)
+                r = idmap_check_delegation(&reply->gid_map, req->gid, gids, n_gids, "gid",
+                                           IDMAP_SUBGID_PATH, &reply->error);
+        return r;
+}
+
 void job_probe(void *userdata, WorkerReply *reply, int *ret_fd) {
         Request *req = userdata;
         _cleanup_free_ char *loop = NULL;
@@ -57,6 +90,8 @@ void job_probe(void *userdata, WorkerReply *reply, int *ret_fd) {
         }
         if (r >= 0)
                 r = source_probe(req->source_fd, &reply->probe, &reply->error);
+        if (r >= 0)
+                r = job_read_idmap(req, reply);
         reply->r = r;
 }
 
@@ -131,6 +166,7 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
                 .fstype = req->probe.fstype,
                 .source = reply->device,
                 .options = &req->mount_options,
+                .idmap = &req->idmap,
         };
         struct stat st;
         int r;
@@ -167,6 +203,8 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
                 return;
         }
         (void) mountbuild_mount_id(mount_fd, &reply->mount_id);
+        reply->uid_map = req->idmap.uid_map;
+        reply->gid_map = req->idmap.gid_map;
         /* The superblock now holds the loop device; closing our fd arms autoclear. */
         reply->r = 0;
         *ret_fd = TAKE_FD(mount_fd);
@@ -200,6 +238,8 @@ void job_open_device(void *userdata, WorkerReply *reply, int *ret_fd) {
                 r = device_check_not_busy(st.st_rdev, &reply->error);
         if (r >= 0)
                 r = source_probe(fd, &reply->probe, &reply->error);
+        if (r >= 0)
+                r = job_read_idmap(req, reply);
         if (r < 0) {
                 reply->r = r;
                 return;

@@ -633,7 +633,17 @@ static int request_make_record(Request *req, const WorkerReply *reply) {
         rec->uuid = strdup(um_escape(req->probe.uuid, label, sizeof(label)));
         rec->options = mount_options_to_string(&req->mount_options);
         rec->attr_set = req->mount_options.attr_set;
-        rec->idmap = strdup("none");
+        rec->idmap = strdup(idmap_mode_to_string(req->idmap.mode));
+        if (req->idmap.mode != IDMAP_NONE) {
+                char map[IDMAP_MAX_EXTENTS * 36];
+
+                rec->attr_set |= MOUNT_ATTR_IDMAP;
+                if (idmap_to_string(&reply->uid_map, map, sizeof(map)) < 0 ||
+                    !(rec->idmap_uid_map = strdup(map)) ||
+                    idmap_to_string(&reply->gid_map, map, sizeof(map)) < 0 ||
+                    !(rec->idmap_gid_map = strdup(map)))
+                        return -ENOMEM;
+        }
         rec->created_usec = (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
         if (!rec->device || (reply->backing_file[0] && !rec->backing_file) || !rec->fstype ||
             !rec->label || !rec->uuid || !rec->options || !rec->idmap)
@@ -806,7 +816,7 @@ static void request_auth_details(Request *req, AuthDetails *d) {
         d->fstype = req->probe.fstype;
         d->label = req->probe.label;
         d->uuid = req->probe.uuid;
-        d->idmap = "none";
+        d->idmap = idmap_mode_to_string(req->params.idmap);
         d->options = strempty(req->options);
         d->read_only = req->mount_options.read_only;
         d->exec = req->params.exec;
@@ -945,6 +955,15 @@ static void on_probe_done(Worker *w, int r, const WorkerReply *reply, const UmEr
         }
 
         req->probe = reply->probe;
+        /* The maps were read and checked; the namespace itself is never used again. */
+        req->idmap = (MountIdmap) {
+                .mode = req->params.idmap,
+                .caller_uid = req->uid,
+                .caller_gid = req->gid,
+                .uid_map = reply->uid_map,
+                .gid_map = reply->gid_map,
+        };
+        req->params.userns_fd = safe_close(req->params.userns_fd);
         r = request_decide(req, &e);
         if (r < 0)
                 return request_fail(req, &e);
@@ -1126,6 +1145,7 @@ static int manager_check_loop_limits(Manager *m, Request *req, UmError *error) {
 
 void manager_start_request(Manager *m, Request *req) {
         UmError error = {};
+        int keep[2];
 
         if (manager_check_limits(m, req, &error) < 0)
                 return request_fail(req, &error);
@@ -1142,11 +1162,14 @@ void manager_start_request(Manager *m, Request *req) {
         case METHOD_LIST_MOUNTS:
                 return request_start_list(req);
         case METHOD_MOUNT:
-                return request_spawn(req, REQUEST_PROBING, NULL, 0, job_open_device, req,
-                                     on_probe_done);
+                keep[0] = req->params.userns_fd;
+                return request_spawn(req, REQUEST_PROBING, keep, keep[0] >= 0 ? 1 : 0,
+                                     job_open_device, req, on_probe_done);
         case METHOD_OPEN_MOUNT:
         case METHOD_MOUNT_FD:
-                return request_spawn(req, REQUEST_PROBING, &req->source_fd, 1, job_probe, req,
-                                     on_probe_done);
+                keep[0] = req->source_fd;
+                keep[1] = req->params.userns_fd;
+                return request_spawn(req, REQUEST_PROBING, keep, keep[1] >= 0 ? 2 : 1, job_probe,
+                                     req, on_probe_done);
         }
 }

@@ -15,7 +15,9 @@
 #include <systemd/sd-event.h>
 
 #include "conf.h"
+#include "idmap.h"
 #include "looptrack.h"
+#include "mountbuild.h"
 #include "policy.h"
 #include "registry.h"
 #include "source.h"
@@ -25,12 +27,6 @@
 typedef struct Manager Manager;
 typedef struct Request Request;
 
-typedef enum IdmapMode {
-        IDMAP_NONE,
-        IDMAP_USER,
-        IDMAP_NAMESPACE,
-} IdmapMode;
-
 /* The a{sv} params of a mount call, validated (DBUS-API.md, "params keys"). */
 typedef struct MountParams {
         char *target;     /* NULL if not given */
@@ -38,7 +34,8 @@ typedef struct MountParams {
         bool exec;
         bool interactive;
         IdmapMode idmap;
-        int userns_fd;    /* -EBADF if not given; owned */
+        int userns_fd;    /* idmap namespace: the caller's (or given) user namespace, -EBADF
+                           * otherwise; owned; closed once its maps are read */
 } MountParams;
 
 typedef enum RequestMethod {
@@ -95,6 +92,7 @@ struct Request {
         /* What was found and decided. */
         SourceProbe probe;
         MountOptions mount_options;
+        MountIdmap idmap;       /* namespace: the maps read and checked by the probe worker */
         const char *actions[2]; /* polkit actions still to check, in order */
         unsigned n_actions_done;
         int mount_fd;           /* the locked mount, between build and attach */

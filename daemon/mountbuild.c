@@ -4,6 +4,7 @@
  * stages, each a function below:
  *   private namespace   unshare(CLONE_NEWNS), "/" made private, so nothing reaches the host
  *   create              fsopen(), fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount()
+ *   idmap               MOUNT_ATTR_IDMAP with the worker's own user namespace (idmap.h)
  *   stage               move_mount() over stage_dir, in the private namespace only
  *   lock                unshare(CLONE_NEWUSER|CLONE_NEWNS): lock_mnt_tree() locks the copy
  *   clone               open_tree(OPEN_TREE_CLONE) of the locked copy, reached through the
@@ -215,6 +216,33 @@ static int fs_create(const MountSpec *spec, int *ret_mount_fd, UmError *error) {
 }
 
 /*
+ * Id-maps the detached mount. For idmap "user" the maps are made here, from the owner of
+ * the new filesystem's root directory; for "namespace" they were read and checked before
+ * authorization. Either way the user namespace is one the worker makes itself.
+ */
+static int apply_idmap(int mount_fd, const MountSpec *spec, UmError *error) {
+        MountIdmap *m = spec->idmap;
+        _cleanup_close_ int userns_fd = -EBADF;
+        struct stat st;
+        int r;
+
+        if (!m || m->mode == IDMAP_NONE)
+                return 0;
+        if (m->mode == IDMAP_USER) {
+                if (fstat(mount_fd, &st) < 0)
+                        return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                            "could not learn who owns the filesystem's root "
+                                            "directory");
+                idmap_single(st.st_uid, m->caller_uid, &m->uid_map);
+                idmap_single(st.st_gid, m->caller_gid, &m->gid_map);
+        }
+        r = idmap_make_userns(&m->uid_map, &m->gid_map, &userns_fd, error);
+        if (r < 0)
+                return r;
+        return idmap_apply(mount_fd, userns_fd, spec->fstype, m->mode, error);
+}
+
+/*
  * Attaches the mount over stage_dir inside the private namespace and makes it the working
  * directory: the following unshare() moves the working directory to the locked copy of
  * this mount, which is then reachable by the empty path without any permission check on
@@ -277,6 +305,9 @@ int mountbuild_locked(const MountSpec *spec, const char *stage_dir, int *ret_mou
         if (r < 0)
                 return r;
         r = fs_create(spec, &mount_fd, error);
+        if (r < 0)
+                return r;
+        r = apply_idmap(mount_fd, spec, error);
         if (r < 0)
                 return r;
         r = stage(mount_fd, stage_dir, error);

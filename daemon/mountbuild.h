@@ -5,6 +5,8 @@
  *   1. unshare(CLONE_NEWNS), make "/" private;
  *   2. fsopen(), one fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount() with the
  *      attributes (NODEV|NOSUID[|NOEXEC][|RDONLY]);
+ *   2a. for an id-mapped mount, MOUNT_ATTR_IDMAP with a user namespace the worker makes
+ *      itself (idmap.h), while the mount is detached and was never attached;
  *   3. move_mount() onto the staging directory, and make the mount the working directory;
  *   4. unshare(CLONE_NEWUSER|CLONE_NEWNS): the copied tree has its flags locked, and the
  *      kernel moves the working directory onto the copy of the staged mount;
@@ -21,13 +23,24 @@
  */
 #pragma once
 
+#include "idmap.h"
 #include "policy.h"
 #include "um-error.h"
+
+/* The id-mapping of a mount (idmap.h). */
+typedef struct MountIdmap {
+        IdmapMode mode;
+        uint32_t caller_uid;  /* user: who the root directory's owner appears as */
+        uint32_t caller_gid;
+        IdMap uid_map;        /* namespace: the checked maps; after the build: the maps applied */
+        IdMap gid_map;
+} MountIdmap;
 
 typedef struct MountSpec {
         const char *fstype;           /* probed type, e.g. "ext4" */
         const char *source;           /* fsconfig "source", e.g. "/dev/loop3" or "/proc/self/fd/5" */
         const MountOptions *options;  /* from policy_build_options() */
+        MountIdmap *idmap;            /* NULL or IDMAP_NONE: ids as on disk */
 } MountSpec;
 
 /*

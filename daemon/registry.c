@@ -39,6 +39,8 @@ MountRecord *mount_record_free(MountRecord *r) {
         free(r->uuid);
         free(r->options);
         free(r->idmap);
+        free(r->idmap_uid_map);
+        free(r->idmap_gid_map);
         free(r);
         return NULL;
 }
@@ -71,6 +73,7 @@ static bool mount_record_is_valid(const MountRecord *rec) {
                string_is_valid(rec->backing_file) && string_is_valid(rec->fstype) &&
                string_is_valid(rec->label) && string_is_valid(rec->uuid) &&
                string_is_valid(rec->options) && string_is_valid(rec->idmap) &&
+               string_is_valid(rec->idmap_uid_map) && string_is_valid(rec->idmap_gid_map) &&
                rec->mount_id != UINT64_MAX && rec->mntns_id != UINT64_MAX &&
                rec->devnum != UINT64_MAX && rec->attr_set != UINT64_MAX &&
                rec->created_usec != UINT64_MAX;
@@ -167,7 +170,9 @@ static int record_read_strings(struct json_object *o, MountRecord *rec) {
             (r = json_get_string(o, "label", false, &rec->label)) < 0 ||
             (r = json_get_string(o, "uuid", false, &rec->uuid)) < 0 ||
             (r = json_get_string(o, "options", false, &rec->options)) < 0 ||
-            (r = json_get_string(o, "idmap", false, &rec->idmap)) < 0)
+            (r = json_get_string(o, "idmap", false, &rec->idmap)) < 0 ||
+            (r = json_get_string(o, "idmap_uid_map", false, &rec->idmap_uid_map)) < 0 ||
+            (r = json_get_string(o, "idmap_gid_map", false, &rec->idmap_gid_map)) < 0)
                 return r;
         return 0;
 }
@@ -479,6 +484,8 @@ static int record_to_json(const MountRecord *rec, struct json_object **ret) {
             json_add_string(o, "options", rec->options) < 0 ||
             json_add_u64(o, "attr_set", rec->attr_set) < 0 ||
             json_add_string(o, "idmap", rec->idmap) < 0 ||
+            json_add_string(o, "idmap_uid_map", rec->idmap_uid_map) < 0 ||
+            json_add_string(o, "idmap_gid_map", rec->idmap_gid_map) < 0 ||
             json_add(o, "created_dir", json_object_new_boolean(rec->created_dir)) < 0 ||
             json_add_u64(o, "created_usec", rec->created_usec) < 0)
                 return -ENOMEM;

@@ -14,6 +14,7 @@
  *                   "device": "/dev/loop3", "devnum": 1795, "backing_file": "/home/u/x.img",
  *                   "owner_uid": 1000, "fstype": "ext4", "label": "x", "uuid": "...",
  *                   "options": "errors=remount-ro", "attr_set": 14, "idmap": "none",
+ *                   ("idmap_uid_map": "0:1000:1", "idmap_gid_map": "0:1000:1", for idmaps)
  *                   "created_dir": true, "created_usec": 1700000000000000 }, ... ] }
  *
  * Every uint64 is a JSON integer (json-c reads them as unsigned 64-bit). Required in each
@@ -52,6 +53,8 @@ typedef struct MountRecord {
         char *options;          /* filesystem options passed to the kernel */
         uint64_t attr_set;      /* MOUNT_ATTR_* set and locked */
         char *idmap;            /* "none", "user", "namespace" */
+        char *idmap_uid_map;    /* the maps applied, "first:lower:count,..." (idmap.h); NULL */
+        char *idmap_gid_map;    /* for idmap "none" */
         bool created_dir;       /* the daemon made mount_point and removes it on unmount */
         uint64_t created_usec;  /* CLOCK_REALTIME */
 } MountRecord;

@@ -14,6 +14,7 @@
 #include <systemd/sd-event.h>
 
 #include "attach.h"
+#include "idmap.h"
 #include "source.h"
 #include "um-error.h"
 
@@ -30,6 +31,8 @@ typedef struct WorkerReply {
         uint64_t loop_diskseq;   /* mount workers: its disk sequence number (looptrack.h) */
         bool read_only;          /* device probe workers: the device could only be opened read-only */
         AttachResult attach;     /* attach workers */
+        IdMap uid_map;           /* probe workers: the caller's checked maps (idmap namespace); */
+        IdMap gid_map;           /* mount workers: the maps applied (idmap user, namespace) */
 } WorkerReply;
 
 typedef struct Worker Worker;

@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Id-mapped mounts: reading, checking and building the maps of idmap.h.
+ *
+ * Two helpers run a short-lived child process, each for a reason the kernel gives:
+ *   - a user namespace's maps can only be read from /proc/PID/{uid,gid}_map of a process
+ *     inside it, and only a reader in the initial user namespace sees the host ids, so a
+ *     child joins the namespace and its parent (the worker) reads its maps;
+ *   - a user namespace is made by a process (unshare), and its maps are written from the
+ *     parent namespace, so a child unshares and the worker writes its maps.
+ * Both children are made undumpable before anything else: the one that joins a caller's
+ * namespace would otherwise be traceable by the caller, who is privileged there, while it
+ * still runs as root on the host. They hold no fd but their pipe, and die with the worker.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/nsfs.h>
+
+#include "idmap.h"
+#include "macro.h"
+
+#ifndef PIDFD_GET_USER_NAMESPACE
+#define PIDFD_GET_USER_NAMESPACE _IO(0xFF, 9) /* Linux 6.11 */
+#endif
+#ifndef NS_GET_NSTYPE
+#define NS_GET_NSTYPE _IO(0xb7, 0x3)
+#endif
+#ifndef NS_GET_OWNER_UID
+#define NS_GET_OWNER_UID _IO(0xb7, 0x4)
+#endif
+
+const char *idmap_mode_to_string(IdmapMode mode) {
+        switch (mode) {
+        case IDMAP_USER:
+                return "user";
+        case IDMAP_NAMESPACE:
+                return "namespace";
+        case IDMAP_NONE:
+        default:
+                return "none";
+        }
+}
+
+static bool ranges_overlap(uint32_t a, uint32_t an, uint32_t b, uint32_t bn) {
+        return (uint64_t) a < (uint64_t) b + bn && (uint64_t) b < (uint64_t) a + an;
+}
+
+int idmap_parse(const char *text, IdMap *ret) {
+        const char *p = text;
+
+        ret->n_extents = 0;
+        while (p && *p) {
+                unsigned long long first, lower, count;
+                char *end;
+                IdExtent *e;
+
+                while (*p == ' ' || *p == '\t' || *p == '\n')
+                        p++;
+                if (!*p)
+                        break;
+                if (ret->n_extents >= IDMAP_MAX_EXTENTS)
+                        return -E2BIG;
+                errno = 0;
+                first = strtoull(p, &end, 10);
+                if (end == p || (*end != ' ' && *end != '\t'))
+                        return -EINVAL;
+                p = end;
+                lower = strtoull(p, &end, 10);
+                if (end == p || (*end != ' ' && *end != '\t'))
+                        return -EINVAL;
+                p = end;
+                count = strtoull(p, &end, 10);
+                if (end == p || (*end && *end != '\n' && *end != ' ' && *end != '\t') || errno)
+                        return -EINVAL;
+                p = end;
+                if (count == 0 || first + count > (1ULL << 32) || lower + count > (1ULL << 32))
+                        return -EINVAL;
+                e = &ret->extents[ret->n_extents];
+                *e = (IdExtent) { (uint32_t) first, (uint32_t) lower, (uint32_t) count };
+                for (uint32_t i = 0; i < ret->n_extents; i++) {
+                        const IdExtent *o = &ret->extents[i];
+
+                        if (ranges_overlap(o->first, o->count, e->first, e->count) ||
+                            ranges_overlap(o->lower, o->count, e->lower, e->count))
+                                return -EINVAL;
+                }
+                ret->n_extents++;
+        }
+        return ret->n_extents > 0 ? 0 : -EINVAL;
+}
+
+/* proc: "first lower count" lines, else "first:lower:count" joined with ",". */
+static int idmap_format(const IdMap *map, bool proc, char *buf, size_t size) {
+        size_t o = 0;
+
+        if (size == 0)
+                return -ENOBUFS;
+        buf[0] = 0;
+        for (uint32_t i = 0; i < map->n_extents; i++) {
+                const IdExtent *e = &map->extents[i];
+                int n;
+
+                n = snprintf(buf + o, size - o, "%s", i == 0 ? "" : proc ? "\n" : ",");
+                if (n < 0 || (size_t) n >= size - o)
+                        return -ENOBUFS;
+                o += n;
+                if (proc)
+                        n = snprintf(buf + o, size - o, "%" PRIu32 " %" PRIu32 " %" PRIu32,
+                                     e->first, e->lower, e->count);
+                else
+                        n = snprintf(buf + o, size - o, "%" PRIu32 ":%" PRIu32 ":%" PRIu32,
+                                     e->first, e->lower, e->count);
+                if (n < 0 || (size_t) n >= size - o)
+                        return -ENOBUFS;
+                o += n;
+        }
+        return 0;
+}
+
+int idmap_to_proc_text(const IdMap *map, char *buf, size_t size) {
+        int r;
+
+        r = idmap_format(map, true, buf, size);
+        if (r < 0)
+                return r;
+        if (strlen(buf) + 2 > size)
+                return -ENOBUFS;
+        strcat(buf, "\n");
+        return 0;
+}
+
+int idmap_to_string(const IdMap *map, char *buf, size_t size) {
+        return idmap_format(map, false, buf, size);
+}
+
+void idmap_single(uint32_t root_id, uint32_t caller_id, IdMap *ret) {
+        ret->n_extents = 1;
+        ret->extents[0] = (IdExtent) { .first = root_id, .lower = caller_id, .count = 1 };
+}
+
+/* One "name:first:count" line; 0 and no range if it does not parse or is not for us. */
+static bool subid_line(const char *line, size_t len, const char *user, uid_t uid, IdRange *ret) {
+        char buf[512], *name, *first, *count, *end;
+        unsigned long long f, c;
+        char uidbuf[16];
+
+        if (len == 0 || len >= sizeof(buf))
+                return false;
+        memcpy(buf, line, len);
+        buf[len] = 0;
+        name = buf;
+        first = strchr(name, ':');
+        if (!first)
+                return false;
+        *first++ = 0;
+        count = strchr(first, ':');
+        if (!count)
+                return false;
+        *count++ = 0;
+        snprintf(uidbuf, sizeof(uidbuf), "%u", (unsigned) uid);
+        if (!(user && streq(name, user)) && !streq(name, uidbuf))
+                return false;
+        if (!*first || !*count || *first == '-' || *count == '-')
+                return false;
+        errno = 0;
+        f = strtoull(first, &end, 10);
+        if (*end || errno)
+                return false;
+        c = strtoull(count, &end, 10);
+        if (*end || errno || c == 0 || f + c > (1ULL << 32))
+                return false;
+        *ret = (IdRange) { .first = (uint32_t) f, .count = (uint32_t) c };
+        return true;
+}
+
+int idmap_parse_subid(const char *text, const char *user, uid_t uid, IdRange **ret,
+                      size_t *ret_n) {
+        _cleanup_free_ IdRange *ranges = NULL;
+        size_t n = 0;
+
+        for (const char *p = text; p && *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t) (nl - p) : strlen(p);
+                IdRange range;
+
+                if (subid_line(p, len, user, uid, &range)) {
+                        IdRange *t = realloc(ranges, (n + 1) * sizeof(IdRange));
+
+                        if (!t)
+                                return -ENOMEM;
+                        ranges = t;
+                        ranges[n++] = range;
+                }
+                p = nl ? nl + 1 : p + len;
+        }
+        *ret = TAKE_PTR(ranges);
+        *ret_n = n;
+        return 0;
+}
+
+int idmap_read_subid(const char *path, const char *user, uid_t uid, IdRange **ret,
+                     size_t *ret_n) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        ssize_t n;
+
+        f = fopen(path, "re");
+        if (!f) {
+                if (errno != ENOENT)
+                        return -errno;
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        /* The whole file: getdelim with NUL reads to the end. */
+        n = getdelim(&text, &size, 0, f);
+        if (n < 0) {
+                if (ferror(f))
+                        return -EIO;
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        return idmap_parse_subid(text, user, uid, ret, ret_n);
+}
+
+/* The delegated range (or own id) that holds id, as [first, end); false if none. */
+static bool delegated(uint64_t id, uint32_t own_id, const IdRange *ranges, size_t n,
+                      uint64_t *ret_end) {
+        if (id == own_id) {
+                *ret_end = (uint64_t) own_id + 1;
+                return true;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (id >= ranges[i].first && id < (uint64_t) ranges[i].first + ranges[i].count) {
+                        *ret_end = (uint64_t) ranges[i].first + ranges[i].count;
+                        return true;
+                }
+        return false;
+}
+
+int idmap_check_delegation(const IdMap *map, uint32_t own_id, const IdRange *ranges,
+                           size_t n_ranges, const char *what, const char *file, UmError *error) {
+        for (uint32_t i = 0; i < map->n_extents; i++) {
+                const IdExtent *e = &map->extents[i];
+                uint64_t id = e->lower, end = (uint64_t) e->lower + e->count;
+
+                while (id < end) {
+                        uint64_t range_end;
+
+                        if (!delegated(id, own_id, ranges, n_ranges, &range_end))
+                                return um_error_set(
+                                        error, UM_ERROR_KIND_NOT_AUTHORIZED, EPERM,
+                                        "The user namespace maps host %s %" PRIu64 " (in the "
+                                        "range %" PRIu32 "-%" PRIu64 "), which is neither the "
+                                        "caller's own %s %" PRIu32 " nor delegated to it in %s.",
+                                        what, id, e->lower, end - 1, what, own_id, file);
+                        id = range_end;
+                }
+        }
+        return 0;
+}
+
+static bool same_inode(int a, int b) {
+        struct stat sa, sb;
+
+        return fstat(a, &sa) >= 0 && fstat(b, &sb) >= 0 && sa.st_dev == sb.st_dev &&
+               sa.st_ino == sb.st_ino;
+}
+
+/* Whether fd is the daemon's own user namespace: 1 yes, 0 no, -errno. */
+static int is_own_userns(int fd) {
+        _cleanup_close_ int own = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+
+        if (own < 0)
+                return -errno;
+        return same_inode(fd, own);
+}
+
+int idmap_check_userns_fd(int fd, uid_t uid, UmError *error) {
+        uid_t owner;
+        int type, r;
+
+        type = ioctl(fd, NS_GET_NSTYPE);
+        if (type < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "Parameter 'userns' must be a user namespace file "
+                                    "descriptor (such as /proc/PID/ns/user opened read-only), "
+                                    "and this is not a namespace at all.");
+        if (type != CLONE_NEWUSER)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "Parameter 'userns' is a namespace, but not a user "
+                                    "namespace.");
+        r = is_own_userns(fd);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "Could not compare the user namespace with the daemon's.");
+        if (r > 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "Parameter 'userns' is the initial user namespace, whose "
+                                    "ids are the host's: there is nothing to map.");
+        if (ioctl(fd, NS_GET_OWNER_UID, &owner) < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not learn who owns the user namespace.");
+        if (owner != uid)
+                return um_error_set(error, UM_ERROR_KIND_NOT_AUTHORIZED, EPERM,
+                                    "Parameter 'userns' is a user namespace owned by uid %u, "
+                                    "not by the caller (uid %u).", (unsigned) owner,
+                                    (unsigned) uid);
+        return 0;
+}
+
+int idmap_open_userns_of(int pidfd, pid_t pid, int *ret_fd, UmError *error) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        fd = ioctl(pidfd, PIDFD_GET_USER_NAMESPACE, 0);
+        if (fd < 0 && errno != ENOTTY && errno != EINVAL && errno != EOPNOTSUPP)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not learn the caller's user namespace: %s.",
+                                    strerror(errno));
+        if (fd < 0) {
+                char path[64];
+
+                /* An older kernel: by pid, then the pidfd proves it was still that process. */
+                snprintf(path, sizeof(path), "/proc/%d/ns/user", (int) pid);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+                        return um_error_set(error, UM_ERROR_KIND_FAILED, ESRCH,
+                                            "The calling process exited before its request "
+                                            "was handled.");
+        }
+        r = is_own_userns(fd);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "Could not compare the user namespace with the daemon's.");
+        if (r > 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "idmap 'namespace' maps the ids of the caller's user "
+                                    "namespace, but the caller runs in the initial one; call "
+                                    "from inside a user namespace, pass one as 'userns', or "
+                                    "use idmap 'user'.");
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+/* ---- Helper children ----------------------------------------------------------------- */
+
+typedef struct Child {
+        pid_t pid;
+        int fd; /* the parent's end of the pipe */
+} Child;
+
+static void child_stop(Child *c) {
+        c->fd = safe_close(c->fd);
+        if (c->pid > 0) {
+                (void) kill(c->pid, SIGKILL);
+                while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                c->pid = 0;
+        }
+}
+
+/*
+ * Forks a child that runs setup(userns_fd), reports its result (one int) through the
+ * pipe, and then waits until the pipe is closed. Returns 0 with the child waiting, or the
+ * child's -errno.
+ */
+static int child_start(int (*setup)(int), int userns_fd, Child *ret) {
+        int p[2], r = 0;
+        ssize_t n;
+        pid_t pid;
+
+        /* A socketpair, so the child sees the parent's end close (EOF) however it exits. */
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                safe_close(p[0]);
+                safe_close(p[1]);
+                return r;
+        }
+        if (pid == 0) {
+                char c;
+
+                /* Before anything else: nobody may trace or read this process. */
+                if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
+                    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                        _exit(1);
+                close(p[0]);
+                r = setup(userns_fd);
+                (void) !write(p[1], &r, sizeof(r));
+                while (read(p[1], &c, 1) < 0 && errno == EINTR)
+                        ;
+                _exit(0);
+        }
+        safe_close(p[1]);
+        *ret = (Child) { .pid = pid, .fd = p[0] };
+        do
+                n = read(ret->fd, &r, sizeof(r));
+        while (n < 0 && errno == EINTR);
+        if (n != sizeof(r))
+                r = -ECHILD;
+        if (r < 0)
+                child_stop(ret);
+        return r;
+}
+
+static int setup_join(int userns_fd) {
+        /* Only the pipe stays open across the join: nothing of the worker reaches it. */
+        return setns(userns_fd, CLONE_NEWUSER) < 0 ? -errno : 0;
+}
+
+static int setup_unshare(int unused) {
+        return unshare(CLONE_NEWUSER) < 0 ? -errno : 0;
+}
+
+static int read_proc_map(pid_t pid, const char *name, IdMap *ret) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[64], text[IDMAP_MAX_EXTENTS * 36 + 1];
+        size_t o = 0;
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        while ((n = read(fd, text + o, sizeof(text) - 1 - o)) > 0)
+                o += n;
+        if (n < 0)
+                return -errno;
+        text[o] = 0;
+        return idmap_parse(text, ret);
+}
+
+int idmap_read_userns(int userns_fd, IdMap *ret_uid_map, IdMap *ret_gid_map, UmError *error) {
+        Child c = { .fd = -EBADF };
+        int r;
+
+        r = child_start(setup_join, userns_fd, &c);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "Could not enter the user namespace to read its maps: %s.",
+                                    strerror(-r));
+        r = read_proc_map(c.pid, "uid_map", ret_uid_map);
+        if (r >= 0)
+                r = read_proc_map(c.pid, "gid_map", ret_gid_map);
+        child_stop(&c);
+        if (r == -EINVAL)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "The user namespace has no uid or gid map yet: write its "
+                                    "maps (newuidmap, newgidmap) before asking for idmap "
+                                    "'namespace'.");
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "Could not read the user namespace's maps: %s.",
+                                    strerror(-r));
+        return 0;
+}
+
+static int write_proc_map(pid_t pid, const char *name, const IdMap *map) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[64], text[IDMAP_MAX_EXTENTS * 36 + 1];
+        size_t len;
+        int r;
+
+        r = idmap_to_proc_text(map, text, sizeof(text));
+        if (r < 0)
+                return r;
+        snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, name);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        /* The kernel takes a map in one write() only. */
+        len = strlen(text);
+        if (write(fd, text, len) != (ssize_t) len)
+                return errno > 0 ? -errno : -EIO;
+        return 0;
+}
+
+int idmap_make_userns(const IdMap *uid_map, const IdMap *gid_map, int *ret_fd, UmError *error) {
+        Child c = { .fd = -EBADF };
+        char path[64];
+        int r, fd;
+
+        r = child_start(setup_unshare, -EBADF, &c);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "Could not create a user namespace for the id-mapping: %s.",
+                                    strerror(-r));
+        r = write_proc_map(c.pid, "uid_map", uid_map);
+        if (r >= 0)
+                r = write_proc_map(c.pid, "gid_map", gid_map);
+        if (r >= 0) {
+                snprintf(path, sizeof(path), "/proc/%d/ns/user", (int) c.pid);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        r = -errno;
+        }
+        child_stop(&c);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "Could not write the id-mapping's maps: %s.", strerror(-r));
+        *ret_fd = fd;
+        return 0;
+}
+
+int idmap_apply(int mount_fd, int userns_fd, const char *fstype, IdmapMode mode, UmError *error) {
+        struct mount_attr attr = {
+                .attr_set = MOUNT_ATTR_IDMAP,
+                .userns_fd = (uint64_t) userns_fd,
+        };
+        char type[64];
+
+        if (mount_setattr(mount_fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) >= 0)
+                return 0;
+        um_escape(fstype, type, sizeof(type));
+        if (errno == EINVAL)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "The %s filesystem does not support id-mapped mounts on "
+                                    "this kernel; mount it with idmap 'none' instead of '%s'.",
+                                    type, idmap_mode_to_string(mode));
+        return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                            "Could not apply the id-mapping (%s) to the %s filesystem: %s.",
+                            idmap_mode_to_string(mode), type, strerror(errno));
+}
