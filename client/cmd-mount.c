@@ -28,7 +28,8 @@ typedef struct MountArgs {
         const char *target; /* NULL: usermountd picks one under the media root */
         const char *fstype; /* NULL: let the daemon probe */
         char *options;      /* owned; NULL: none */
-        const char *idmap;  /* NULL: the daemon's default */
+        const char *idmap;  /* NULL: "namespace" in a user namespace, else the daemon's default */
+        const char *userns; /* a user namespace file for idmap "namespace"; NULL: ours */
         bool read_only;
         bool exec;
 } MountArgs;
@@ -82,10 +83,18 @@ static void mount_help(void) {
                "                         Needs an authorization of its own (by default, an\n"
                "                         administrator's).\n"
                "      --idmap=MAPPING    How file owners on the filesystem appear: 'none' (as\n"
-               "                         stored; the default), 'user' (the owner of the root\n"
-               "                         directory appears as you, all others as the overflow\n"
-               "                         id, read-only) or 'namespace' (as they would inside\n"
-               "                         your user namespace).\n"
+               "                         stored; the default outside a user namespace), 'user'\n"
+               "                         (the owner of the root directory appears as you, all\n"
+               "                         others as the overflow id, nobody, and cannot be\n"
+               "                         changed) or 'namespace' (as they would inside your\n"
+               "                         user namespace: on-disk uid 0 is your namespace's\n"
+               "                         root; the default inside a user namespace). With\n"
+               "                         'namespace', usermountd checks that the namespace maps\n"
+               "                         only your own uid and gid and the ranges\n"
+               "                         /etc/subuid and /etc/subgid give you.\n"
+               "      --userns=FILE      With --idmap=namespace (implied): map the ids as the\n"
+               "                         user namespace FILE does, e.g. /proc/PID/ns/user of a\n"
+               "                         container's process. It must be yours.\n"
                "      --no-ask-password  Do not ask for a password (see usermount --help).\n"
                "  -h, --help             Show this help.\n"
                "\n"
@@ -98,6 +107,7 @@ static void mount_help(void) {
                "  usermount mount --read-only disk.img\n"
                "  usermount mount -t iso9660 /dev/sr0 /media/cdrom\n"
                "  usermount mount -o noatime,commit=30 --idmap=user disk.img ~/disk\n"
+               "  usermount mount --userns=/proc/4242/ns/user rootfs.img ~/ctr/rootfs\n"
                "\n"
                "  In a namespace of your own:\n"
                "    unshare --user --map-root-user --mount\n"
@@ -155,6 +165,16 @@ static int mount_check_args(const char **operands, size_t n, MountArgs *args) {
                 log_error("--idmap needs a MAPPING: none, user or namespace.");
                 return -EINVAL;
         }
+        if (args->userns && isempty(args->userns)) {
+                log_error("--userns needs a FILE, such as /proc/PID/ns/user.");
+                return -EINVAL;
+        }
+        if (args->userns && args->idmap && !streq(args->idmap, "namespace")) {
+                log_error("--userns only goes with --idmap=namespace.");
+                return -EINVAL;
+        }
+        if (args->userns && !args->idmap)
+                args->idmap = "namespace";
 
         args->source = operands[0];
         args->target = n > 1 ? operands[1] : NULL;
@@ -170,6 +190,7 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                 ARG_NO_ASK_PASSWORD = 0x100,
                 ARG_EXEC,
                 ARG_IDMAP,
+                ARG_USERNS,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -178,6 +199,7 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                 { "read-only", no_argument, NULL, 'r' },
                 { "exec", no_argument, NULL, ARG_EXEC },
                 { "idmap", required_argument, NULL, ARG_IDMAP },
+                { "userns", required_argument, NULL, ARG_USERNS },
                 { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
                 {}
         };
@@ -212,6 +234,9 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                 case ARG_IDMAP:
                         /* Passed on as it is: usermountd knows which mappings it offers. */
                         args->idmap = optarg;
+                        break;
+                case ARG_USERNS:
+                        args->userns = optarg;
                         break;
                 case ARG_NO_ASK_PASSWORD:
                         arg_ask_password = false;
@@ -321,9 +346,10 @@ static ExitStatus log_attach_error(const char *target, int r) {
         return EXIT_STATUS_TARGET;
 }
 
-/* Appends the params dict (DBUS-API.md) of args; target NULL leaves the key out. */
+/* Appends the params dict (DBUS-API.md) of args; target NULL leaves the key out, and
+ * userns_fd < 0 the user namespace. */
 static int append_params(sd_bus_message *m, const MountArgs *args, bool read_only,
-                         const char *target, bool interactive) {
+                         const char *target, int userns_fd, bool interactive) {
         int r;
 
         r = sd_bus_message_open_container(m, SD_BUS_TYPE_ARRAY, "{sv}");
@@ -349,6 +375,11 @@ static int append_params(sd_bus_message *m, const MountArgs *args, bool read_onl
                 if (r < 0)
                         return r;
         }
+        if (userns_fd >= 0) {
+                r = sd_bus_message_append(m, "{sv}", "userns", "h", userns_fd);
+                if (r < 0)
+                        return r;
+        }
         r = sd_bus_message_append(m, "{sv}", "interactive", "b", (int) interactive);
         if (r < 0)
                 return r;
@@ -360,6 +391,7 @@ typedef struct MountCall {
         const char *method; /* Mount, MountFd or OpenMount */
         const char *device; /* Mount: the device path; else NULL and source_fd is sent */
         int source_fd;      /* stays open: a second attempt sends it again */
+        int userns_fd;      /* --userns, or -EBADF */
         const MountArgs *args;
         bool read_only;
         const char *target; /* NULL: no params["target"] */
@@ -386,7 +418,7 @@ static int call_mount(sd_bus *bus, bool interactive, void *userdata, sd_bus_erro
                                   strempty(c->args->options));
         if (r < 0)
                 return r;
-        r = append_params(m, c->args, c->read_only, c->target, interactive);
+        r = append_params(m, c->args, c->read_only, c->target, c->userns_fd, interactive);
         if (r < 0)
                 return r;
 
@@ -432,12 +464,31 @@ static ExitStatus print_summary(const MountInfo *info, const char *source, const
         return EXIT_STATUS_OK;
 }
 
+/* Opens --userns FILE (read-only: that is all a namespace file needs), or nothing. */
+static ExitStatus open_userns(const MountArgs *args, int *ret_fd) {
+        _cleanup_free_ char *e = NULL;
+        int fd;
+
+        *ret_fd = -EBADF;
+        if (!args->userns)
+                return EXIT_STATUS_OK;
+        fd = open(args->userns, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd >= 0) {
+                *ret_fd = fd;
+                return EXIT_STATUS_OK;
+        }
+        e = output_escape(args->userns);
+        log_error_errno(-errno, "Cannot open the user namespace %s: %m", strempty(e));
+        return EXIT_STATUS_REFUSED;
+}
+
 /* The namespace path: OpenMount, then move_mount() onto TARGET here. */
 static ExitStatus mount_run_open_mount(const MountArgs *args) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_close_ int target_fd = -EBADF, source_fd = -EBADF, mount_fd = -EBADF;
+        _cleanup_close_ int target_fd = -EBADF, source_fd = -EBADF, mount_fd = -EBADF,
+                userns_fd = -EBADF;
         _cleanup_(mount_info_done) MountInfo info = {};
         int write_error = 0, r;
         ExitStatus status;
@@ -461,6 +512,9 @@ static ExitStatus mount_run_open_mount(const MountArgs *args) {
                 return log_source_error(args->source, r);
         if (write_error < 0)
                 log_write_note(args->source, write_error);
+        status = open_userns(args, &userns_fd);
+        if (status != EXIT_STATUS_OK)
+                return status;
 
         status = client_bus_connect(true, &bus);
         if (status != EXIT_STATUS_OK)
@@ -468,7 +522,7 @@ static ExitStatus mount_run_open_mount(const MountArgs *args) {
 
         status = auth_call(bus, call_mount,
                            &(MountCall) { .method = "OpenMount", .source_fd = source_fd,
-                                          .args = args,
+                                          .userns_fd = userns_fd, .args = args,
                                           .read_only = args->read_only || write_error < 0 },
                            &reply);
         if (status != EXIT_STATUS_OK)
@@ -517,7 +571,7 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ char *target = NULL, *device = NULL;
         _cleanup_(mount_info_done) MountInfo info = {};
-        _cleanup_close_ int source_fd = -EBADF;
+        _cleanup_close_ int source_fd = -EBADF, userns_fd = -EBADF;
         const char *mount_point;
         int write_error = 0, r;
         ExitStatus status;
@@ -540,6 +594,9 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
                 if (status != EXIT_STATUS_OK)
                         return status;
         }
+        status = open_userns(args, &userns_fd);
+        if (status != EXIT_STATUS_OK)
+                return status;
 
         status = client_bus_connect(by_fd, &bus);
         if (status != EXIT_STATUS_OK)
@@ -548,7 +605,7 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
         status = auth_call(bus, call_mount,
                            &(MountCall) { .method = by_fd ? "MountFd" : "Mount",
                                           .device = device, .source_fd = source_fd,
-                                          .args = args,
+                                          .userns_fd = userns_fd, .args = args,
                                           .read_only = args->read_only || write_error < 0,
                                           .target = target },
                            &reply);
@@ -565,15 +622,19 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
         return print_summary(&info, args->source, mount_point);
 }
 
-static ExitStatus mount_run(const MountArgs *args) {
+static ExitStatus mount_run(MountArgs *args) {
+        int in_userns = namespace_in_user_namespace();
         struct stat st;
 
         /* Followed symlinks: /dev/disk/by-label/STICK is a block device here. */
         if (stat(args->source, &st) < 0)
                 return log_source_error(args->source, -errno);
 
-        switch (mount_route(namespace_can_attach_mounts(), namespace_in_user_namespace(),
-                            st.st_mode)) {
+        /* In a user namespace, files should be owned as the namespace sees its own ids. */
+        if (!args->idmap && in_userns == 1)
+                args->idmap = "namespace";
+
+        switch (mount_route(namespace_can_attach_mounts(), in_userns, st.st_mode)) {
         case MOUNT_ROUTE_OPEN_MOUNT:
                 return mount_run_open_mount(args);
         case MOUNT_ROUTE_DEVICE:

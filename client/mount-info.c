@@ -33,6 +33,8 @@ static const struct {
         { "uuid", "s", offsetof(MountInfo, uuid) },
         { "options", "s", offsetof(MountInfo, options) },
         { "idmap", "s", offsetof(MountInfo, idmap) },
+        { "idmap-uid-map", "s", offsetof(MountInfo, idmap_uid_map) },
+        { "idmap-gid-map", "s", offsetof(MountInfo, idmap_gid_map) },
         { "attributes", "as", offsetof(MountInfo, attributes) },
         { "mount-id", "t", offsetof(MountInfo, mount_id) },
         { "owner-uid", "u", offsetof(MountInfo, owner_uid) },
@@ -242,6 +244,15 @@ int mount_info_format_summary(const MountInfo *info, const char *source, const c
         if (!isempty(info->idmap) && !streq(info->idmap, "none")) {
                 fputs(", id-mapped (", f);
                 ok = put_escaped(f, info->idmap) && ok;
+                /* on-disk:host:count, as the kernel's maps and X-mount.idmap write them */
+                if (!isempty(info->idmap_uid_map)) {
+                        fputs(": uids ", f);
+                        ok = put_escaped(f, info->idmap_uid_map) && ok;
+                }
+                if (!isempty(info->idmap_gid_map)) {
+                        fputs(", gids ", f);
+                        ok = put_escaped(f, info->idmap_gid_map) && ok;
+                }
                 fputc(')', f);
         }
         ok = put_locked(f, info) && ok;

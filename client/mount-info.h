@@ -19,6 +19,8 @@ typedef struct MountInfo {
         const char *uuid;
         const char *options;
         const char *idmap;
+        const char *idmap_uid_map; /* "first:lower:count,...": on-disk ids first.. appear as lower.. */
+        const char *idmap_gid_map;
         char **attributes; /* owned, NULL-terminated */
         uint64_t mount_id;
         /* ListMounts entries only. */

@@ -180,6 +180,38 @@ static void test_info_partial(void) {
               streq_ptr(empty, "Mounted img at tgt"), "empty info");
 }
 
+/* The maps applied by an id-mapped mount are part of the summary, escaped. */
+static void test_info_idmap_maps(void) {
+        _cleanup_close_ int peer = -EBADF;
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = new_message(&bus, &peer);
+        _cleanup_(mount_info_done) MountInfo info = {};
+        _cleanup_free_ char *summary = NULL;
+
+        check(m, "message created");
+        if (!m)
+                return;
+        check(sd_bus_message_append(m, "a{sv}", 6,
+                                    "device", "s", "/dev/loop3",
+                                    "fstype", "s", "ext4",
+                                    "idmap", "s", "namespace",
+                                    "idmap-uid-map", "s", "0:1000:1,1:100000:65536",
+                                    "idmap-gid-map", "s", "0:1000:1\n",
+                                    "attributes", "as", 3, "nodev", "nosuid", "idmap") >= 0 &&
+                      seal(m) >= 0,
+              "idmap message built");
+        check(mount_info_read(m, &info) >= 0 &&
+                      streq_ptr(info.idmap_uid_map, "0:1000:1,1:100000:65536") &&
+                      streq_ptr(info.idmap_gid_map, "0:1000:1\n"),
+              "mount_info_read reads the maps");
+        check(mount_info_format_summary(&info, "img", "/mnt", &summary) >= 0,
+              "idmap summary formatted");
+        check_streq(summary,
+                    "Mounted /dev/loop3 (ext4) at /mnt, id-mapped (namespace: uids "
+                    "0:1000:1,1:100000:65536, gids 0:1000:1\\x0a), nodev,nosuid locked",
+                    "idmap summary names the mode and both maps, escaped");
+}
+
 static void test_width(void) {
         check(output_width("") == 0 && output_width(NULL) == 0, "width of nothing");
         check(output_width("/run/media") == 10, "width of ASCII");
@@ -693,6 +725,7 @@ int main(void) {
         test_utf8();
         test_info_full();
         test_info_partial();
+        test_info_idmap_maps();
         test_width();
         test_path();
         test_uid_map();
