@@ -15,6 +15,7 @@
 #include <systemd/sd-event.h>
 
 #include "conf.h"
+#include "label.h"
 #include "looptrack.h"
 #include "policy.h"
 #include "registry.h"
@@ -82,6 +83,8 @@ struct Request {
         int caller_pidfd;     /* Mount, MountFd, Unmount: the process that sent the call */
         mode_t caller_umask;  /* for umask= on filesystems without Unix owners */
         char *user_name;      /* for the default mount point */
+        char *caller_label;   /* the peer's LSM label from the bus (SELinux context or Smack
+                               * label); NULL when it has none (label.h) */
 
         /* What is asked. */
         char *device_path;    /* Mount: the device path as given */
@@ -130,6 +133,7 @@ struct Manager {
         bool conf_missing_ok;
         sd_event_source *sighup;
 
+        LabelLsm lsm;      /* the labelling LSM, detected once at start (label.h) */
         char *runtime_dir; /* root-only directory for staging mounts and the registry */
         LoopTrack loops;   /* loop devices made for users that still exist */
 
