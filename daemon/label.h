@@ -84,8 +84,9 @@ typedef struct LabelInput {
  *   LABEL_LSM_SELINUX  context=C, with C the caller's context with SELinuxType= as type and
  *                      object_r as role, or without SELinuxType= what in->compute gives
  *   LABEL_LSM_SMACK    smackfsroot=L, smackfsdef=L, smackfstransmute=L, L the caller's label
- * Fails closed: a caller without a label, or with one (or a computed context) that is not
- * valid, is refused with UM_ERROR_KIND_FAILED (-EACCES), never mounted unlabelled. On
- * failure *o is untouched; -ENOMEM with error set.
+ * Fails closed, never mounting unlabelled: a caller without a label, or with one (or a
+ * computed context) that is not valid, is refused with UM_ERROR_KIND_FAILED and -EACCES; a
+ * failed computation with UM_ERROR_KIND_FAILED and its -errno. On failure the items of *o
+ * are as they were (its array may have been reallocated); error is always set.
  */
 int label_add_options(const LabelInput *in, MountOptions *o, UmError *error);
