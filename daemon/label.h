@@ -86,7 +86,7 @@ typedef struct LabelInput {
  *   LABEL_LSM_SMACK    smackfsroot=L, smackfsdef=L, smackfstransmute=L, L the caller's label
  * Fails closed, never mounting unlabelled: a caller without a label, or with one (or a
  * computed context) that is not valid, is refused with UM_ERROR_KIND_FAILED and -EACCES; a
- * failed computation with UM_ERROR_KIND_FAILED and its -errno. On failure the items of *o
- * are as they were (its array may have been reallocated); error is always set.
+ * failed computation with UM_ERROR_KIND_FAILED and its -errno. On failure *o is untouched
+ * and error is set.
  */
 int label_add_options(const LabelInput *in, MountOptions *o, UmError *error);
