@@ -159,12 +159,13 @@ static int bus_read_caller(sd_bus_message *m, Request *req, UmError *error) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         const uint64_t mask = SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID;
         struct passwd pw, *result = NULL;
+        const char *label = NULL;
         char buf[4096];
         uid_t uid;
         pid_t pid;
         int r;
 
-        r = sd_bus_query_sender_creds(m, mask, &creds);
+        r = sd_bus_query_sender_creds(m, mask | SD_BUS_CREDS_SELINUX_CONTEXT, &creds);
         if (r >= 0 && (sd_bus_creds_get_augmented_mask(creds) & mask))
                 r = -EPERM;
         if (r >= 0)
@@ -175,6 +176,23 @@ static int bus_read_caller(sd_bus_message *m, Request *req, UmError *error) {
                 return um_error_set(error, UM_ERROR_KIND_FAILED, r,
                                     "Could not learn who is calling from the bus: %s.",
                                     strerror(-r));
+        /*
+         * The peer's LSM label (SELinux context or Smack label, despite the name), as the
+         * bus daemon took it from the socket. -ENODATA means it has none, which only matters
+         * where an LSM labels mounts (label.c refuses then). A label sd-bus filled in from
+         * /proc (augmented) could belong to a recycled pid, so it counts as none.
+         */
+        r = sd_bus_creds_get_selinux_context(creds, &label);
+        if (r < 0 && r != -ENODATA)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "Could not learn the caller's security label from the bus: "
+                                    "%s.", strerror(-r));
+        if (r >= 0 &&
+            !(sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_SELINUX_CONTEXT)) {
+                req->caller_label = strdup(label);
+                if (!req->caller_label)
+                        return -ENOMEM;
+        }
 
         req->uid = uid;
         req->pid = pid;

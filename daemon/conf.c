@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "label.h"
 #include "macro.h"
 #include "policy.h"
 #include "um-error.h"
@@ -57,6 +58,7 @@ Conf *conf_unref(Conf *c) {
         free(c->path);
         free(c->media_root);
         free(c->image_check_user);
+        free(c->selinux_type);
         free(c);
         return NULL;
 }
@@ -138,10 +140,11 @@ struct ConfKey {
         bool empty_ok;          /* "Key=" means something (an empty list) */
 };
 
-/* Index of a section: General, Limits, then one per type in policy_fstypes() order. */
+/* Index of a section: General, Limits, Labels, then one per type in policy_fstypes() order. */
 enum {
         SECTION_GENERAL,
         SECTION_LIMITS,
+        SECTION_LABELS,
         SECTION_FSTYPES,
         SECTION_NONE = -1,      /* before the first section header */
         SECTION_IGNORED = -2,   /* an unknown or repeated section: reported once, keys skipped */
@@ -438,6 +441,24 @@ static int parse_seconds(Parser *p, const ConfKey *key, const char *value) {
         return 0;
 }
 
+/* An SELinux type name; empty: computed from the caller's context (label.h). */
+static int parse_selinux_type(Parser *p, const ConfKey *key, const char *value) {
+        char e[ESCAPED_MAX], *s = NULL;
+
+        if (*value && !label_selinux_type_valid(value))
+                return problem(p, p->line, "%s='%s' is not an SELinux type name (a letter, then "
+                               "letters, digits, '_', '.' or '-', at most %d bytes)", key->name,
+                               esc(value, e), LABEL_TYPE_MAX);
+        if (*value) {
+                s = strdup(value);
+                if (!s)
+                        return problem(p, p->line, "out of memory");
+        }
+        free(p->conf->selinux_type);
+        p->conf->selinux_type = s;
+        return 0;
+}
+
 static ConfFsType *parser_fstype(Parser *p) {
         return &p->conf->fstypes[p->section - SECTION_FSTYPES];
 }
@@ -502,6 +523,11 @@ static const ConfKey limits_keys[] = {
         { NULL },
 };
 
+static const ConfKey labels_keys[] = {
+        { "SELinuxType", parse_selinux_type, .empty_ok = true },
+        { NULL },
+};
+
 /* In the order of PolicyConfList, so that a list's index is its key's index. */
 static const ConfKey fstype_keys[] = {
         { "AllowedOptions", parse_allowed_options, .empty_ok = true },
@@ -512,12 +538,14 @@ static const ConfKey fstype_keys[] = {
 
 static const ConfKey *section_keys(int section) {
         return section == SECTION_GENERAL ? general_keys :
-                section == SECTION_LIMITS ? limits_keys : fstype_keys;
+                section == SECTION_LIMITS ? limits_keys :
+                section == SECTION_LABELS ? labels_keys : fstype_keys;
 }
 
 static const char *section_name(const Parser *p, int section) {
         return section == SECTION_GENERAL ? "General" :
                 section == SECTION_LIMITS ? "Limits" :
+                section == SECTION_LABELS ? "Labels" :
                 p->conf->fstypes[section - SECTION_FSTYPES].name;
 }
 
@@ -526,6 +554,8 @@ static int section_find(const Parser *p, const char *name) {
                 return SECTION_GENERAL;
         if (streq(name, "Limits"))
                 return SECTION_LIMITS;
+        if (streq(name, "Labels"))
+                return SECTION_LABELS;
         for (size_t i = 0; i < p->conf->n_fstypes; i++)
                 if (streq(name, p->conf->fstypes[i].name))
                         return SECTION_FSTYPES + (int) i;
@@ -552,7 +582,7 @@ static int parser_handle(void *userdata, const char *section, const char *name,
                 return 1;
         if (p->section == SECTION_NONE) {
                 problem(p, p->line, "'%s' is outside of any section: put it under [General], "
-                        "[Limits] or a filesystem type's section", esc(name, e));
+                        "[Limits], [Labels] or a filesystem type's section", esc(name, e));
                 return 1;
         }
         keys = section_keys(p->section);
@@ -636,7 +666,7 @@ static bool line_section(Parser *p, const char *s, size_t len) {
         section = section_find(p, name);
         if (section == SECTION_NONE)
                 problem(p, p->line, "unknown section [%s]; known sections are [General], "
-                        "[Limits] and one per filesystem type ([ext4], [vfat], ...)",
+                        "[Limits], [Labels] and one per filesystem type ([ext4], [vfat], ...)",
                         esc(name, e));
         else if (p->section_lines[section] > 0)
                 problem(p, p->line, "section [%s] appears a second time (first on line %u)",
@@ -978,6 +1008,11 @@ static void print_summary(const Conf *c, FILE *out) {
                 l->max_mounts_per_user, l->max_loop_devices, l->max_loop_devices_per_user,
                 l->max_workers, l->max_workers_per_user,
                 (unsigned long long) (l->request_timeout_usec / 1000000u));
+        fprintf(out, "\n[Labels]\n");
+        if (!c->selinux_type)
+                fprintf(out, "# on SELinux systems, the type is computed from the caller's "
+                        "context\n");
+        fprintf(out, "SELinuxType=%s\n", strempty(c->selinux_type));
         for (size_t i = 0; i < c->n_fstypes; i++)
                 print_fstype(&c->fstypes[i], out);
 }

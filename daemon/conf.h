@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The administrator's configuration, /etc/usermount/usermount.conf: which filesystem types
- * may be mounted and with which options, the media root, limits, exec, and the read-only
- * image check. A Config is immutable once loaded and reference-counted: the Manager holds
+ * may be mounted and with which options, the media root, limits, exec, the read-only
+ * image check, and the SELinux type of user mounts. A Config is immutable once loaded and reference-counted: the Manager holds
  * the current one, and every request holds the one it started with, so a reload (SIGHUP)
  * never changes the rules under a request in flight.
  *
@@ -71,6 +71,9 @@ typedef struct Conf {
         uid_t image_check_uid;   /* resolved when image_check is on */
         gid_t image_check_gid;
         uint64_t image_check_timeout_usec; /* [General] ImageCheckTimeoutSec= */
+        char *selinux_type;      /* [Labels] SELinuxType=: the type of user mounts' files on
+                                  * SELinux systems; NULL computes it from the caller's context
+                                  * as the kernel does for user-namespace mounts (label.h) */
         ConfLimits limits;       /* [Limits] */
         ConfFsType *fstypes;     /* one per type policy_fstypes() knows, in that order */
         size_t n_fstypes;

@@ -40,6 +40,9 @@ int manager_new(Manager **ret) {
         r = conf_new_default(&m->conf);
         if (r < 0)
                 return r;
+        r = label_lsm_detect(&m->lsm);
+        if (r < 0)
+                return r;
 
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -520,6 +523,7 @@ Request *request_free(Request *req) {
         safe_close(req->params.userns_fd);
         free(req->params.target);
         free(req->user_name);
+        free(req->caller_label);
         free(req->device_path);
         free(req->source_path);
         free(req->fstype);
@@ -904,6 +908,13 @@ static int request_decide(Request *req, UmError *error) {
                                     um_escape(req->fstype, want, sizeof(want)));
 
         r = policy_build_options(&in, &req->mount_options, error);
+        if (r < 0)
+                return r;
+        /* Labels last: the caller can give none (policy.c refuses them), the LSM decides. */
+        r = label_add_options(&(const LabelInput) { .lsm = req->manager->lsm,
+                                                    .caller_label = req->caller_label,
+                                                    .selinux_type = req->conf->selinux_type },
+                              &req->mount_options, error);
         if (r < 0)
                 return r;
 

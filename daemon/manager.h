@@ -16,6 +16,7 @@
 
 #include "conf.h"
 #include "idmap.h"
+#include "label.h"
 #include "looptrack.h"
 #include "mountbuild.h"
 #include "policy.h"
@@ -79,6 +80,8 @@ struct Request {
         int caller_pidfd;     /* Mount, MountFd, Unmount: the process that sent the call */
         mode_t caller_umask;  /* for umask= on filesystems without Unix owners */
         char *user_name;      /* for the default mount point */
+        char *caller_label;   /* the peer's LSM label from the bus (SELinux context or Smack
+                               * label); NULL when it has none (label.h) */
 
         /* What is asked. */
         char *device_path;    /* Mount: the device path as given */
@@ -128,6 +131,7 @@ struct Manager {
         bool conf_missing_ok;
         sd_event_source *sighup;
 
+        LabelLsm lsm;      /* the labelling LSM, detected once at start (label.h) */
         char *runtime_dir; /* root-only directory for staging mounts and the registry */
         LoopTrack loops;   /* loop devices made for users that still exist */
 

@@ -160,6 +160,7 @@ static void assert_conf_equal(const Conf *a, const Conf *b) {
         g_assert_cmpuint(a->image_check_uid, ==, b->image_check_uid);
         g_assert_cmpuint(a->image_check_gid, ==, b->image_check_gid);
         g_assert_cmpuint(a->image_check_timeout_usec, ==, b->image_check_timeout_usec);
+        g_assert_cmpstr(a->selinux_type, ==, b->selinux_type);
         g_assert_cmpmem(&a->limits, sizeof(a->limits), &b->limits, sizeof(b->limits));
         g_assert_cmpuint(a->n_fstypes, ==, b->n_fstypes);
         for (size_t i = 0; i < a->n_fstypes; i++) {
@@ -379,6 +380,11 @@ static const ProblemCase syntax_cases[] = {
         { "section-spaces", "[ General ]\n", PROBLEMS("1:unknown section [ General ]") },
         { "section-case", "[general]\n[EXT4]\n", PROBLEMS("1:unknown section [general]",
                                                           "2:unknown section [EXT4]") },
+        { "section-labels-case", "[labels]\n", PROBLEMS("1:unknown section [labels]; known "
+                                                        "sections are [General], [Limits], "
+                                                        "[Labels] and one per filesystem") },
+        { "section-labels-twice", "[Labels]\n[Labels]\n",
+          PROBLEMS("2:section [Labels] appears a second time (first on line 1)") },
         { "section-unknown-type", "[vfat]\n[fuse]\nX=1\n[ext5]\n",
           PROBLEMS("2:unknown section [fuse]", "4:unknown section [ext5]") },
         { "section-twice", "[General]\nAllowExec=no\n[Limits]\n[General]\nImageCheck=no\n",
@@ -403,6 +409,13 @@ static const ProblemCase syntax_cases[] = {
                    "MaxLoopDevicesPerUser, MaxWorkers, MaxWorkersPerUser, RequestTimeoutSec",
                    "6:unknown key 'Allowed' in [ext4]; [ext4] knows AllowedOptions, "
                    "DefaultOptions, ForcedOptions") },
+        { "key-unknown-labels", "[Labels]\nSELinuxContext=a_t\nSmackLabel=x\n",
+          PROBLEMS("2:unknown key 'SELinuxContext' in [Labels]; [Labels] knows SELinuxType",
+                   "3:unknown key 'SmackLabel' in [Labels]") },
+        { "key-twice-labels", "[Labels]\nSELinuxType=\nSELinuxType=a_t\n",
+          PROBLEMS("3:SELinuxType= is set twice in [Labels] (first on line 2)") },
+        { "key-wrong-section-labels", "[General]\nSELinuxType=a_t\n",
+          PROBLEMS("2:unknown key 'SELinuxType' in [General]") },
         { "key-wrong-section", "[Limits]\nAllowExec=no\n[General]\nMaxMounts=3\n",
           PROBLEMS("2:unknown key 'AllowExec' in [Limits]", "4:unknown key 'MaxMounts'") },
         { "key-case", "[General]\nallowexec=no\n", PROBLEMS("2:unknown key 'allowexec'") },
@@ -620,6 +633,9 @@ typedef struct ValueCase {
 } ValueCase;
 
 #define NUMBER_RANGE "needs a whole number from 1 to 1000000, not"
+/* 128 bytes, LABEL_TYPE_MAX. */
+#define LONGEST_TYPE "t234567890123456789012345678901234567890123456789012345678901234" \
+        "5678901234567890123456789012345678901234567890123456789012345678"
 
 static const ValueCase value_cases[] = {
         { "General", "MediaRoot", "/run/media", NULL },
@@ -698,6 +714,18 @@ static const ValueCase value_cases[] = {
         { "Limits", "RequestTimeoutSec", "3601", "needs a whole number from 1 to 3600" },
         { "Limits", "RequestTimeoutSec", "0", "needs a whole number from 1 to 3600" },
         { "Limits", "RequestTimeoutSec", "30s", "needs a whole number from 1 to 3600" },
+        { "Labels", "SELinuxType", "", NULL },
+        { "Labels", "SELinuxType", "removable_t", NULL },
+        { "Labels", "SELinuxType", "usermount.media-t_2", NULL },
+        { "Labels", "SELinuxType", "x", NULL },
+        { "Labels", "SELinuxType", LONGEST_TYPE, NULL },
+        { "Labels", "SELinuxType", LONGEST_TYPE "x", "is not an SELinux type name" },
+        { "Labels", "SELinuxType", "_t", "'_t' is not an SELinux type name" },
+        { "Labels", "SELinuxType", "1t", "is not an SELinux type name" },
+        { "Labels", "SELinuxType", "user_u:object_r:tmp_t", "is not an SELinux type name" },
+        { "Labels", "SELinuxType", "tmp_t s0", "is not an SELinux type name" },
+        { "Labels", "SELinuxType", "tmp_t,s0", "is not an SELinux type name" },
+        { "Labels", "SELinuxType", "t\xc3\xa9", "is not an SELinux type name" },
 };
 
 static void test_value(const void *data) {
@@ -755,6 +783,18 @@ static void test_limits_values(void) {
         g_assert_cmpuint(c->limits.max_workers, ==, 7);
         g_assert_cmpuint(c->limits.max_workers_per_user, ==, 8);
         g_assert_cmpuint(c->limits.request_timeout_usec, ==, 9 * 1000000ULL);
+        conf_unref(c);
+}
+
+static void test_labels_values(void) {
+        Conf *c = load_ok("[Labels]\nSELinuxType=removable_t\n");
+
+        g_assert_cmpstr(c->selinux_type, ==, "removable_t");
+        conf_unref(c);
+        /* Empty is the default: computed from the caller's context. */
+        c = load_ok("[Labels]\nSELinuxType=\n");
+        g_assert_null(c->selinux_type);
+        assert_defaults(c);
         conf_unref(c);
 }
 
@@ -956,8 +996,8 @@ static void test_example_each_setting(void) {
                         lines[header] = saved_header;
                 n_settings++;
         }
-        /* 6 in [General], 9 in [Limits], 3 in the per-type example. */
-        g_assert_cmpuint(n_settings, ==, 18);
+        /* 6 in [General], 9 in [Limits], 1 in [Labels], 3 in the per-type example. */
+        g_assert_cmpuint(n_settings, ==, 19);
         g_strfreev(lines);
         g_free(contents);
 }
@@ -999,6 +1039,7 @@ static int check(const char *path, char **ret_out) {
 static void test_check_valid(void) {
         char *path = write_string("[General]\nAllowedFilesystems=ext4 vfat\nAllowExec=no\n"
                                 "ImageCheck=yes\nImageCheckUser=nobody\n[Limits]\nMaxWorkers=3\n"
+                                "[Labels]\nSELinuxType=removable_t\n"
                                 "[ext4]\nAllowedOptions=acl,noatime\nDefaultOptions=noatime\n"
                                 "ForcedOptions=data=ordered\n");
         char *out = NULL, *again_path;
@@ -1010,6 +1051,7 @@ static void test_check_valid(void) {
         g_assert_nonnull(strstr(out, "\nAllowedFilesystems=ext4 vfat\n"));
         g_assert_nonnull(strstr(out, "\nMaxWorkers=3\n"));
         g_assert_nonnull(strstr(out, "\nMaxRequests=64\n"));
+        g_assert_nonnull(strstr(out, "\n\n[Labels]\nSELinuxType=removable_t\n\n[ext2]\n"));
         g_assert_nonnull(strstr(out, "\n# the image check runs as uid 65534, gid 65534\n"));
         g_assert_nonnull(strstr(out, "\n[ext4]\n# always forced by usermount: "
                                      "errors=remount-ro\nAllowedOptions=acl,noatime\n"
@@ -1148,6 +1190,7 @@ int main(int argc, char *argv[]) {
         add_value_cases();
         g_test_add_func("/conf/keys/general", test_general_values);
         g_test_add_func("/conf/keys/limits", test_limits_values);
+        g_test_add_func("/conf/keys/labels", test_labels_values);
         g_test_add_func("/conf/keys/image-check-user", test_image_check_user);
         g_test_add_func("/conf/keys/fstype", test_fstype_values);
         add_cases("/conf/fstype", fstype_cases, G_N_ELEMENTS(fstype_cases));

@@ -623,6 +623,11 @@ static const RefusedCase refused_cases[] = {
         { "smackfshat=^", "smackfshat", WHY_LABEL },
         { "smackfsfloor=_", "smackfsfloor", WHY_LABEL },
         { "smackfstransmute=x", "smackfstransmute", WHY_LABEL },
+        /* The kernel's LSM option parsers compare exactly, but no spelling may slip through. */
+        { "CONTEXT=system_u:object_r:tmp_t:s0", "CONTEXT", WHY_LABEL },
+        { "RootContext=system_u:object_r:tmp_t:s0", "RootContext", WHY_LABEL },
+        { "SmackFsRoot=_", "SmackFsRoot", WHY_LABEL },
+        { "smackfsanything=x", "smackfsanything", WHY_LABEL },
         { "errors=panic", "errors=panic", "a damaged filesystem would crash the whole system" },
         { "errors=continue", "errors=continue", "the filesystem would keep writing after it" },
         { "Errors=PANIC", "Errors=PANIC", "a damaged filesystem would crash the whole system" },
