@@ -867,8 +867,13 @@ static void print_report(const Bench *b) {
 
 /* ---------------------------------------------------------------------------------- */
 
+static void bench_done(Bench *b) {
+        g_strfreev(b->images);
+        g_free(b->stage_dir);
+}
+
 int main(int argc, char *argv[]) {
-        Bench b = {};
+        _cleanup_(bench_done) Bench b = {};
         int r;
 
         r = parse_argv(argc, argv, &b.opt);
