@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The benchmark's clients: forked, unprivileged harness callers, each with its own bus
+ * connection, that call the daemon in a loop and write what they measured into memory
+ * shared with the bench (mapped before the fork), so that timing never goes through a pipe.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum ClientMode {
+        CLIENT_OPEN_MOUNT, /* OpenMount of the image, the mount fd closed at once */
+        CLIENT_BUS_PING,   /* Get of the Version property: a bus round trip to the daemon */
+        CLIENT_HOLD,       /* connect, report "name=<unique name>", wait for the release */
+} ClientMode;
+
+/* Written by one client only; read by the bench once done is set. */
+typedef struct ClientResult {
+        uint64_t start_ns; /* just before the first timed request (CLOCK_MONOTONIC) */
+        uint64_t end_ns;   /* when the last one's reply arrived */
+        unsigned n_done;   /* timed requests that succeeded */
+        int done;          /* set last, when the client is through, failed or not */
+        bool failed;
+        char error[512];   /* the first failure: D-Bus error name and message */
+} ClientResult;
+
+typedef struct ClientJob {
+        ClientMode mode;
+        const char *image;      /* opened O_RDONLY once; each request passes that fd */
+        const char *fstype;
+        unsigned warmup;        /* untimed requests first */
+        unsigned count;         /* timed requests */
+        bool start_on_release;  /* report "ready" and wait for harness_caller_release() */
+        ClientResult *result;   /* shared memory */
+        uint64_t *latency_ns;   /* shared memory, count entries: send to reply received */
+} ClientJob;
+
+/* A HarnessCallerFunc: runs job (a ClientJob *) in the forked caller; exit status 0, or
+ * 1 when a request failed (the reason is in job->result->error). */
+int client_main(void *userdata);

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the benchmark reads about the daemon from /proc (see bench-proc.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench-proc.h"
+#include "macro.h"
+
+int proc_status_kib(pid_t pid, const char *key, uint64_t *ret_kib) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        char path[64], line[256];
+        size_t len = strlen(key);
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof(line), f)) {
+                uint64_t v;
+
+                if (strncmp(line, key, len) != 0 || line[len] != ':')
+                        continue;
+                if (sscanf(line + len + 1, "%" SCNu64, &v) != 1)
+                        return -EINVAL;
+                *ret_kib = v;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+int proc_count_children(pid_t pid, unsigned *ret_n) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        char path[96];
+        unsigned n = 0;
+        int child;
+
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int) pid, (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (fscanf(f, "%d", &child) == 1)
+                n++;
+        *ret_n = n;
+        return 0;
+}
+
+/* The fields of /proc/<pid>/stat after the command name, which may hold spaces and
+ * parentheses: everything after the last ')'. */
+static int read_stat_tail(pid_t pid, char *buf, size_t n, const char **ret_tail) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[64], *p;
+        ssize_t k;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        k = read(fd, buf, n - 1);
+        if (k < 0)
+                return -errno;
+        buf[k] = 0;
+        p = strrchr(buf, ')');
+        if (!p)
+                return -EINVAL;
+        *ret_tail = p + 1;
+        return 0;
+}
+
+int proc_cpu_ms(pid_t pid, bool children, double *ret_ms) {
+        unsigned long long utime, stime, cutime, cstime;
+        const char *tail = NULL;
+        char buf[1024];
+        int r;
+
+        r = read_stat_tail(pid, buf, sizeof(buf), &tail);
+        if (r < 0)
+                return r;
+        /* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime ... */
+        if (sscanf(tail, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+                   &utime, &stime, &cutime, &cstime) != 4)
+                return -EINVAL;
+        *ret_ms = (double) (utime + stime + (children ? cutime + cstime : 0)) * 1000.0 /
+                  (double) sysconf(_SC_CLK_TCK);
+        return 0;
+}
+
+int proc_machine_busy_ms(double *ret_ms) {
+        unsigned long long user, nice, system, idle, iowait, irq, softirq, steal;
+        _cleanup_(fclosep) FILE *f = NULL;
+
+        f = fopen("/proc/stat", "re");
+        if (!f)
+                return -errno;
+        if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system,
+                   &idle, &iowait, &irq, &softirq, &steal) != 8)
+                return -EINVAL;
+        *ret_ms = (double) (user + nice + system + irq + softirq) * 1000.0 /
+                  (double) sysconf(_SC_CLK_TCK);
+        return 0;
+}
+
+int proc_find_child(pid_t parent, const char *comm, pid_t *ret_pid) {
+        unsigned n = 0;
+        _cleanup_(fclosep) FILE *f = NULL;
+        char path[96];
+        int child;
+
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int) parent, (int) parent);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (fscanf(f, "%d", &child) == 1) {
+                char name[64] = {}, cpath[64];
+                _cleanup_(fclosep) FILE *c = NULL;
+
+                n++;
+                snprintf(cpath, sizeof(cpath), "/proc/%d/comm", child);
+                c = fopen(cpath, "re");
+                if (!c || !fgets(name, sizeof(name), c))
+                        continue;
+                name[strcspn(name, "\n")] = 0;
+                if (streq(name, comm)) {
+                        *ret_pid = child;
+                        return 0;
+                }
+        }
+        return -ESRCH;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the benchmark reads about the daemon from /proc: memory and worker processes. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A "Key:  N kB" line of /proc/<pid>/status (e.g. "VmRSS", "VmHWM") in KiB. -ENOENT when
+ * the line is missing, -errno when the file cannot be read. */
+int proc_status_kib(pid_t pid, const char *key, uint64_t *ret_kib);
+
+/* The number of direct children of pid (its workers, for the daemon), from
+ * /proc/<pid>/task/<pid>/children. */
+int proc_count_children(pid_t pid, unsigned *ret_n);
+
+/* CPU time (user + system) pid has used, in ms; with children, also that of the children
+ * it has reaped (the daemon's workers). From /proc/<pid>/stat, in clock ticks. */
+int proc_cpu_ms(pid_t pid, bool children, double *ret_ms);
+
+/* CPU time the whole machine has spent busy (not idle, not waiting for I/O), in ms,
+ * summed over CPUs, from /proc/stat. */
+int proc_machine_busy_ms(double *ret_ms);
+
+/* A direct child of parent whose command name (comm) is comm: 0 and *ret_pid, -ESRCH. */
+int proc_find_child(pid_t parent, const char *comm, pid_t *ret_pid);
