@@ -382,18 +382,22 @@ static void notify_close(Notify *n) {
         g_free(n->path);
 }
 
-/* The next message (within HARNESS_TIMEOUT_MS), or fails. */
-static char *notify_next(Notify *n) {
-        struct pollfd p = { .fd = n->fd, .events = POLLIN };
-        char buf[4096];
+/* The next datagram on fd (within HARNESS_TIMEOUT_MS) as a string, or fails. */
+static char *dgram_next(int fd) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        char buf[16384];
         ssize_t len;
 
         g_assert_cmpint(poll(&p, 1, HARNESS_TIMEOUT_MS), ==, 1);
-        len = recv(n->fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+        len = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
         g_assert_cmpint(len, >=, 0);
         buf[len] = 0;
-        g_test_message("notify: %s", buf);
+        g_test_message("received: %s", buf);
         return g_strdup(buf);
+}
+
+static char *notify_next(Notify *n) {
+        return dgram_next(n->fd);
 }
 
 static void notify_expect(Notify *n, const char *want) {
@@ -463,6 +467,60 @@ static void test_notify_idle_exit(void) {
         notify_close(&n);
 }
 
+/* ---- The journal ------------------------------------------------------------------------ */
+
+/*
+ * No journald runs here, but the journal's socket is just a datagram socket at a fixed
+ * path, and /run is the harness's own tmpfs: the test plays journald and reads the native
+ * protocol entries (one "NAME=value" line per field, for values without newlines).
+ */
+static void test_journal_fields(void) {
+        const char *dir = "/run/systemd/journal";
+        const char *const args[] = { "--log-target=journal", NULL };
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        g_autofree char *mp = NULL, *entry = NULL, *want_mp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        pid_t pid;
+
+        g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+        g_snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/socket", dir);
+        (void) unlink(sa.sun_path);
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        g_assert_cmpint(fd, >=, 0);
+        g_assert_cmpint(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), ==, 0);
+
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), args, &pid), ==, 0);
+        mp = mount_as_user1(image);
+        want_mp = g_strdup_printf("\nUSERMOUNT_MOUNT_POINT=%s\n", mp);
+        /* Entries come in order; the mount's is the one with its action. */
+        for (;;) {
+                g_free(entry);
+                entry = dgram_next(fd);
+                if (strstr(entry, "\nUSERMOUNT_ACTION=mount\n"))
+                        break;
+        }
+        g_assert_true(g_str_has_prefix(entry, "MESSAGE=Mounted "));
+        g_assert_nonnull(strstr(entry, "\nPRIORITY=6\n"));
+        g_assert_nonnull(strstr(entry, "\nSYSLOG_IDENTIFIER=usermountd\n"));
+        g_assert_nonnull(strstr(entry, "\nCODE_FUNC=on_attach_done\n"));
+        g_assert_nonnull(strstr(entry, "\nUSERMOUNT_UID=61001\n"));
+        g_assert_nonnull(strstr(entry, "\nUSERMOUNT_DEVICE=/dev/loop"));
+        g_assert_nonnull(strstr(entry, "\nUSERMOUNT_FSTYPE=ext4\n"));
+        g_assert_nonnull(strstr(entry, want_mp));
+
+        unmount_as_user1(mp);
+        for (;;) {
+                g_free(entry);
+                entry = dgram_next(fd);
+                if (strstr(entry, "\nUSERMOUNT_ACTION=unmount\n"))
+                        break;
+        }
+        g_assert_nonnull(strstr(entry, "\nUSERMOUNT_UID=61001\n"));
+        g_assert_nonnull(strstr(entry, want_mp));
+        g_assert_cmpint(harness_stop_daemon(pid, NULL), ==, 0);
+        g_assert_cmpint(unlink(sa.sun_path), ==, 0);
+}
+
 int main(int argc, char *argv[]) {
         const HarnessEntry entries[] = { { HARNESS_ENTRY_FILE, "hello.txt", "hello\n", 0644 }, {} };
         const HarnessImageSpec spec = { .label = "svc", .entries = entries };
@@ -480,5 +538,6 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/service/call-at-exit", test_call_at_exit);
         g_test_add_func("/service/notify", test_notify);
         g_test_add_func("/service/notify-idle-exit", test_notify_idle_exit);
+        g_test_add_func("/service/journal-fields", test_journal_fields);
         return g_test_run();
 }
