@@ -3,6 +3,7 @@
  * usermountd: command line, capabilities, signals, and the Manager's event loop.
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +54,21 @@ static int drop_capabilities(void) {
         return r;
 }
 
+/* --idle-timeout=SEC: whole seconds, 0 to a day (a longer one is the same as never). */
+static int parse_idle_timeout(const char *s, uint64_t *ret_usec) {
+        char *end;
+        unsigned long long v;
+
+        if (*s < '0' || *s > '9')
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno != 0 || *end != 0 || v > 24 * 3600)
+                return -ERANGE;
+        *ret_usec = (uint64_t) v * 1000000ULL;
+        return 0;
+}
+
 static void help(void) {
         printf("Usage: usermountd [OPTIONS]\n"
                "\n"
@@ -75,6 +91,11 @@ static void help(void) {
                "                          effect, and exit: 0 valid, 1 invalid, 2 unreadable\n"
                "      --runtime-dir=DIR   root-only state directory (default %s)\n"
                "      --debug             log debug messages\n"
+               "      --log-target=TARGET where to log: journal, stderr, or auto (default: the\n"
+               "                          journal when stderr is connected to it)\n"
+               "      --idle-timeout=SEC  exit after SEC seconds without requests, workers or\n"
+               "                          registered mounts (D-Bus activation starts it again);\n"
+               "                          0, the default, never exits when idle\n"
                "\n"
                "Signals:\n"
                "  SIGHUP    read the configuration again; mounts and requests in flight are\n"
@@ -83,13 +104,22 @@ static void help(void) {
                "\n"
                "Environment:\n"
                "  DBUS_SYSTEM_BUS_ADDRESS  the system bus to serve (default: the standard one)\n"
+               "  NOTIFY_SOCKET            where to report readiness and status (sd_notify)\n"
                "\n"
                "An annotated example configuration is in /usr/share/usermount/usermount.conf.\n",
                CONF_DEFAULT_PATH, USERMOUNT_RUNDIR);
 }
 
 int main(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_RUNTIME_DIR, ARG_DEBUG, ARG_CONFIG, ARG_CHECK_CONFIG };
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_RUNTIME_DIR,
+                ARG_DEBUG,
+                ARG_CONFIG,
+                ARG_CHECK_CONFIG,
+                ARG_LOG_TARGET,
+                ARG_IDLE_TIMEOUT,
+        };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -97,11 +127,14 @@ int main(int argc, char *argv[]) {
                 { "debug", no_argument, NULL, ARG_DEBUG },
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
+                { "log-target", required_argument, NULL, ARG_LOG_TARGET },
+                { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
                 {},
         };
         _cleanup_(manager_freep) Manager *m = NULL;
         const char *runtime_dir = NULL, *conf_path = NULL;
         bool check_config = false;
+        uint64_t idle_timeout_usec = 0;
         sigset_t mask;
         int c, r;
 
@@ -132,6 +165,22 @@ int main(int argc, char *argv[]) {
                         break;
                 case ARG_CHECK_CONFIG:
                         check_config = true;
+                        break;
+                case ARG_LOG_TARGET:
+                        r = log_target_from_string(optarg);
+                        if (r < 0) {
+                                fprintf(stderr, "usermountd: --log-target takes journal, stderr "
+                                                "or auto.\n");
+                                return 2;
+                        }
+                        log_set_target(r);
+                        break;
+                case ARG_IDLE_TIMEOUT:
+                        if (parse_idle_timeout(optarg, &idle_timeout_usec) < 0) {
+                                fprintf(stderr, "usermountd: --idle-timeout takes whole seconds, "
+                                                "0 to 86400.\n");
+                                return 2;
+                        }
                         break;
                 default:
                         fprintf(stderr, "Try 'usermountd --help'.\n");
@@ -177,6 +226,7 @@ int main(int argc, char *argv[]) {
                 log_error_errno(r, "Failed to set up: %m");
                 return EXIT_FAILURE;
         }
+        m->idle_timeout_usec = idle_timeout_usec;
         /* The default file may be absent (built-in defaults); one named on the command line
          * must exist. */
         r = manager_load_conf(m, conf_path ?: CONF_DEFAULT_PATH, !conf_path);

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "manager.h"
 #include "mountns.h"
+#include "service.h"
 #include "usermount-names.h"
 
 #define RECONCILE_INTERVAL_USEC (2ULL * 1000000ULL)
@@ -59,6 +60,8 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->mountinfo_watch);
         sd_event_source_disable_unref(m->reconcile_timer);
         sd_event_source_disable_unref(m->sighup);
+        sd_event_source_disable_unref(m->idle_timer);
+        sd_event_source_disable_unref(m->service_post);
         sd_device_monitor_unref(m->device_monitor);
         registry_free(m->registry);
         sd_bus_slot_unref(m->object_slot);
@@ -151,17 +154,16 @@ int manager_load_conf(Manager *m, const char *path, bool missing_ok) {
  * source has a higher priority than the bus, so every call sent after the signal is
  * handled under the outcome of the reload.
  */
-static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        Manager *m = userdata;
+static void manager_reload(Manager *m) {
         Conf *c = NULL;
         int r;
 
         if (!m->conf_path)
-                return 0;
+                return;
         r = conf_read(m->conf_path, m->conf_missing_ok, &c);
         if (r < 0) {
                 log_error("Kept the previous configuration: %s has errors.", m->conf_path);
-                return 0;
+                return;
         }
         conf_unref(m->conf);
         m->conf = c;
@@ -171,6 +173,12 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                 (void) sd_bus_emit_properties_changed(m->bus, UM_OBJECT_PATH,
                                                       UM_MANAGER_INTERFACE,
                                                       "SupportedFilesystems", NULL);
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        service_notify_reloading();
+        manager_reload(userdata);
+        service_notify_reloaded(userdata);
         return 0;
 }
 
@@ -241,10 +249,13 @@ static void on_cleanup_done(Worker *w, int r, const WorkerReply *reply, const Um
 
         c->worker = worker_release(w);
         safe_close(fd);
-        if (r < 0 && r != -ENOENT)
-                log_warning("Could not detach %s after its device went away: %s", c->mount_point,
-                            error ? error->message : "unknown error");
         rec = registry_find_mount_id(c->manager->registry, c->mount_id);
+        if (r < 0 && r != -ENOENT)
+                log_request_mount(LOG_LEVEL_WARNING, rec ? rec->owner_uid : LOG_UID_NONE,
+                                  rec ? rec->device : NULL, "vanished", rec ? rec->fstype : NULL,
+                                  c->mount_point,
+                                  "Could not detach %s after its device went away: %s",
+                                  c->mount_point, error ? error->message : "unknown error");
         if (rec)
                 manager_forget_mount(c->manager, rec);
         cleanup_free(c);
@@ -282,7 +293,9 @@ static void manager_cleanup_vanished(Manager *m, MountRecord *rec) {
                 .force = true,
                 .remove_dir = rec->created_dir,
         };
-        log_info("The device of %s went away; detaching the mount.", rec->mount_point);
+        log_request_mount(LOG_LEVEL_INFO, rec->owner_uid, rec->device, "vanished", rec->fstype,
+                          rec->mount_point, "The device of %s went away; detaching the mount.",
+                          rec->mount_point);
         r = worker_spawn(m->event, m->conf->limits.request_timeout_usec, &c->job.pidfd, 1,
                          job_detach, &c->job,
                          on_cleanup_done, c, &c->worker);
@@ -326,8 +339,10 @@ void manager_reconcile(Manager *m) {
                         continue;
                 r = mountns_mount_exists(rec->mntns_id, rec->mount_id, NULL);
                 if (r == 0) {
-                        log_info("%s was unmounted outside usermount; forgetting it.",
-                                 rec->mount_point);
+                        log_request_mount(LOG_LEVEL_INFO, rec->owner_uid, rec->device,
+                                          "forget", rec->fstype, rec->mount_point,
+                                          "%s was unmounted outside usermount; forgetting it.",
+                                          rec->mount_point);
                         manager_forget_mount(m, rec);
                 } else if (r > 0 && !record_device_present(rec))
                         manager_cleanup_vanished(m, rec);
@@ -432,7 +447,10 @@ int manager_load_registry(Manager *m) {
                 MountRecord *rec = m->registry->records[i - 1];
 
                 if (mountns_mount_exists(rec->mntns_id, rec->mount_id, NULL) == 0) {
-                        log_info("%s is no longer mounted; forgetting it.", rec->mount_point);
+                        log_request_mount(LOG_LEVEL_INFO, rec->owner_uid, rec->device,
+                                          "forget", rec->fstype, rec->mount_point,
+                                          "%s is no longer mounted; forgetting it.",
+                                          rec->mount_point);
                         (void) registry_remove(m->registry, rec);
                 }
         }
@@ -471,8 +489,12 @@ void manager_forget_mount(Manager *m, MountRecord *rec) {
 int manager_run(Manager *m) {
         int r;
 
+        r = service_start(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch for idleness: %m");
         log_info("usermountd %s ready on the system bus as %s.", PACKAGE_VERSION, UM_BUS_NAME);
         r = sd_event_loop(m->event);
+        service_notify_stopping(m);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         return 0;
@@ -556,9 +578,12 @@ static const char *request_what(const Request *req) {
 void request_fail(Request *req, const UmError *error) {
         char what[256];
 
-        log_info("Refused %s of uid %u for %s: %s", sd_bus_message_get_member(req->message),
-                 (unsigned) req->uid, um_escape(request_what(req), what, sizeof(what)),
-                 error->message);
+        um_escape(request_what(req), what, sizeof(what));
+        log_request_mount(LOG_LEVEL_INFO, req->uid, what, "refuse",
+                          req->probe.fstype[0] ? req->probe.fstype : NULL, req->unmount_point,
+                          "Refused %s of uid %u for %s: %s",
+                          sd_bus_message_get_member(req->message), (unsigned) req->uid, what,
+                          error->message);
         (void) bus_reply_error(req->message, error);
         request_free(req);
 }
@@ -708,8 +733,10 @@ static void on_attach_done(Worker *w, int r, const WorkerReply *reply, const UmE
         }
         req->record = NULL; /* the registry owns it now */
 
-        log_info("Mounted %s (%s) for uid %u at %s.", um_escape(request_what(req), what, sizeof(what)),
-                 rec->fstype, (unsigned) req->uid, rec->mount_point);
+        log_request_mount(LOG_LEVEL_INFO, req->uid, rec->device, "mount", rec->fstype,
+                          rec->mount_point, "Mounted %s (%s) for uid %u at %s.",
+                          um_escape(request_what(req), what, sizeof(what)), rec->fstype,
+                          (unsigned) req->uid, rec->mount_point);
         r = bus_reply_mount(req, rec);
         if (r < 0)
                 log_warning_errno(r, "Failed to reply to uid %u: %m", (unsigned) req->uid);
@@ -756,9 +783,14 @@ static void on_build_done(Worker *w, int r, const WorkerReply *reply, const UmEr
         if (r < 0)
                 log_warning_errno(r, "Failed to send the mount to uid %u: %m", (unsigned) req->uid);
         else
-                log_info("Mounted %s (%s, label \"%s\") for uid %u as a detached locked mount.",
-                         um_escape(request_what(req), what, sizeof(what)), req->probe.fstype,
-                         um_escape(req->probe.label, label, sizeof(label)), (unsigned) req->uid);
+                log_request_mount(LOG_LEVEL_INFO, req->uid, req->record->device, "open-mount",
+                                  req->record->fstype, NULL,
+                                  "Mounted %s (%s, label \"%s\") for uid %u as a detached "
+                                  "locked mount.",
+                                  um_escape(request_what(req), what, sizeof(what)),
+                                  req->probe.fstype,
+                                  um_escape(req->probe.label, label, sizeof(label)),
+                                  (unsigned) req->uid);
         request_free(req);
 }
 
@@ -998,9 +1030,11 @@ static void on_detach_done(Worker *w, int r, const WorkerReply *reply, const UmE
         }
         if (r < 0)
                 return request_fail(req, error);
+        log_request_mount(LOG_LEVEL_INFO, req->uid, rec ? rec->device : NULL, "unmount",
+                          rec ? rec->fstype : NULL, req->unmount_point,
+                          "Unmounted %s for uid %u.", req->unmount_point, (unsigned) req->uid);
         if (rec)
                 manager_forget_mount(req->manager, rec);
-        log_info("Unmounted %s for uid %u.", req->unmount_point, (unsigned) req->uid);
         (void) sd_bus_reply_method_return(req->message, "");
         request_free(req);
 }
@@ -1158,6 +1192,7 @@ void manager_start_request(Manager *m, Request *req) {
         UmError error = {};
         int keep[2];
 
+        service_note_activity(m);
         if (manager_check_limits(m, req, &error) < 0)
                 return request_fail(req, &error);
 

@@ -140,6 +140,16 @@ struct Manager {
         sd_event_source *reconcile_timer; /* periodic check of every registered mount */
         sd_device_monitor *device_monitor; /* block device removals, where udevd runs */
         unsigned n_cleanups;              /* lazy detaches in flight */
+
+        /* Life as a service (service.h). */
+        uint64_t idle_timeout_usec;       /* exit after this long idle; 0: never */
+        sd_event_source *idle_timer;      /* armed while idle */
+        sd_event_source *service_post;    /* status and idle checks after each event */
+        bool idle_exiting;                /* the name is released: exit once idle */
+        bool stopping_sent;
+        bool status_sent;
+        unsigned status_requests;         /* what the last STATUS= said */
+        size_t status_mounts;
 };
 
 int manager_new(Manager **ret);
@@ -169,7 +179,8 @@ void manager_forget_mount(Manager *m, MountRecord *rec);
  * are lazily detached in their namespace. */
 void manager_reconcile(Manager *m);
 
-/* Runs the event loop until SIGTERM/SIGINT. */
+/* Sends READY=1 and runs the event loop until SIGTERM/SIGINT or the idle exit
+ * (service.h); then STOPPING=1 and the registry saved. */
 int manager_run(Manager *m);
 
 /*

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Readiness, status and idle exit (service.h). Both the status line and the idle timer
+ * follow the Manager's counts through one sd-event "post" source, which runs after any
+ * iteration that dispatched something (a bus message, a worker's reply or exit, a signal,
+ * the reconcile timer): every change of a count happens in such an iteration, so nothing
+ * is polled and no call site has to remember to report its change.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+
+#include "log.h"
+#include "manager.h"
+#include "service.h"
+#include "usermount-names.h"
+#include "worker.h"
+
+char *service_format_status(unsigned n_requests, size_t n_mounts, char *buf, size_t size) {
+        snprintf(buf, size, "Serving %u request%s, %zu mount%s", n_requests,
+                 n_requests == 1 ? "" : "s", n_mounts, n_mounts == 1 ? "" : "s");
+        return buf;
+}
+
+static size_t manager_n_mounts(const Manager *m) {
+        return m->registry ? m->registry->n_records : 0;
+}
+
+bool service_is_idle(Manager *m) {
+        /* Cheap checks first: the loop devices are looked up in sysfs. */
+        return m->n_requests == 0 && worker_count_alive() == 0 && m->n_cleanups == 0 &&
+               manager_n_mounts(m) == 0 && looptrack_count(&m->loops, (uid_t) -1) == 0;
+}
+
+/* STATUS= only when what it says changed, not on every event. */
+static void service_update_status(Manager *m) {
+        char status[128];
+
+        if (m->status_sent && m->status_requests == m->n_requests &&
+            m->status_mounts == manager_n_mounts(m))
+                return;
+        m->status_requests = m->n_requests;
+        m->status_mounts = manager_n_mounts(m);
+        m->status_sent = true;
+        (void) sd_notifyf(false, "STATUS=%s",
+                          service_format_status(m->status_requests, m->status_mounts, status,
+                                                sizeof(status)));
+}
+
+void service_notify_stopping(Manager *m) {
+        if (m->stopping_sent)
+                return;
+        m->stopping_sent = true;
+        (void) sd_notify(false, "STOPPING=1\nSTATUS=Stopping");
+}
+
+/*
+ * The exit: STOPPING=1, then the name goes, and only then does the loop end. Calls the bus
+ * routed to us before it took the name away are queued on our connection by the time
+ * ReleaseName returns; they are served (the loop goes on until the daemon is idle again),
+ * while every later call makes the bus activate a new instance.
+ */
+static void service_begin_idle_exit(Manager *m) {
+        int r;
+
+        log_request(LOG_LEVEL_INFO, LOG_UID_NONE, NULL, "idle-exit",
+                    "Idle for %" PRIu64 " s with nothing to watch; exiting.",
+                    m->idle_timeout_usec / UINT64_C(1000000));
+        service_notify_stopping(m);
+        m->idle_exiting = true;
+        if (m->bus) {
+                r = sd_bus_release_name(m->bus, UM_BUS_NAME);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to release %s: %m", UM_BUS_NAME);
+                while (sd_bus_process(m->bus, NULL) > 0)
+                        ;
+        }
+}
+
+static void service_finish_idle_exit(Manager *m) {
+        int r;
+
+        if (m->registry) {
+                r = registry_save(m->registry);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to save the registry: %m");
+        }
+        (void) sd_event_exit(m->event, EXIT_SUCCESS);
+}
+
+static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        /* Only armed while idle, but a worker may have started in this very iteration. The
+         * exit itself comes from on_post(), once whatever was queued is done. */
+        if (service_is_idle(m))
+                service_begin_idle_exit(m);
+        return 0;
+}
+
+/* Arms the timer when the daemon becomes idle, disarms it while it is busy. */
+static void service_update_idle(Manager *m) {
+        int enabled = SD_EVENT_OFF;
+        bool idle;
+
+        if (!m->idle_timer)
+                return;
+        idle = service_is_idle(m);
+        if (m->idle_exiting) {
+                if (idle)
+                        service_finish_idle_exit(m);
+                return;
+        }
+        (void) sd_event_source_get_enabled(m->idle_timer, &enabled);
+        if (!idle && enabled != SD_EVENT_OFF)
+                (void) sd_event_source_set_enabled(m->idle_timer, SD_EVENT_OFF);
+        else if (idle && enabled == SD_EVENT_OFF &&
+                 sd_event_source_set_time_relative(m->idle_timer, m->idle_timeout_usec) >= 0)
+                (void) sd_event_source_set_enabled(m->idle_timer, SD_EVENT_ONESHOT);
+}
+
+void service_note_activity(Manager *m) {
+        if (m->idle_timer && !m->idle_exiting)
+                (void) sd_event_source_set_enabled(m->idle_timer, SD_EVENT_OFF);
+}
+
+static int on_post(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+
+        service_update_status(m);
+        service_update_idle(m);
+        return 0;
+}
+
+int service_start(Manager *m) {
+        int r;
+
+        r = sd_event_add_post(m->event, &m->service_post, on_post, m);
+        if (r < 0)
+                return r;
+        if (m->idle_timeout_usec > 0) {
+                r = sd_event_add_time_relative(m->event, &m->idle_timer, CLOCK_MONOTONIC,
+                                               m->idle_timeout_usec, 0, on_idle_timer, m);
+                if (r < 0)
+                        return r;
+                /* When it expires in the same iteration as a call arrives, it goes first: the
+                 * exit path is then the one that serves the call (service_begin_idle_exit()),
+                 * the same whichever way the two raced. */
+                r = sd_event_source_set_priority(m->idle_timer, SD_EVENT_PRIORITY_IMPORTANT);
+                if (r < 0)
+                        return r;
+                /* Armed by service_update_idle() below if there is nothing to do yet. */
+                r = sd_event_source_set_enabled(m->idle_timer, SD_EVENT_OFF);
+                if (r < 0)
+                        return r;
+        }
+        (void) sd_notify(false, "READY=1");
+        service_update_status(m);
+        service_update_idle(m);
+        return 0;
+}
+
+static uint64_t now_usec(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
+void service_notify_reloading(void) {
+        (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
+                          now_usec(CLOCK_MONOTONIC));
+}
+
+void service_notify_reloaded(Manager *m) {
+        char status[128];
+
+        (void) sd_notifyf(false, "READY=1\nSTATUS=%s",
+                          service_format_status(m->n_requests, manager_n_mounts(m), status,
+                                                sizeof(status)));
+}

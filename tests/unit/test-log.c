@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Tests of the daemon's logging (daemon/log.c) and of its status line (daemon/service.c):
+ * the journal fields of an entry (log_fields_build(), which is all the journal target
+ * adds to a message), the recognition of stderr as the journal's stream, the log target
+ * names, and that the stderr target writes exactly "<N>message\n", which tests and
+ * journald's stream parser rely on.
+ */
+#include <fcntl.h>
+#include <glib.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "service.h"
+
+/* The fields of f as "NAME=value" strings, in order. */
+static GPtrArray *fields_of(const LogFields *f) {
+        GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+
+        for (size_t i = 0; i < f->n; i++)
+                g_ptr_array_add(a, g_strndup(f->iov[i].iov_base, f->iov[i].iov_len));
+        return a;
+}
+
+static void assert_fields(LogFields *f, const char *const *want) {
+        g_autoptr(GPtrArray) have = fields_of(f);
+        size_t n = 0;
+
+        for (; want[n]; n++) {
+                g_assert_cmpuint(n, <, have->len);
+                g_assert_cmpstr(have->pdata[n], ==, want[n]);
+        }
+        g_assert_cmpuint(have->len, ==, n);
+}
+
+static void test_fields_request(void) {
+        const LogSite site = { "daemon/manager.c", 812, "on_attach_done" };
+        const LogRequest req = { 61001, "/dev/loop3", "mount", "ext4", "/run/media/u/stick" };
+        const char *const want[] = {
+                "MESSAGE=Mounted it.",
+                "PRIORITY=6",
+                "SYSLOG_IDENTIFIER=usermountd",
+                "CODE_FILE=daemon/manager.c",
+                "CODE_LINE=812",
+                "CODE_FUNC=on_attach_done",
+                "USERMOUNT_UID=61001",
+                "USERMOUNT_DEVICE=/dev/loop3",
+                "USERMOUNT_ACTION=mount",
+                "USERMOUNT_FSTYPE=ext4",
+                "USERMOUNT_MOUNT_POINT=/run/media/u/stick",
+                NULL,
+        };
+        LogFields f;
+
+        g_assert_cmpint(log_fields_build(LOG_LEVEL_INFO, 0, &site, &req, "Mounted it.", &f), ==, 0);
+        assert_fields(&f, want);
+        log_fields_done(&f);
+        g_assert_cmpuint(f.n, ==, 0);
+}
+
+/* What is not known is left out, not written empty; uid 0 is a uid. */
+static void test_fields_partial(void) {
+        const LogSite site = { "daemon/service.c", 0, NULL };
+        const LogRequest refuse = { 0, "/home/u/x.img", "refuse", NULL, NULL };
+        const LogRequest idle = { LOG_UID_NONE, NULL, "idle-exit", NULL, NULL };
+        const char *const want_refuse[] = {
+                "MESSAGE=No.", "PRIORITY=4", "SYSLOG_IDENTIFIER=usermountd",
+                "CODE_FILE=daemon/service.c", "USERMOUNT_UID=0",
+                "USERMOUNT_DEVICE=/home/u/x.img", "USERMOUNT_ACTION=refuse", NULL,
+        };
+        const char *const want_idle[] = {
+                "MESSAGE=Idle.", "PRIORITY=6", "SYSLOG_IDENTIFIER=usermountd",
+                "USERMOUNT_ACTION=idle-exit", NULL,
+        };
+        LogFields f;
+
+        g_assert_cmpint(log_fields_build(LOG_LEVEL_WARNING, 0, &site, &refuse, "No.", &f), ==, 0);
+        assert_fields(&f, want_refuse);
+        log_fields_done(&f);
+        g_assert_cmpint(log_fields_build(LOG_LEVEL_INFO, 0, NULL, &idle, "Idle.", &f), ==, 0);
+        assert_fields(&f, want_idle);
+        log_fields_done(&f);
+}
+
+/* A message that is not about a request has no USERMOUNT_ fields; an error has ERRNO=
+ * (positive, whichever sign it was passed with). */
+static void test_fields_plain_and_errno(void) {
+        const LogSite site = { "daemon/main.c", 7, "main" };
+        const char *const want[] = {
+                "MESSAGE=Failed.", "PRIORITY=3", "SYSLOG_IDENTIFIER=usermountd", "ERRNO=13",
+                "CODE_FILE=daemon/main.c", "CODE_LINE=7", "CODE_FUNC=main", NULL,
+        };
+        LogFields f;
+
+        g_assert_cmpint(log_fields_build(LOG_LEVEL_ERROR, -EACCES, &site, NULL, "Failed.", &f), ==, 0);
+        assert_fields(&f, want);
+        log_fields_done(&f);
+        g_assert_cmpint(log_fields_build(LOG_LEVEL_ERROR, EACCES, &site, NULL, "Failed.", &f), ==, 0);
+        assert_fields(&f, want);
+        log_fields_done(&f);
+}
+
+/* Values are kept byte for byte, newlines included: the journal's native protocol carries
+ * binary data, and a field must never end early or run into the next. */
+static void test_fields_binary_values(void) {
+        const LogRequest req = { 1000, "/dev/sdb1", "mount", "ext4", "/run/media/u/a\nb=c" };
+        LogFields f;
+
+        g_assert_cmpint(log_fields_build(LOG_LEVEL_INFO, 0, NULL, &req, "two\nlines", &f), ==, 0);
+        g_assert_cmpuint(f.iov[0].iov_len, ==, strlen("MESSAGE=two\nlines"));
+        g_assert_cmpmem(f.iov[0].iov_base, f.iov[0].iov_len, "MESSAGE=two\nlines", 17);
+        g_assert_cmpmem(f.iov[f.n - 1].iov_base, f.iov[f.n - 1].iov_len,
+                        "USERMOUNT_MOUNT_POINT=/run/media/u/a\nb=c", 40);
+        log_fields_done(&f);
+}
+
+static void test_journal_stream(void) {
+        g_autofree char *path = g_build_filename(g_get_tmp_dir(), "um-test-log-XXXXXX", NULL);
+        g_autofree char *match = NULL, *other_ino = NULL, *other_dev = NULL;
+        struct stat st;
+        int fd;
+
+        fd = g_mkstemp(path);
+        g_assert_cmpint(fd, >=, 0);
+        g_assert_cmpint(fstat(fd, &st), ==, 0);
+        match = g_strdup_printf("%llu:%llu", (unsigned long long) st.st_dev,
+                                (unsigned long long) st.st_ino);
+        other_ino = g_strdup_printf("%llu:%llu", (unsigned long long) st.st_dev,
+                                    (unsigned long long) st.st_ino + 1);
+        other_dev = g_strdup_printf("%llu:%llu", (unsigned long long) st.st_dev + 1,
+                                    (unsigned long long) st.st_ino);
+
+        g_assert_true(log_fd_is_journal_stream(fd, match));
+        g_assert_false(log_fd_is_journal_stream(fd, other_ino));
+        g_assert_false(log_fd_is_journal_stream(fd, other_dev));
+        g_assert_false(log_fd_is_journal_stream(fd, NULL));
+        g_assert_false(log_fd_is_journal_stream(fd, ""));
+        for (const char *const *bad = (const char *const[]) { ":", "1:", ":1", "1", "-1:2",
+                     " 1:2", "1:2 ", "1:2:3", "x:y", "99999999999999999999999:1", NULL };
+             *bad; bad++)
+                g_assert_false(log_fd_is_journal_stream(fd, *bad));
+        /* The variable inherited, the fd not: a closed fd is not the journal. */
+        g_assert_cmpint(close(fd), ==, 0);
+        g_assert_false(log_fd_is_journal_stream(fd, match));
+        g_assert_cmpint(unlink(path), ==, 0);
+}
+
+static void test_target_names(void) {
+        g_assert_cmpint(log_target_from_string("auto"), ==, LOG_TARGET_AUTO);
+        g_assert_cmpint(log_target_from_string("stderr"), ==, LOG_TARGET_STDERR);
+        g_assert_cmpint(log_target_from_string("journal"), ==, LOG_TARGET_JOURNAL);
+        g_assert_cmpint(log_target_from_string("console"), ==, -EINVAL);
+        g_assert_cmpint(log_target_from_string(""), ==, -EINVAL);
+        g_assert_cmpint(log_target_from_string("Journal"), ==, -EINVAL);
+}
+
+/* The stderr target, request events included, writes the same lines as before fields
+ * existed; levels above the maximum write nothing. */
+static void test_stderr_format(void) {
+        g_autofree char *path = g_build_filename(g_get_tmp_dir(), "um-test-log-XXXXXX", NULL);
+        g_autofree char *text = NULL;
+        int fd, saved;
+
+        fd = g_mkstemp(path);
+        g_assert_cmpint(fd, >=, 0);
+        saved = dup(STDERR_FILENO);
+        g_assert_cmpint(dup2(fd, STDERR_FILENO), ==, STDERR_FILENO);
+
+        log_set_target(LOG_TARGET_STDERR);
+        log_info("Plain %d.", 1);
+        log_request_mount(LOG_LEVEL_INFO, 61001, "/dev/loop3", "mount", "ext4", "/mnt",
+                          "Mounted %s for uid %u.", "x.img", 61001u);
+        log_request(LOG_LEVEL_WARNING, LOG_UID_NONE, NULL, "idle-exit", "Idle.");
+        g_assert_cmpint(log_warning_errno(-ENOENT, "Gone: %m"), ==, -ENOENT);
+        log_debug("Not shown.");
+        fflush(stderr);
+
+        g_assert_cmpint(dup2(saved, STDERR_FILENO), ==, STDERR_FILENO);
+        close(saved);
+        close(fd);
+        g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+        g_assert_cmpstr(text, ==, "<6>Plain 1.\n"
+                                  "<6>Mounted x.img for uid 61001.\n"
+                                  "<4>Idle.\n"
+                                  "<4>Gone: No such file or directory\n");
+        g_assert_cmpint(unlink(path), ==, 0);
+}
+
+static void test_status_line(void) {
+        char buf[128], tiny[8];
+
+        g_assert_cmpstr(service_format_status(0, 0, buf, sizeof(buf)), ==,
+                        "Serving 0 requests, 0 mounts");
+        g_assert_cmpstr(service_format_status(1, 1, buf, sizeof(buf)), ==,
+                        "Serving 1 request, 1 mount");
+        g_assert_cmpstr(service_format_status(2, 3, buf, sizeof(buf)), ==,
+                        "Serving 2 requests, 3 mounts");
+        g_assert_cmpstr(service_format_status(2, 3, tiny, sizeof(tiny)), ==, "Serving");
+}
+
+int main(int argc, char *argv[]) {
+        g_test_init(&argc, &argv, NULL);
+        g_test_add_func("/log/fields/request", test_fields_request);
+        g_test_add_func("/log/fields/partial", test_fields_partial);
+        g_test_add_func("/log/fields/plain-and-errno", test_fields_plain_and_errno);
+        g_test_add_func("/log/fields/binary-values", test_fields_binary_values);
+        g_test_add_func("/log/journal-stream", test_journal_stream);
+        g_test_add_func("/log/target-names", test_target_names);
+        g_test_add_func("/log/stderr-format", test_stderr_format);
+        g_test_add_func("/service/status-line", test_status_line);
+        return g_test_run();
+}
