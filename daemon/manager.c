@@ -1193,6 +1193,14 @@ void manager_start_request(Manager *m, Request *req) {
         int keep[2];
 
         service_note_activity(m);
+        /* Exiting after being idle, the name already given up (service.c): a mount made
+         * now would be watched by nobody once this process is gone. */
+        if (m->idle_exiting && req->method != METHOD_UNMOUNT && req->method != METHOD_LIST_MOUNTS) {
+                um_error_set(&error, UM_ERROR_KIND_FAILED, EAGAIN,
+                             "usermountd was exiting after being idle when this request came; "
+                             "send it again, and the instance that is running now answers it.");
+                return request_fail(req, &error);
+        }
         if (manager_check_limits(m, req, &error) < 0)
                 return request_fail(req, &error);
 

@@ -58,8 +58,11 @@ void service_notify_stopping(Manager *m) {
 /*
  * The exit: STOPPING=1, then the name goes, and only then does the loop end. Calls the bus
  * routed to us before it took the name away are queued on our connection by the time
- * ReleaseName returns; they are served (the loop goes on until the daemon is idle again),
- * while every later call makes the bus activate a new instance.
+ * ReleaseName returns (the bus keeps the order of what it sends us); they are answered
+ * here, while every later call makes the bus (or systemd, once this process is gone)
+ * start a new instance. Mount calls among them are refused with a request to send them
+ * again (manager.c): a mount made now would be watched by nobody once this process is
+ * gone, and a new instance would not know it.
  */
 static void service_begin_idle_exit(Manager *m) {
         int r;

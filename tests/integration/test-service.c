@@ -49,6 +49,7 @@ typedef enum CallKind {
         CALL_UNMOUNT,
         CALL_LIST,
         CALL_LIST_ROUTED, /* ListMounts, reporting "routed=1" once the bus routed it */
+        CALL_MOUNT_FD_ROUTED, /* MountFd, the same way */
 } CallKind;
 
 typedef struct Call {
@@ -70,15 +71,23 @@ static int on_list_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
  * bus handles a connection's messages in order, so once GetId is answered the call has
  * been routed to whoever owned the name at that moment.
  */
-static int list_routed(void) {
+static int call_routed(const char *image_path) {
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        _cleanup_close_ int fd = -EBADF;
         sd_bus *bus = NULL;
         int done = 0;
 
         g_assert_cmpint(harness_sd_bus_connect(&bus), >=, 0);
         g_assert_cmpint(sd_bus_message_new_method_call(bus, &call, UM_BUS_NAME, UM_OBJECT_PATH,
-                                                       UM_MANAGER_INTERFACE, "ListMounts"), >=, 0);
+                                                       UM_MANAGER_INTERFACE,
+                                                       image_path ? "MountFd" : "ListMounts"),
+                        >=, 0);
+        if (image_path) {
+                fd = open(image_path, O_RDWR | O_CLOEXEC);
+                g_assert_cmpint(fd, >=, 0);
+                g_assert_cmpint(sd_bus_message_append(call, "hss", fd, "", ""), >=, 0);
+        }
         g_assert_cmpint(calls_append_params(call, NULL), >=, 0);
         g_assert_cmpint(sd_bus_call_async(bus, &slot, call, on_list_reply, &done,
                                           60 * G_USEC_PER_SEC), >=, 0);
@@ -103,8 +112,8 @@ static int caller(void *userdata) {
         sd_bus *bus = NULL;
         int r;
 
-        if (c->kind == CALL_LIST_ROUTED)
-                return list_routed();
+        if (c->kind == CALL_LIST_ROUTED || c->kind == CALL_MOUNT_FD_ROUTED)
+                return call_routed(c->kind == CALL_MOUNT_FD_ROUTED ? c->path : NULL);
         g_assert_cmpint(harness_sd_bus_connect(&bus), >=, 0);
         g_assert_cmpint(sd_bus_message_new_method_call(bus, &call, UM_BUS_NAME, UM_OBJECT_PATH,
                                                        UM_MANAGER_INTERFACE,
@@ -122,6 +131,7 @@ static int caller(void *userdata) {
                 break;
         case CALL_LIST:
         case CALL_LIST_ROUTED:
+        case CALL_MOUNT_FD_ROUTED:
                 break;
         }
         g_assert_cmpint(calls_append_params(call, NULL), >=, 0);
@@ -351,6 +361,37 @@ static void test_call_at_exit(void) {
         g_assert_false(name_has_owner());
 }
 
+/*
+ * A mount call that reaches the daemon as it exits is refused with a request to send it
+ * again, and leaves nothing: a mount made by a process that is about to be gone, without
+ * its bus name, would be watched by nobody. The next call activates a new daemon.
+ */
+static void test_mount_at_exit(void) {
+        const Call mount = { CALL_MOUNT_FD_ROUTED, image };
+        g_autoptr(HarnessCaller) c = NULL;
+        g_autofree char *line = NULL, *output = NULL;
+        g_autoptr(GHashTable) t = NULL;
+        pid_t pid = start_daemon("1");
+
+        g_assert_cmpint(kill(pid, SIGSTOP), ==, 0);
+        /* As above: the idle deadline expires while the daemon cannot act on it. */
+        g_usleep(1500 * 1000);
+        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_UID_USER1, 0, caller,
+                                             (void *) &mount, &c), ==, 0);
+        g_assert_cmpint(harness_caller_read_line(c, HARNESS_TIMEOUT_MS, &line), ==, 0);
+        g_assert_cmpstr(line, ==, "routed=1");
+        g_assert_cmpint(kill(pid, SIGCONT), ==, 0);
+
+        g_assert_cmpint(harness_caller_wait(c, HARNESS_CALLER_TIMEOUT_MS, &output), ==, 0);
+        t = calls_parse_report(output);
+        g_assert_cmpstr(report_get(t, "result"), ==, UM_ERROR_FAILED);
+        g_assert_nonnull(strstr(strempty(report_get(t, "message")), "send it again"));
+        g_assert_true(exits_within(pid, EXIT_MS));
+        assert_exited_cleanly(pid);
+        g_assert_false(name_has_owner());
+        g_assert_cmpint(harness_count_loop_devices(), ==, 0);
+}
+
 /* ---- sd_notify ------------------------------------------------------------------------- */
 
 typedef struct Notify {
@@ -536,6 +577,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/service/busy-stays", test_busy_stays);
         g_test_add_func("/service/restart-keeps-registry", test_restart_keeps_registry);
         g_test_add_func("/service/call-at-exit", test_call_at_exit);
+        g_test_add_func("/service/mount-at-exit", test_mount_at_exit);
         g_test_add_func("/service/notify", test_notify);
         g_test_add_func("/service/notify-idle-exit", test_notify_idle_exit);
         g_test_add_func("/service/journal-fields", test_journal_fields);
