@@ -135,6 +135,7 @@ static int overlay_installed(const char *dir) {
 /* Every installed file the daemon and the tools need is at its installed path. */
 static void ensure_overlay(void) {
         const char *const files[] = { INSTALLED_DAEMON, SERVICE_DIR "/" ACTIVATION_FILE,
+                INSTALL_MANDIR "/man1/usermount.1", INSTALL_MANDIR "/man5/usermount.conf.5",
                 INSTALL_MANDIR "/man8/usermountd.8" };
 
         if (overlaid)
@@ -345,7 +346,7 @@ static void test_tree_complete(void) {
         }
 }
 
-/* The installed policy lets root own the activation file's name. */
+/* The activation file, the unit and the installed bus policy name the same bus name. */
 static void test_tree_names(void) {
         g_autofree char *activation = read_staged(SERVICE_DIR "/" ACTIVATION_FILE);
         g_autofree char *unit = read_staged(INSTALL_UNITDIR "/" UNIT_NAME);
@@ -355,11 +356,15 @@ static void test_tree_names(void) {
         g_autofree char *own = NULL, *source_path = g_build_filename(harness_source_root(),
                                                                "dbus", UM_BUS_NAME ".conf", NULL);
 
+        g_autofree char *bus_name = ini_value(unit, "BusName"), *type = ini_value(unit, "Type");
+        g_autofree char *unit_name = ini_value(activation, "SystemdService");
+        g_autofree char *user = ini_value(activation, "User");
+
         g_assert_cmpstr(name, ==, UM_BUS_NAME);
-        g_assert_cmpstr(ini_value(unit, "BusName"), ==, name);
-        g_assert_cmpstr(ini_value(unit, "Type"), ==, "dbus");
-        g_assert_cmpstr(ini_value(activation, "SystemdService"), ==, UNIT_NAME);
-        g_assert_cmpstr(ini_value(activation, "User"), ==, "root");
+        g_assert_cmpstr(bus_name, ==, name);
+        g_assert_cmpstr(type, ==, "dbus");
+        g_assert_cmpstr(unit_name, ==, UNIT_NAME);
+        g_assert_cmpstr(user, ==, "root");
 
         own = g_strdup_printf("<allow own=\"%s\"/>", name);
         g_assert_nonnull(strstr(policy, own));
@@ -515,14 +520,16 @@ static bool have_systemd_analyze(void) {
 static void test_unit_verify(void) {
         g_autofree char *unit = staged(INSTALL_UNITDIR "/" UNIT_NAME), *output = NULL;
         const char *argv[] = { "systemd-analyze", "verify", "--man=yes", unit, NULL };
+        int r;
 
         if (!have_systemd_analyze())
                 return;
         /* ExecStart='s binary and the Documentation= man pages must exist. */
         ensure_overlay();
-        g_assert_cmpint(run(argv, &output), ==, 0);
+        r = run(argv, &output);
         if (*output)
                 g_test_message("systemd-analyze verify: %s", output);
+        g_assert_cmpint(r, ==, 0);
         g_assert_cmpstr(output, ==, "");
 }
 
