@@ -680,6 +680,7 @@ static int start_bus(const HarnessOptions *options) {
         g_autofree char *config = g_build_filename(harness.tmpdir, "bus/system.conf", NULL);
         g_autofree char *program = find_program("dbus-daemon");
         g_autofree char *contents = NULL, *config_arg = NULL, *address_arg = NULL;
+        g_autofree char *service_dir = NULL;
         _cleanup_close_ int rfd = -EBADF, wfd = -EBADF;
         Service s = { .name = g_strdup("dbus-daemon") };
         char line[512];
@@ -691,6 +692,9 @@ static int start_bus(const HarnessOptions *options) {
         }
         harness.bus_socket = g_build_filename(harness.tmpdir, "bus/system_bus_socket", NULL);
         harness.bus_address = g_strdup_printf("unix:path=%s", harness.bus_socket);
+        service_dir = options->bus_service_dir
+                ? g_markup_printf_escaped("  <servicedir>%s</servicedir>\n", options->bus_service_dir)
+                : g_strdup("");
         contents = g_strdup_printf(
                 "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration "
                 "1.0//EN\"\n"
@@ -701,9 +705,10 @@ static int start_bus(const HarnessOptions *options) {
                 "  <listen>unix:path=%s</listen>\n"
                 "  <auth>EXTERNAL</auth>\n"
                 "%s"
+                "%s"
                 "  <include ignore_missing=\"no\">%s</include>\n"
                 "</busconfig>\n",
-                harness.bus_socket,
+                harness.bus_socket, service_dir,
                 options->bus_allow_all ? bus_policy_allow_all : bus_policy_system,
                 HARNESS_BUS_POLICY);
         r = write_file(config, contents, 0644);

@@ -98,6 +98,14 @@ typedef struct HarnessOptions {
         bool bus_allow_all;
         /* Run polkitd with its debug output (also enabled by UM_HARNESS_DEBUG=1). */
         bool polkit_debug;
+        /* A directory of D-Bus activation files for the private bus (NULL: none), for
+         * tests of bus activation. The bus has no <servicehelper>: it runs a file's Exec=
+         * itself, as root, in the test's mount namespace, with DBUS_SYSTEM_BUS_ADDRESS set
+         * to the private bus; the harness neither starts nor tracks such a process. The
+         * directory may appear after harness_init() (in the private /run, or mounted by
+         * the test): the bus reads its service directories again when it is asked for a
+         * name it does not know. */
+        const char *bus_service_dir;
 } HarnessOptions;
 
 /* Builds the environment described above. Must be called once, as root, in the main

@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bash completion for usermount(1): commands and options as client/*.c parse them, filesystem
+# types and id mappings, files where a path goes, and for unmount the mount points that
+# "usermount list" shows. Needs nothing from the bash-completion package.
+
+_usermount_mount_points() {
+        # $1: the usermount being completed. The JSON is read line by line without a parser:
+        # each "mount-point" value, with JSON's \" and \\ undone.
+        local json line
+        json=$(timeout 5 "$1" --no-ask-password list --json 2>/dev/null) || return 0
+        while IFS= read -r line; do
+                line=${line#*\"mount-point\"*:*\"}
+                line=${line%\"*}
+                line=${line//\\\"/\"}
+                line=${line//\\\\/\\}
+                printf '%s\n' "$line"
+        done < <(grep -o '"mount-point" *: *"\([^"\\]\|\\.\)*"' <<<"$json")
+}
+
+_usermount() {
+        local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+        local verb="" opt="" prefix="" i w n_operands=0
+        local -r global_opts="-h --help --version --no-ask-password"
+        local -r verbs="mount unmount list monitor"
+        local -r fstypes="ext2 ext3 ext4 xfs btrfs squashfs erofs vfat exfat ntfs3 iso9660 udf"
+        local -r idmaps="none user namespace"
+        local -r mount_opts="-t --type= -o --options= -r --read-only --exec --idmap= --no-ask-password -h --help"
+        local -r unmount_opts="-f --force -A --all-targets --no-ask-password -h --help"
+        local -r list_opts="--json -h --help"
+        COMPREPLY=()
+
+        # The option whose value is being completed: "-t X", "--type X", "--type=X", and
+        # "--type" "=" "X" when COMP_WORDBREAKS splits at '='.
+        if [[ $cur == "=" ]]; then
+                opt=$prev
+                cur=""
+        elif [[ $prev == "=" ]]; then
+                opt=${COMP_WORDS[COMP_CWORD-2]}
+        elif [[ $cur == --*=* ]]; then
+                opt=${cur%%=*}
+                prefix=$opt=
+                cur=${cur#*=}
+        elif [[ $prev == -t || $prev == --type || $prev == -o || $prev == --options ||
+                $prev == --idmap ]]; then
+                opt=$prev
+        fi
+
+        # The command, and how many operands it has before the current word.
+        for ((i = 1; i < COMP_CWORD; i++)); do
+                w=${COMP_WORDS[i]}
+                if [[ -z $verb ]]; then
+                        [[ $w != -* ]] && verb=$w
+                        continue
+                fi
+                case $w in
+                -t | --type | -o | --options | --idmap) ((i++)) ;;
+                = | -*) ;;
+                *) [[ ${COMP_WORDS[i-1]} != "=" ]] && ((n_operands++)) ;;
+                esac
+        done
+
+        if [[ -z $verb ]]; then
+                if [[ $cur == -* ]]; then
+                        mapfile -t COMPREPLY < <(compgen -W "$global_opts" -- "$cur")
+                else
+                        mapfile -t COMPREPLY < <(compgen -W "$verbs" -- "$cur")
+                fi
+                return 0
+        fi
+
+        case $verb in
+        mount)
+                case $opt in
+                -t | --type)
+                        mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$fstypes" -- "$cur")
+                        return 0 ;;
+                --idmap)
+                        mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$idmaps" -- "$cur")
+                        return 0 ;;
+                -o | --options)
+                        return 0 ;;
+                esac
+                if [[ $cur == -* ]]; then
+                        mapfile -t COMPREPLY < <(compgen -W "$mount_opts" -- "$cur")
+                        [[ ${COMPREPLY[*]} == *= ]] && compopt -o nospace 2>/dev/null
+                        return 0
+                fi
+                compopt -o filenames 2>/dev/null
+                if ((n_operands == 0)); then
+                        # SOURCE: an image file or a block device.
+                        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+                elif ((n_operands == 1)); then
+                        # TARGET: a directory.
+                        mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+                fi
+                ;;
+        unmount)
+                if [[ $cur == -* ]]; then
+                        mapfile -t COMPREPLY < <(compgen -W "$unmount_opts" -- "$cur")
+                        return 0
+                fi
+                ((n_operands == 0)) || return 0
+                compopt -o filenames 2>/dev/null
+                # Mount points usermountd keeps, then devices and images (any file).
+                local mp
+                while IFS= read -r mp; do
+                        [[ $mp == "$cur"* ]] && COMPREPLY+=("$mp")
+                done < <(_usermount_mount_points "${1:-usermount}")
+                mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$cur")
+                ;;
+        list | monitor)
+                mapfile -t COMPREPLY < <(compgen -W "$list_opts" -- "$cur")
+                ;;
+        esac
+        return 0
+}
+
+complete -F _usermount usermount

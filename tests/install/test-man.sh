@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The manual pages render without a warning (groff -ww, and man --warnings where man-db
+# is installed), and name every option and setting the code has: the long options of the
+# client's and the daemon's getopt tables, and the keys of the configuration parser. TAP.
+# $1: the source root.
+set -u
+
+src=$1
+n=0
+failed=0
+
+result() { # result NAME OK [DIAGNOSTIC...]
+        n=$((n + 1))
+        if [ "$2" = 0 ]; then
+                echo "ok $n - $1"
+        else
+                echo "not ok $n - $1"
+                shift 2
+                printf '# %s\n' "$@"
+                failed=1
+        fi
+}
+
+for page in usermount.1 usermountd.8 usermount.conf.5; do
+        out=$(groff -man -ww -z "$src/man/$page" 2>&1)
+        result "$page renders with groff -ww without warnings" "$([ -z "$out" ]; echo $?)" "$out"
+        if command -v man >/dev/null; then
+                out=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$src/man/$page" 2>&1 >/dev/null)
+                result "$page renders with man --warnings without warnings" \
+                        "$([ -z "$out" ]; echo $?)" "$out"
+        fi
+done
+
+# missing PAGE NAME...: the names that PAGE does not mention (as troff writes them).
+missing() {
+        local page=$1 name
+        shift
+        for name in "$@"; do
+                grep -qF -- "${name//-/\\-}" "$src/man/$page" || printf '%s ' "$name"
+        done
+}
+
+long_options() { # the long options of a getopt table in the given files
+        sed -n 's/^ *{ "\([a-z-]*\)", \(no\|required\|optional\)_argument.*/--\1/p' "$@" | sort -u
+}
+
+keys=$(sed -n -e 's/^ *{ "\([A-Za-z]*\)", parse_.*/\1=/p' -e 's/^ *LIMIT("\([A-Za-z]*\)".*/\1=/p' \
+        "$src/daemon/conf.c")
+# The extraction itself must find something, or the checks below would pass on nothing.
+client_options=$(long_options "$src"/client/*.c | wc -l)
+daemon_options=$(long_options "$src/daemon/main.c" | wc -l)
+result "the option tables and keys are found" \
+        "$([ "$client_options" -ge 10 ] && [ "$daemon_options" -ge 6 ] &&
+           [ "$(echo "$keys" | wc -w)" -ge 15 ]; echo $?)" \
+        "client options: $client_options, daemon options: $daemon_options, keys: $(echo $keys)"
+
+# shellcheck disable=SC2046
+m=$(missing usermount.1 $(long_options "$src"/client/*.c) mount unmount list monitor)
+result "usermount.1 names every option and command of client/*.c" "$([ -z "$m" ]; echo $?)" \
+        "missing: $m"
+# shellcheck disable=SC2046
+m=$(missing usermountd.8 $(long_options "$src/daemon/main.c") SIGHUP SIGTERM)
+result "usermountd.8 names every option of daemon/main.c" "$([ -z "$m" ]; echo $?)" \
+        "missing: $m"
+# shellcheck disable=SC2046
+# shellcheck disable=SC2086
+m=$(missing usermount.conf.5 $keys)
+result "usermount.conf.5 names every key of daemon/conf.c" "$([ -z "$m" ]; echo $?)" \
+        "missing: $m"
+
+echo "1..$n"
+exit $failed
