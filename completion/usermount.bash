@@ -24,7 +24,7 @@ _usermount() {
         local -r verbs="mount unmount list monitor"
         local -r fstypes="ext2 ext3 ext4 xfs btrfs squashfs erofs vfat exfat ntfs3 iso9660 udf"
         local -r idmaps="none user namespace"
-        local -r mount_opts="-t --type= -o --options= -r --read-only --exec --idmap= --no-ask-password -h --help"
+        local -r mount_opts="-t --type= -o --options= -r --read-only --exec --idmap= --userns= --no-ask-password -h --help"
         local -r unmount_opts="-f --force -A --all-targets --no-ask-password -h --help"
         local -r list_opts="--json -h --help"
         COMPREPLY=()
@@ -41,7 +41,7 @@ _usermount() {
                 prefix=$opt=
                 cur=${cur#*=}
         elif [[ $prev == -t || $prev == --type || $prev == -o || $prev == --options ||
-                $prev == --idmap ]]; then
+                $prev == --idmap || $prev == --userns ]]; then
                 opt=$prev
         fi
 
@@ -53,7 +53,7 @@ _usermount() {
                         continue
                 fi
                 case $w in
-                -t | --type | -o | --options | --idmap) ((i++)) ;;
+                -t | --type | -o | --options | --idmap | --userns) ((i++)) ;;
                 = | -*) ;;
                 *) [[ ${COMP_WORDS[i-1]} != "=" ]] && ((n_operands++)) ;;
                 esac
@@ -78,6 +78,11 @@ _usermount() {
                         mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$idmaps" -- "$cur")
                         return 0 ;;
                 -o | --options)
+                        return 0 ;;
+                --userns)
+                        # A user namespace file, e.g. /proc/PID/ns/user.
+                        compopt -o filenames 2>/dev/null
+                        mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$cur")
                         return 0 ;;
                 esac
                 if [[ $cur == -* ]]; then
