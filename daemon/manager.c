@@ -492,7 +492,9 @@ int manager_run(Manager *m) {
         r = service_start(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch for idleness: %m");
-        log_info("usermountd %s ready on the system bus as %s.", PACKAGE_VERSION, UM_BUS_NAME);
+        log_info("usermountd %s ready on the system bus as %s; security labels on mounts: %s.",
+                 PACKAGE_VERSION, UM_BUS_NAME,
+                 m->lsm == LABEL_LSM_NONE ? "none (no labelling LSM)" : label_lsm_to_string(m->lsm));
         r = sd_event_loop(m->event);
         service_notify_stopping(m);
         if (r < 0)
