@@ -331,16 +331,14 @@ static void test_restart_keeps_registry(void) {
 }
 
 /*
- * A call that reaches the daemon as it decides to exit is served, not lost: the daemon is
- * stopped past its idle deadline, a ListMounts is routed to it, and it is let go on; the
- * expired timer goes first, so the daemon releases its name with the call queued, answers
- * it (after asking polkit: still in flight after the release), then exits.
+ * Sends c while the daemon is decided to exit: the daemon is stopped past its idle
+ * deadline, c is routed to it, and it is let go on; the expired timer goes first, so the
+ * daemon releases its name with the call queued. Returns the caller's report, once the
+ * daemon exited cleanly without its name.
  */
-static void test_call_at_exit(void) {
-        const Call list = { CALL_LIST_ROUTED };
-        g_autoptr(HarnessCaller) c = NULL;
+static GHashTable *call_at_idle_exit(const Call *c) {
+        g_autoptr(HarnessCaller) caller_handle = NULL;
         g_autofree char *line = NULL, *output = NULL;
-        g_autoptr(GHashTable) t = NULL;
         pid_t pid = start_daemon("1");
 
         g_assert_cmpint(kill(pid, SIGSTOP), ==, 0);
@@ -348,17 +346,26 @@ static void test_call_at_exit(void) {
          * while the daemon cannot act on it. */
         g_usleep(1500 * 1000);
         g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_UID_USER1, 0, caller,
-                                             (void *) &list, &c), ==, 0);
-        g_assert_cmpint(harness_caller_read_line(c, HARNESS_TIMEOUT_MS, &line), ==, 0);
+                                             (void *) c, &caller_handle), ==, 0);
+        g_assert_cmpint(harness_caller_read_line(caller_handle, HARNESS_TIMEOUT_MS, &line), ==, 0);
         g_assert_cmpstr(line, ==, "routed=1");
         g_assert_cmpint(kill(pid, SIGCONT), ==, 0);
 
-        g_assert_cmpint(harness_caller_wait(c, HARNESS_CALLER_TIMEOUT_MS, &output), ==, 0);
-        t = calls_parse_report(output);
-        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        g_assert_cmpint(harness_caller_wait(caller_handle, HARNESS_CALLER_TIMEOUT_MS, &output), ==,
+                        0);
         g_assert_true(exits_within(pid, EXIT_MS));
         assert_exited_cleanly(pid);
         g_assert_false(name_has_owner());
+        return calls_parse_report(output);
+}
+
+/* A call that reaches the daemon as it decides to exit is served, not lost (after asking
+ * polkit: still in flight after the release), and the daemon exits after it. */
+static void test_call_at_exit(void) {
+        const Call list = { CALL_LIST_ROUTED };
+        g_autoptr(GHashTable) t = call_at_idle_exit(&list);
+
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
 }
 
 /*
@@ -368,27 +375,10 @@ static void test_call_at_exit(void) {
  */
 static void test_mount_at_exit(void) {
         const Call mount = { CALL_MOUNT_FD_ROUTED, image };
-        g_autoptr(HarnessCaller) c = NULL;
-        g_autofree char *line = NULL, *output = NULL;
-        g_autoptr(GHashTable) t = NULL;
-        pid_t pid = start_daemon("1");
+        g_autoptr(GHashTable) t = call_at_idle_exit(&mount);
 
-        g_assert_cmpint(kill(pid, SIGSTOP), ==, 0);
-        /* As above: the idle deadline expires while the daemon cannot act on it. */
-        g_usleep(1500 * 1000);
-        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_UID_USER1, 0, caller,
-                                             (void *) &mount, &c), ==, 0);
-        g_assert_cmpint(harness_caller_read_line(c, HARNESS_TIMEOUT_MS, &line), ==, 0);
-        g_assert_cmpstr(line, ==, "routed=1");
-        g_assert_cmpint(kill(pid, SIGCONT), ==, 0);
-
-        g_assert_cmpint(harness_caller_wait(c, HARNESS_CALLER_TIMEOUT_MS, &output), ==, 0);
-        t = calls_parse_report(output);
         g_assert_cmpstr(report_get(t, "result"), ==, UM_ERROR_FAILED);
         g_assert_nonnull(strstr(strempty(report_get(t, "message")), "send it again"));
-        g_assert_true(exits_within(pid, EXIT_MS));
-        assert_exited_cleanly(pid);
-        g_assert_false(name_has_owner());
         g_assert_cmpint(harness_count_loop_devices(), ==, 0);
 }
 
