@@ -108,6 +108,17 @@ GHashTable *calls_parse_report(const char *output) {
         return t;
 }
 
+void calls_report_mount_list(sd_bus_message *reply) {
+        unsigned n = 0;
+
+        g_assert_cmpint(sd_bus_message_enter_container(reply, 'a', "a{sv}"), >, 0);
+        while (!sd_bus_message_at_end(reply, false)) {
+                g_autofree char *prefix = g_strdup_printf("entry%u-", n++);
+                calls_report_info(reply, prefix);
+        }
+        harness_report("count=%u", n);
+}
+
 void calls_assert_clean(pid_t daemon_pid, const void *baseline_snapshot) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         char *version = NULL;

@@ -22,6 +22,10 @@ int calls_append_params(sd_bus_message *m, const Param *params);
  * (arrays comma-separated). */
 void calls_report_info(sd_bus_message *reply, const char *prefix);
 
+/* In a caller: reports the aa{sv} of a ListMounts reply, each mount's keys as
+ * "entry<N>-<key>=<value>", then "count=<N>". */
+void calls_report_mount_list(sd_bus_message *reply);
+
 /* In a caller: reports "result=ok", or "result=<error name>" and "message=<text>".
  * Returns r. */
 int calls_report_result(int r, const sd_bus_error *error);
