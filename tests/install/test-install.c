@@ -6,7 +6,8 @@
  * then used: the DESTDIR is overlaid where the prefix says it lives (in the test's mount
  * namespace only), the private bus gets the installed activation file as its service
  * directory, and a call to org.freedesktop.UserMount1 must activate the installed daemon;
- * after a SIGTERM the next call activates a new one that still knows the earlier mount.
+ * after a SIGTERM the next call activates a new one that still knows the earlier mount;
+ * once that mount is gone the daemon exits when idle, and the next call activates it again.
  * Finally the installed unit goes through "systemd-analyze verify" and "security".
  */
 #include <errno.h>
@@ -432,24 +433,30 @@ static void test_tree_tmpfiles_sysusers(void) {
 /* ---------------------------------------------------------------------------------- */
 /* Activation                                                                          */
 
-/* Until the daemon knows --idle-timeout (another branch), the bus runs the installed Exec=
- * line without it: the DESTDIR's activation file loses the option (after
- * test_tree_daemon_path() checked the original, and before anything is overlaid). */
-static void adapt_to_daemon(void) {
-        g_autofree char *daemon = staged(INSTALLED_DAEMON), *output = NULL;
-        g_autofree char *path = staged(SERVICE_DIR "/" ACTIVATION_FILE), *contents = NULL;
-        const char *argv[] = { daemon, "--help", NULL };
-
-        g_assert_cmpint(run(argv, &output), ==, 0);
-        if (strstr(output, "--idle-timeout"))
-                return;
-        g_test_message("the installed usermountd has no --idle-timeout yet: activating it "
-                       "without that option");
-        contents = read_staged(SERVICE_DIR "/" ACTIVATION_FILE);
+/* The installed activation file passes --idle-timeout=60 (test_tree_daemon_path()
+ * checked it); the DESTDIR's copy gets 1 s, so that the idle exit and the activation after
+ * it fit in a test. Done after that check and before anything is overlaid. */
+static void shorten_idle_timeout(void) {
+        g_autofree char *path = staged(SERVICE_DIR "/" ACTIVATION_FILE);
+        g_autofree char *contents = read_staged(SERVICE_DIR "/" ACTIVATION_FILE);
         g_auto(GStrv) parts = g_strsplit(contents, " --idle-timeout=60", -1);
-        g_autofree char *fixed = g_strjoinv("", parts);
+        g_autofree char *fixed = g_strjoinv(" --idle-timeout=1", parts);
 
+        g_assert_cmpuint(g_strv_length(parts), ==, 2);
         g_assert_true(g_file_set_contents(path, fixed, -1, NULL));
+}
+
+/* Waits until pid (not our child) has exited and its name is gone. */
+static void wait_exited(pid_t pid) {
+        int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+        if (pidfd < 0 && errno == ESRCH)
+                return wait_name_released(UM_BUS_NAME);
+        g_assert_cmpint(pidfd, >=, 0);
+        g_assert_cmpint(poll(&p, 1, HARNESS_TIMEOUT_MS), ==, 1);
+        close(pidfd);
+        wait_name_released(UM_BUS_NAME);
 }
 
 static void test_activation(void) {
@@ -458,7 +465,7 @@ static void test_activation(void) {
         g_autofree char *version = NULL;
         pid_t pid;
 
-        adapt_to_daemon();
+        shorten_idle_timeout();
         ensure_overlay();
         g_assert_cmpint(name_owner_pid(UM_BUS_NAME), ==, 0);
 
@@ -484,7 +491,6 @@ static void test_activation(void) {
 
 static void test_reactivation(void) {
         g_autoptr(GHashTable) report = NULL, after = NULL;
-        pid_t pid;
 
         if (!mount_point) {
                 g_test_skip("the first activation failed");
@@ -497,13 +503,32 @@ static void test_reactivation(void) {
         g_assert_cmpstr(report_get(report, "result"), ==, "ok");
         g_assert_cmpstr(report_get(report, "mount0.mount-point"), ==, mount_point);
         g_assert_null(report_get(report, "mount1.mount-point"));
-        pid = activated_daemon();
+        (void) activated_daemon();
 
         after = run_caller(caller_unmount, mount_point);
         g_assert_cmpstr(report_get(after, "result"), ==, "ok");
         g_assert_cmpint(harness_count_mounts(0), ==, 0);
-        stop_daemon(pid);
         g_assert_cmpint(harness_count_loop_devices(), ==, 0);
+}
+
+/* With nothing left to watch the daemon exits by itself (after 1 s here), and the next
+ * call activates it again. */
+static void test_idle_exit_and_activation(void) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        g_autofree char *version = NULL;
+        pid_t pid = name_owner_pid(UM_BUS_NAME), again;
+
+        if (pid == 0) {
+                g_test_skip("no activated daemon left by the earlier tests");
+                return;
+        }
+        wait_exited(pid);
+        g_assert_cmpint(sd_bus_get_property_string(harness_bus(), UM_BUS_NAME, UM_OBJECT_PATH,
+                                UM_MANAGER_INTERFACE, "Version", &error, &version),
+                >=, 0);
+        again = activated_daemon();
+        g_assert_cmpint(again, !=, pid);
+        stop_daemon(again);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -586,6 +611,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/install/tree/tmpfiles-sysusers", test_tree_tmpfiles_sysusers);
         g_test_add_func("/install/activation/first", test_activation);
         g_test_add_func("/install/activation/again", test_reactivation);
+        g_test_add_func("/install/activation/after-idle-exit", test_idle_exit_and_activation);
         g_test_add_func("/install/unit/verify", test_unit_verify);
         g_test_add_func("/install/unit/security", test_unit_security);
         return g_test_run();
