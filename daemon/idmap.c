@@ -283,13 +283,16 @@ static bool same_inode(int a, int b) {
                sa.st_ino == sb.st_ino;
 }
 
-/* Whether fd is the daemon's own user namespace: 1 yes, 0 no, -errno. */
-static int is_own_userns(int fd) {
+/* Refuses fd if it is the daemon's own user namespace (the initial one), with refusal. */
+static int refuse_own_userns(int fd, const char *refusal, UmError *error) {
         _cleanup_close_ int own = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
 
         if (own < 0)
-                return -errno;
-        return same_inode(fd, own);
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not compare the user namespace with the daemon's.");
+        if (same_inode(fd, own))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL, "%s", refusal);
+        return 0;
 }
 
 int idmap_check_userns_fd(int fd, uid_t uid, UmError *error) {
@@ -306,14 +309,10 @@ int idmap_check_userns_fd(int fd, uid_t uid, UmError *error) {
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "Parameter 'userns' is a namespace, but not a user "
                                     "namespace.");
-        r = is_own_userns(fd);
+        r = refuse_own_userns(fd, "Parameter 'userns' is the initial user namespace, whose ids "
+                              "are the host's: there is nothing to map.", error);
         if (r < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
-                                    "Could not compare the user namespace with the daemon's.");
-        if (r > 0)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "Parameter 'userns' is the initial user namespace, whose "
-                                    "ids are the host's: there is nothing to map.");
+                return r;
         if (ioctl(fd, NS_GET_OWNER_UID, &owner) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "Could not learn who owns the user namespace.");
@@ -345,16 +344,12 @@ int idmap_open_userns_of(int pidfd, pid_t pid, int *ret_fd, UmError *error) {
                                             "The calling process exited before its request "
                                             "was handled.");
         }
-        r = is_own_userns(fd);
+        r = refuse_own_userns(fd, "idmap 'namespace' maps the ids of the caller's user "
+                              "namespace, but the caller runs in the initial one; call from "
+                              "inside a user namespace, pass one as 'userns', or use idmap "
+                              "'user'.", error);
         if (r < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
-                                    "Could not compare the user namespace with the daemon's.");
-        if (r > 0)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "idmap 'namespace' maps the ids of the caller's user "
-                                    "namespace, but the caller runs in the initial one; call "
-                                    "from inside a user namespace, pass one as 'userns', or "
-                                    "use idmap 'user'.");
+                return r;
         *ret_fd = TAKE_FD(fd);
         return 0;
 }
