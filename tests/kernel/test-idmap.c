@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -340,6 +341,141 @@ static void test_read_userns_prompt(const char *arg) {
         g_assert_cmpint(g_get_monotonic_time() - start, <, 10 * G_USEC_PER_SEC);
 }
 
+/*
+ * The child that joins a caller's namespace is not dumpable: otherwise the owner of that
+ * namespace, privileged there, could read or trace a process that is still root on the
+ * host. The test traces the reader (as root, from outside), stops its child at the
+ * write() that follows the join, and lets the namespace's owner (KU_TEST_UID) try to read
+ * the child's /proc/PID/ns/user link (a ptrace-mode read check): refused. The same check on a
+ * dumpable root process in the same namespace (a control) succeeds. (Joining a namespace
+ * that another uid owns already makes a process undumpable in the kernel's setns();
+ * idmap.c's own prctl() comes first and holds whatever the owner is.)
+ */
+static void reader(void *data) {
+        IdMap u, g;
+        UmError e = {};
+
+        g_assert_cmpint(ptrace(PTRACE_TRACEME, 0, NULL, NULL), ==, 0);
+        g_assert_cmpint(raise(SIGSTOP), ==, 0);
+        g_assert_cmpint(idmap_read_userns(*(int *) data, &u, &g, &e), ==, 0);
+}
+
+typedef struct Probe {
+        pid_t pid;
+        int result;
+} Probe;
+
+/* As KU_TEST_UID: errno of readlink(/proc/PID/ns/user) (a ptrace-mode read check), 0 if
+ * it worked. */
+static void probe_ns_link(void *data) {
+        Probe *p = data;
+        g_autofree char *path = g_strdup_printf("/proc/%d/ns/user", (int) p->pid);
+        char buf[64];
+
+        g_assert_cmpint(setresgid(KU_TEST_GID, KU_TEST_GID, KU_TEST_GID), ==, 0);
+        g_assert_cmpint(setresuid(KU_TEST_UID, KU_TEST_UID, KU_TEST_UID), ==, 0);
+        _exit(readlink(path, buf, sizeof(buf)) >= 0 ? 0 : errno);
+}
+
+static int probe_as_owner(pid_t pid) {
+        Probe p = { .pid = pid };
+        pid_t child = ku_fork(probe_ns_link, &p);
+        int status = 0;
+
+        g_assert_cmpint(waitpid(child, &status, 0), ==, child);
+        g_assert_true(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+static void joiner(void *data) {
+        char c;
+
+        g_assert_cmpint(setns(*(int *) data, CLONE_NEWUSER), ==, 0);
+        /* The kernel made us undumpable when we joined a namespace another uid owns;
+         * this is what a dumpable joiner would look like. */
+        g_assert_cmpint(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), ==, 0);
+        /* Only our end of the socket (100) stays, so the test's end closing wakes us. */
+        g_assert_cmpint(close_range(3, STDIN_FILENO + 99, 0), ==, 0);
+        c = 0;
+        g_assert_cmpint(write(STDIN_FILENO + 100, &c, 1), ==, 1);
+        (void) !read(STDIN_FILENO + 100, &c, 1);
+}
+
+static void test_read_userns_not_dumpable(const char *arg) {
+        NsChild owner = ns_child_start(KU_TEST_UID, -EBADF);
+        _cleanup_close_ int userns = -EBADF;
+        struct __ptrace_syscall_info info;
+        unsigned long msg = 0;
+        pid_t w, c, j;
+        int status, sv[2];
+
+        write_maps(owner.pid, "0 65534 1\n", "0 65534 1\n");
+        userns = ns_child_userns(&owner);
+
+        /* Control: a dumpable root process that joined the namespace is readable. */
+        g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
+        g_assert_cmpint(dup3(sv[1], STDIN_FILENO + 100, O_CLOEXEC), ==, STDIN_FILENO + 100);
+        safe_close(sv[1]);
+        j = ku_fork(joiner, &userns);
+        safe_close(STDIN_FILENO + 100);
+        {
+                g_autofree char *path = g_strdup_printf("/proc/%d/ns/user", (int) j);
+                struct stat a, b;
+                char byte;
+
+                /* It joined when it says so. */
+                g_assert_cmpint(read(sv[0], &byte, 1), ==, 1);
+                g_assert_cmpint(stat(path, &a), ==, 0);
+                g_assert_cmpint(fstat(userns, &b), ==, 0);
+                g_assert_cmpuint(a.st_ino, ==, b.st_ino);
+        }
+        g_assert_cmpint(probe_as_owner(j), ==, 0);
+        safe_close(sv[0]);
+        ku_wait_ok(j);
+
+        w = ku_fork(reader, &userns);
+        g_assert_cmpint(waitpid(w, &status, 0), ==, w);
+        g_assert_true(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP);
+        g_assert_cmpint(ptrace(PTRACE_SETOPTIONS, w, NULL,
+                               (void *) (PTRACE_O_TRACEFORK | PTRACE_O_TRACESYSGOOD |
+                                         PTRACE_O_EXITKILL)), ==, 0);
+        g_assert_cmpint(ptrace(PTRACE_CONT, w, NULL, NULL), ==, 0);
+        g_assert_cmpint(waitpid(w, &status, 0), ==, w);
+        g_assert_cmpint(status >> 8, ==, SIGTRAP | (PTRACE_EVENT_FORK << 8));
+        g_assert_cmpint(ptrace(PTRACE_GETEVENTMSG, w, NULL, &msg), ==, 0);
+        c = (pid_t) msg;
+        g_assert_cmpint(waitpid(c, &status, __WALL), ==, c);
+        g_assert_true(WIFSTOPPED(status));
+
+        /* Up to the child's first write(): its report, after prctl() and setns(). */
+        for (;;) {
+                g_assert_cmpint(ptrace(PTRACE_SYSCALL, c, NULL, NULL), ==, 0);
+                g_assert_cmpint(waitpid(c, &status, __WALL), ==, c);
+                g_assert_true(WIFSTOPPED(status));
+                if (WSTOPSIG(status) != (SIGTRAP | 0x80))
+                        continue;
+                g_assert_cmpint(ptrace(PTRACE_GET_SYSCALL_INFO, c, (void *) sizeof(info), &info),
+                                >, 0);
+                if (info.op == PTRACE_SYSCALL_INFO_ENTRY && info.entry.nr == SYS_write)
+                        break;
+        }
+        {
+                g_autofree char *path = g_strdup_printf("/proc/%d/ns/user", (int) c);
+                struct stat a, b;
+
+                g_assert_cmpint(stat(path, &a), ==, 0);
+                g_assert_cmpint(fstat(userns, &b), ==, 0);
+                g_assert_cmpuint(a.st_ino, ==, b.st_ino);
+        }
+        g_assert_cmpint(probe_as_owner(c), ==, EACCES);
+
+        g_assert_cmpint(ptrace(PTRACE_DETACH, c, NULL, NULL), ==, 0);
+        g_assert_cmpint(ptrace(PTRACE_DETACH, w, NULL, NULL), ==, 0);
+        ku_wait_ok(w);
+        ns_child_stop(&owner);
+        assert_no_children();
+}
+
 /* ---- idmap_check_userns_fd -------------------------------------------------------------- */
 
 static void assert_check(int fd, uid_t uid, int want_r, UmErrorKind want_kind,
@@ -429,6 +565,7 @@ int main(int argc, char **argv) {
         ku_add("/idmap/read-userns/nested", test_read_userns_nested, NULL, NULL);
         ku_add("/idmap/read-userns/no-maps", test_read_userns_no_maps, NULL, NULL);
         ku_add("/idmap/read-userns/prompt", test_read_userns_prompt, NULL, NULL);
+        ku_add("/idmap/read-userns/not-dumpable", test_read_userns_not_dumpable, NULL, NULL);
         ku_add("/idmap/check-userns-fd", test_check_userns_fd, NULL, "ext4");
         ku_add("/idmap/open-userns-of", test_open_userns_of, NULL, NULL);
 
