@@ -87,6 +87,10 @@ int idmap_parse(const char *text, IdMap *ret) {
                 if (end == p || (*end && *end != '\n' && *end != ' ' && *end != '\t') || errno)
                         return -EINVAL;
                 p = end;
+                /* strtoull() takes "-1" as ULLONG_MAX, and first + count would wrap around
+                 * to a small sum: bound every field before adding. */
+                if (first > UINT32_MAX || lower > UINT32_MAX || count > UINT32_MAX)
+                        return -EINVAL;
                 if (count == 0 || first + count > (1ULL << 32) || lower + count > (1ULL << 32))
                         return -EINVAL;
                 e = &ret->extents[ret->n_extents];
@@ -181,7 +185,9 @@ static bool subid_line(const char *line, size_t len, const char *user, uid_t uid
         if (*end || errno)
                 return false;
         c = strtoull(count, &end, 10);
-        if (*end || errno || c == 0 || f + c > (1ULL << 32))
+        /* Bounded before adding: a sum near ULLONG_MAX would wrap around to a small one. */
+        if (*end || errno || f > UINT32_MAX || c == 0 || c > UINT32_MAX ||
+            f + c > (1ULL << 32))
                 return false;
         *ret = (IdRange) { .first = (uint32_t) f, .count = (uint32_t) c };
         return true;
