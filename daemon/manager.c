@@ -691,6 +691,15 @@ static int request_make_record(Request *req, const WorkerReply *reply) {
         return 0;
 }
 
+/* ", id-mapped (namespace: uids 0:1000:1, gids 0:1000:1)" for the log, or "". */
+static const char *idmap_note(const MountRecord *rec, char *buf, size_t size) {
+        if (!rec->idmap_uid_map)
+                return "";
+        snprintf(buf, size, ", id-mapped (%s: uids %s, gids %s)", strempty(rec->idmap),
+                 rec->idmap_uid_map, strempty(rec->idmap_gid_map));
+        return buf;
+}
+
 static void on_detach_undo_done(Worker *w, int r, const WorkerReply *reply, const UmError *error,
                                 int fd, void *userdata) {
         Request *req = userdata;
@@ -707,7 +716,7 @@ static void on_attach_done(Worker *w, int r, const WorkerReply *reply, const UmE
                            int fd, void *userdata) {
         Request *req = userdata;
         MountRecord *rec = req->record;
-        char what[256];
+        char what[256], note[IDMAP_MAX_EXTENTS * 72];
 
         req->worker = worker_release(w);
         safe_close(fd);
@@ -736,9 +745,9 @@ static void on_attach_done(Worker *w, int r, const WorkerReply *reply, const UmE
         req->record = NULL; /* the registry owns it now */
 
         log_request_mount(LOG_LEVEL_INFO, req->uid, rec->device, "mount", rec->fstype,
-                          rec->mount_point, "Mounted %s (%s) for uid %u at %s.",
+                          rec->mount_point, "Mounted %s (%s) for uid %u at %s%s.",
                           um_escape(request_what(req), what, sizeof(what)), rec->fstype,
-                          (unsigned) req->uid, rec->mount_point);
+                          (unsigned) req->uid, rec->mount_point, idmap_note(rec, note, sizeof(note)));
         r = bus_reply_mount(req, rec);
         if (r < 0)
                 log_warning_errno(r, "Failed to reply to uid %u: %m", (unsigned) req->uid);
@@ -748,7 +757,7 @@ static void on_attach_done(Worker *w, int r, const WorkerReply *reply, const UmE
 static void on_build_done(Worker *w, int r, const WorkerReply *reply, const UmError *error, int fd,
                           void *userdata) {
         Request *req = userdata;
-        char what[256], label[256];
+        char what[256], label[256], note[IDMAP_MAX_EXTENTS * 72];
         int keep[2];
 
         req->worker = worker_release(w);
@@ -788,11 +797,12 @@ static void on_build_done(Worker *w, int r, const WorkerReply *reply, const UmEr
                 log_request_mount(LOG_LEVEL_INFO, req->uid, req->record->device, "open-mount",
                                   req->record->fstype, NULL,
                                   "Mounted %s (%s, label \"%s\") for uid %u as a detached "
-                                  "locked mount.",
+                                  "locked mount%s.",
                                   um_escape(request_what(req), what, sizeof(what)),
                                   req->probe.fstype,
                                   um_escape(req->probe.label, label, sizeof(label)),
-                                  (unsigned) req->uid);
+                                  (unsigned) req->uid,
+                                  idmap_note(req->record, note, sizeof(note)));
         request_free(req);
 }
 
