@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Attacks on the id-mapping parameters that are worth keeping as regressions.
+ *
+ * userns-fuse-stall: params["userns"] may be any fd. bus_read_userns() runs
+ * idmap_check_userns_fd() in the daemon's main loop, and its first ioctl (NS_GET_NSTYPE)
+ * on a file of a FUSE filesystem is forwarded to the FUSE server (a restricted ioctl,
+ * _IO: no data). A server that never answers blocks the whole daemon: every other
+ * caller's call goes unanswered. The FUSE mount here is made by root with allow_other,
+ * as fusermount3 does for a user when /etc/fuse.conf has user_allow_other; the caller
+ * that passes the fd is unprivileged.
+ */
+#define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "macro.h"
+#include "test-calls.h"
+#include "usermount-names.h"
+
+#define FILE_NAME "ns"
+
+static pid_t daemon_pid;
+static HarnessSnapshot baseline;
+static char *image;
+
+static const char rules[] =
+        "polkit.addRule(function(action, subject) {\n"
+        "        if (action.id.indexOf('org.freedesktop.usermount1.') == 0 &&\n"
+        "            subject.user == 'umtest1')\n"
+        "                return polkit.Result.YES;\n"
+        "        return polkit.Result.NOT_HANDLED;\n"
+        "});\n";
+
+/* ---- A FUSE server whose ioctls wait for the test ------------------------------------- */
+
+static GMutex lock;
+static GCond changed;
+static bool released;
+static unsigned n_ioctls;
+
+static int cb_getattr(const char *path, struct stat *st, struct fuse_file_info *fi) {
+        memset(st, 0, sizeof(*st));
+        if (streq(path, "/")) {
+                st->st_mode = S_IFDIR | 0755;
+                st->st_nlink = 2;
+                return 0;
+        }
+        if (streq(path, "/" FILE_NAME)) {
+                st->st_mode = S_IFREG | 0666;
+                st->st_nlink = 1;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+static int cb_open(const char *path, struct fuse_file_info *fi) {
+        return streq(path, "/" FILE_NAME) ? 0 : -ENOENT;
+}
+
+static int cb_ioctl(const char *path, unsigned int cmd, void *arg, struct fuse_file_info *fi,
+                    unsigned int flags, void *data) {
+        g_mutex_lock(&lock);
+        n_ioctls++;
+        g_cond_broadcast(&changed);
+        while (!released)
+                g_cond_wait(&changed, &lock);
+        g_mutex_unlock(&lock);
+        return -ENOTTY;
+}
+
+static const struct fuse_operations ops = {
+        .getattr = cb_getattr,
+        .open = cb_open,
+        .ioctl = cb_ioctl,
+};
+
+static gpointer server(gpointer userdata) {
+        struct fuse_loop_config *config = fuse_loop_cfg_create();
+
+        fuse_loop_cfg_set_max_threads(config, 16);
+        (void) fuse_loop_mt(userdata, config);
+        fuse_loop_cfg_destroy(config);
+        return NULL;
+}
+
+static void release_ioctls(void) {
+        g_mutex_lock(&lock);
+        released = true;
+        g_cond_broadcast(&changed);
+        g_mutex_unlock(&lock);
+}
+
+static bool wait_ioctls(unsigned n, gint64 timeout_us) {
+        gint64 end = g_get_monotonic_time() + timeout_us;
+        bool ok = true;
+
+        g_mutex_lock(&lock);
+        while (n_ioctls < n && ok)
+                ok = g_cond_wait_until(&changed, &lock, end);
+        g_mutex_unlock(&lock);
+        return n_ioctls >= n;
+}
+
+/* ---- Callers ---------------------------------------------------------------------------- */
+
+typedef struct Fuse {
+        const char *file;
+} Fuse;
+
+/* Sends MountFd(image, idmap namespace, userns = the FUSE file) and does not wait. */
+static int caller_send_fuse_userns(void *userdata) {
+        const Fuse *f = userdata;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        _cleanup_close_ int source = -EBADF, ns = -EBADF;
+
+        g_assert_cmpint(harness_sd_bus_connect(&bus), >=, 0);
+        source = open(image, O_RDWR | O_CLOEXEC);
+        ns = open(f->file, O_RDONLY | O_CLOEXEC);
+        g_assert_cmpint(source, >=, 0);
+        g_assert_cmpint(ns, >=, 0);
+        g_assert_cmpint(sd_bus_message_new_method_call(bus, &call, UM_BUS_NAME, UM_OBJECT_PATH,
+                                                       UM_MANAGER_INTERFACE, "MountFd"), >=, 0);
+        g_assert_cmpint(sd_bus_message_append(call, "hss", source, "", ""), >=, 0);
+        g_assert_cmpint(sd_bus_message_append(call, "a{sv}", 2, "idmap", "s", "namespace",
+                                              "userns", "h", ns), >=, 0);
+        g_assert_cmpint(sd_bus_send(bus, call, NULL), >=, 0);
+        g_assert_cmpint(sd_bus_flush(bus), >=, 0);
+        harness_report("sent=1");
+        (void) harness_await_release();
+        return 0;
+}
+
+/* Another user's ListMounts, with a short timeout: does the daemon still answer? */
+static int caller_list(void *userdata) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        g_assert_cmpint(harness_sd_bus_connect(&bus), >=, 0);
+        g_assert_cmpint(sd_bus_message_new_method_call(bus, &call, UM_BUS_NAME, UM_OBJECT_PATH,
+                                                       UM_MANAGER_INTERFACE, "ListMounts"), >=, 0);
+        g_assert_cmpint(sd_bus_message_append(call, "a{sv}", 0), >=, 0);
+        r = sd_bus_call(bus, call, 5 * G_USEC_PER_SEC, &error, &reply);
+        calls_report_result(r, &error);
+        sd_bus_error_free(&error);
+        return 0;
+}
+
+static GHashTable *list_as_user2(void) {
+        g_autofree char *output = NULL;
+
+        g_assert_cmpint(harness_run_as(HARNESS_UID_USER2, HARNESS_GID_USER2, 0, caller_list, NULL,
+                                       &output), ==, 0);
+        g_test_message("list output:\n%s", output ?: "");
+        return calls_parse_report(output);
+}
+
+static void test_userns_fuse_stall(void) {
+        g_autofree char *mnt = g_build_filename(harness_tmpdir(), "attack-fuse", NULL);
+        g_autofree char *file = g_build_filename(mnt, FILE_NAME, NULL);
+        char *argv[] = { (char *) "attack-fuse", (char *) "-o",
+                         (char *) "allow_other,fsname=attack-fuse", NULL };
+        struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+        g_autoptr(HarnessCaller) sender = NULL;
+        g_autoptr(GHashTable) during = NULL, after = NULL;
+        g_autofree char *line = NULL;
+        const Fuse f = { file };
+        struct fuse *fuse;
+        GThread *thread;
+        bool stalled;
+
+        g_assert_cmpint(g_mkdir_with_parents(mnt, 0755), ==, 0);
+        fuse = fuse_new(&args, &ops, sizeof(ops), NULL);
+        fuse_opt_free_args(&args);
+        g_assert_nonnull(fuse);
+        g_assert_cmpint(fuse_mount(fuse, mnt), ==, 0);
+        thread = g_thread_new("attack-fuse", server, fuse);
+
+        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_GID_USER1, 0,
+                                             caller_send_fuse_userns, (void *) &f, &sender), ==, 0);
+        g_assert_cmpint(harness_caller_read_line(sender, HARNESS_TIMEOUT_MS, &line), ==, 0);
+        g_assert_cmpstr(line, ==, "sent=1");
+        /* Whether the daemon's ioctl reached the server at all (it is the attack). */
+        stalled = wait_ioctls(1, 5 * G_USEC_PER_SEC);
+        g_test_message("the daemon's ioctl reached the FUSE server: %s", stalled ? "yes" : "no");
+
+        during = list_as_user2();
+
+        release_ioctls();
+        after = list_as_user2();
+        g_assert_cmpint(harness_caller_release(sender), ==, 0);
+        g_assert_cmpint(harness_caller_wait(sender, HARNESS_CALLER_TIMEOUT_MS, NULL), ==, 0);
+        fuse_exit(fuse);
+        fuse_unmount(fuse);
+        g_thread_join(thread);
+        fuse_destroy(fuse);
+
+        g_assert_cmpstr(report_get(after, "result"), ==, "ok");
+        calls_assert_clean(daemon_pid, &baseline);
+        /* The finding: another user's call must be answered while the FUSE server sits on
+         * the ioctl. */
+        g_assert_cmpstr(report_get(during, "result"), ==, "ok");
+        g_assert_false(stalled);
+}
+
+int main(int argc, char *argv[]) {
+        const HarnessImageSpec spec = { .root_uid = 0, .root_gid = 0 };
+        int r;
+
+        g_test_init(&argc, &argv, NULL);
+        harness_init_or_exit(NULL);
+        if (!harness_daemon_path()) {
+                printf("1..0 # SKIP usermountd was not built\n");
+                return 0;
+        }
+        g_assert_cmpint(harness_make_image("ext4", &spec, &image), ==, 0);
+        g_assert_cmpint(chown(image, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
+        g_assert_cmpint(harness_set_rules(rules), ==, 0);
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
+        g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
+
+        g_test_add_func("/attack/userns-fuse-stall", test_userns_fuse_stall);
+
+        r = g_test_run();
+        harness_stop_daemon(daemon_pid, NULL);
+        return r;
+}
