@@ -112,6 +112,7 @@ static int read_param(sd_bus_message *m, const char *key, MountParams *p, unsign
         if (r < 0)
                 return r;
         p->userns_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        p->userns_given = p->userns_fd >= 0;
         return p->userns_fd < 0 ? -errno : 0;
 }
 
@@ -200,6 +201,7 @@ static int bus_read_caller(sd_bus_message *m, Request *req, UmError *error) {
          * group of the user's media directory; the name for that directory's name. */
         if (getpwuid_r(uid, &pw, buf, sizeof(buf), &result) == 0 && result) {
                 req->gid = result->pw_gid;
+                req->gid_known = true;
                 req->user_name = strdup(result->pw_name);
         } else {
                 req->gid = (gid_t) uid;
@@ -336,16 +338,14 @@ static int bus_read_source(Request *req, int fd, UmError *error) {
 }
 
 /*
- * idmap "namespace": the user namespace whose maps are used, checked here with ioctls
- * only; its maps are read and checked against the caller's delegation by the probe
- * worker (jobs.c). A namespace the caller passed must be owned by it; without one, the
- * caller's own current namespace is used, which must not be the initial one.
+ * idmap "namespace" without params["userns"]: the caller's own current user namespace,
+ * which must not be the initial one (a pidfd ioctl and nsfs only: safe here). A namespace
+ * the caller passed is not touched here at all: it may be a file on the caller's FUSE
+ * server, where even an ioctl waits on the caller; the probe worker checks it (jobs.c).
  */
 static int bus_read_userns(Request *req, UmError *error) {
-        if (req->params.idmap != IDMAP_NAMESPACE)
+        if (req->params.idmap != IDMAP_NAMESPACE || req->params.userns_given)
                 return 0;
-        if (req->params.userns_fd >= 0)
-                return idmap_check_userns_fd(req->params.userns_fd, req->uid, error);
         return idmap_open_userns_of(req->caller_pidfd, req->pid, &req->params.userns_fd, error);
 }
 

@@ -10,7 +10,8 @@
  *     parent namespace, so a child unshares and the worker writes its maps.
  * Both children are made undumpable before anything else: the one that joins a caller's
  * namespace would otherwise be traceable by the caller, who is privileged there, while it
- * still runs as root on the host. They hold no fd but their pipe, and die with the worker.
+ * still runs as root on the host. They close every fd but their socket (and the namespace
+ * to join) first, and die with the worker.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -32,6 +33,7 @@
 
 #include "idmap.h"
 #include "macro.h"
+#include "worker.h"
 
 #ifndef PIDFD_GET_USER_NAMESPACE
 #define PIDFD_GET_USER_NAMESPACE _IO(0xFF, 9) /* Linux 6.11 */
@@ -404,7 +406,7 @@ static int child_start(int (*setup)(int), int userns_fd, Child *ret) {
                 if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
                     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                         _exit(1);
-                close(p[0]);
+                close_all_fds_except((int[]) { p[1], userns_fd }, 2);
                 r = setup(userns_fd);
                 (void) !write(p[1], &r, sizeof(r));
                 while (read(p[1], &c, 1) < 0 && errno == EINTR)
@@ -424,8 +426,11 @@ static int child_start(int (*setup)(int), int userns_fd, Child *ret) {
 }
 
 static int setup_join(int userns_fd) {
-        /* Only the pipe stays open across the join: nothing of the worker reaches it. */
-        return setns(userns_fd, CLONE_NEWUSER) < 0 ? -errno : 0;
+        int r = setns(userns_fd, CLONE_NEWUSER) < 0 ? -errno : 0;
+
+        /* Only the socket stays open in the caller's namespace. */
+        safe_close(userns_fd);
+        return r;
 }
 
 static int setup_unshare(int unused) {

@@ -98,7 +98,8 @@ int idmap_check_delegation(const IdMap *map, uint32_t own_id, const IdRange *ran
 /*
  * Checks an fd a caller passed as params["userns"]: a user namespace (nsfs), not the
  * daemon's own (the initial one), whose owner is uid. InvalidArgument for the first two,
- * NotAuthorized for the owner. Only ioctls on the fd: safe in the main loop.
+ * NotAuthorized for the owner. Worker only: the fd may be a file on the caller's FUSE
+ * server, which answers even an ioctl (or never).
  */
 int idmap_check_userns_fd(int fd, uid_t uid, UmError *error);
 

@@ -36,6 +36,11 @@ static int job_read_idmap(const Request *req, WorkerReply *reply) {
 
         if (req->params.idmap != IDMAP_NAMESPACE)
                 return 0;
+        if (req->params.userns_given) {
+                r = idmap_check_userns_fd(req->params.userns_fd, req->uid, &reply->error);
+                if (r < 0)
+                        return r;
+        }
         r = idmap_read_userns(req->params.userns_fd, &reply->uid_map, &reply->gid_map,
                               &reply->error);
         if (r < 0)
@@ -50,9 +55,12 @@ static int job_read_idmap(const Request *req, WorkerReply *reply) {
                                     IDMAP_SUBGID_PATH, strerror(-r));
         r = idmap_check_delegation(&reply->uid_map, req->uid, uids, n_uids, "uid",
                                    IDMAP_SUBUID_PATH, &reply->error);
+        /* A caller without a passwd entry has no group of its own: (uint32_t) -1, the
+         * invalid id, is in no kernel map. */
         if (r >= 0)
-                r = idmap_check_delegation(&reply->gid_map, req->gid, gids, n_gids, "gid",
-                                           IDMAP_SUBGID_PATH, &reply->error);
+                r = idmap_check_delegation(&reply->gid_map,
+                                           req->gid_known ? req->gid : (uint32_t) -1, gids,
+                                           n_gids, "gid", IDMAP_SUBGID_PATH, &reply->error);
         return r;
 }
 

@@ -37,6 +37,8 @@ typedef struct MountParams {
         IdmapMode idmap;
         int userns_fd;    /* idmap namespace: the caller's (or given) user namespace, -EBADF
                            * otherwise; owned; closed once its maps are read */
+        bool userns_given; /* userns_fd is params["userns"]: anything the caller passed, which
+                            * only a worker may look at (idmap_check_userns_fd()) */
 } MountParams;
 
 typedef enum RequestMethod {
@@ -76,6 +78,7 @@ struct Request {
         /* Who asks, from the bus (never from the message's arguments). */
         uid_t uid;
         gid_t gid;
+        bool gid_known;       /* gid is the primary group from the passwd entry, not a stand-in */
         pid_t pid;
         int caller_pidfd;     /* Mount, MountFd, Unmount: the process that sent the call */
         mode_t caller_umask;  /* for umask= on filesystems without Unix owners */

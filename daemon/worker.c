@@ -229,8 +229,7 @@ static int cmp_int(const void *a, const void *b) {
         return *(const int *) a - *(const int *) b;
 }
 
-/* Closes every fd >= 3 of the child that is not in keep[] (which it sorts). */
-static void close_all_fds_except(int *keep, size_t n_keep) {
+void close_all_fds_except(int *keep, size_t n_keep) {
         unsigned next = 3;
 
         qsort(keep, n_keep, sizeof(int), cmp_int);

@@ -77,5 +77,9 @@ unsigned worker_count_alive(void);
  * worker limits. One that replied is on its way out and does not count. */
 unsigned worker_count_busy(uid_t owner);
 
+/* In a child: closes every fd >= 3 that is not in keep[] (which it sorts; negative
+ * entries keep nothing). */
+void close_all_fds_except(int *keep, size_t n_keep);
+
 /* Records whose request w works for (default: nobody's, (uid_t) -1). Accepts NULL. */
 void worker_set_owner(Worker *w, uid_t owner);

@@ -2,13 +2,13 @@
 /*
  * Attacks on the id-mapping parameters that are worth keeping as regressions.
  *
- * userns-fuse-stall: params["userns"] may be any fd. bus_read_userns() runs
- * idmap_check_userns_fd() in the daemon's main loop, and its first ioctl (NS_GET_NSTYPE)
- * on a file of a FUSE filesystem is forwarded to the FUSE server (a restricted ioctl,
- * _IO: no data). A server that never answers blocks the whole daemon: every other
- * caller's call goes unanswered. The FUSE mount here is made by root with allow_other,
- * as fusermount3 does for a user when /etc/fuse.conf has user_allow_other; the caller
- * that passes the fd is unprivileged.
+ * userns-fuse-stall: params["userns"] may be any fd. An ioctl (NS_GET_NSTYPE) on a file
+ * of a FUSE filesystem is forwarded to the FUSE server (a restricted ioctl, _IO: no data),
+ * and a server that never answers blocks whoever asked. The daemon used to ask in its main
+ * loop, so every other caller's call went unanswered; now only the request's probe worker
+ * asks, under the request's timeout. The FUSE mount here is made by root with allow_other,
+ * as fusermount3 does for a user when /etc/fuse.conf has user_allow_other; the caller that
+ * passes the fd is unprivileged.
  */
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
 
@@ -208,9 +208,9 @@ static void test_userns_fuse_stall(void) {
         g_assert_cmpstr(report_get(after, "result"), ==, "ok");
         calls_assert_clean(daemon_pid, &baseline);
         /* The finding: another user's call must be answered while the FUSE server sits on
-         * the ioctl. */
+         * the ioctl. Only the attacker's own request (in its worker, with its timeout) may
+         * wait on it. */
         g_assert_cmpstr(report_get(during, "result"), ==, "ok");
-        g_assert_false(stalled);
 }
 
 int main(int argc, char *argv[]) {
