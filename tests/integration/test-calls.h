@@ -9,6 +9,15 @@
 #include <glib.h>
 #include <systemd/sd-bus.h>
 
+/* polkit rules: every usermount action is allowed for umtest1, nothing said for others. */
+#define CALLS_RULES_ALLOW_USER1                                                              \
+        "polkit.addRule(function(action, subject) {\n"                                       \
+        "        if (action.id.indexOf('org.freedesktop.usermount1.') == 0 &&\n"            \
+        "            subject.user == 'umtest1')\n"                                           \
+        "                return polkit.Result.YES;\n"                                        \
+        "        return polkit.Result.NOT_HANDLED;\n"                                        \
+        "});\n"
+
 typedef struct Param {
         const char *key;
         const char *type; /* "s", "b" or "u" */

@@ -22,13 +22,7 @@ static pid_t daemon_pid;
 static HarnessSnapshot baseline;
 static char *image;
 
-static const char rules[] =
-        "polkit.addRule(function(action, subject) {\n"
-        "        if (action.id.indexOf('org.freedesktop.usermount1.') == 0 &&\n"
-        "            subject.user == 'umtest1')\n"
-        "                return polkit.Result.YES;\n"
-        "        return polkit.Result.NOT_HANDLED;\n"
-        "});\n";
+static const char rules[] = CALLS_RULES_ALLOW_USER1;
 
 typedef struct CliCall {
         const char *const *args;  /* after "usermount", NULL-terminated; "@IMG" and "@DIR" replaced */

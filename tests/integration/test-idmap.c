@@ -39,13 +39,7 @@ static HarnessSnapshot baseline;
 static const char *const fstypes[] = { "ext4", "xfs", "btrfs", "squashfs", "erofs" };
 static char *images[G_N_ELEMENTS(fstypes)];
 
-static const char rules[] =
-        "polkit.addRule(function(action, subject) {\n"
-        "        if (action.id.indexOf('org.freedesktop.usermount1.') == 0 &&\n"
-        "            subject.user == 'umtest1')\n"
-        "                return polkit.Result.YES;\n"
-        "        return polkit.Result.NOT_HANDLED;\n"
-        "});\n";
+static const char rules[] = CALLS_RULES_ALLOW_USER1;
 
 /* ---------------------------------------------------------------------------------- */
 /* The caller side                                                                     */
