@@ -185,8 +185,9 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 int manager_connect_bus(Manager *m) {
         int r;
 
-        /* Everything the daemon needs is set up before it takes its name: once the name is
-         * on the bus, clients (and the test suite's fd counts) may rely on it. */
+        /* Every fd the daemon keeps is open before it takes its name: once the name is on
+         * the bus, clients may rely on it. (sd-event still opens and closes one fd in the
+         * first loop iteration; the test suite counts fds once the daemon answered a call.) */
         r = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL);
         if (r >= 0)
                 r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);

@@ -176,6 +176,22 @@ int harness_snapshot(pid_t daemon_pid, HarnessSnapshot *ret) {
         return 0;
 }
 
+/* What the daemon's fds are, for the log of a failed check. */
+static void log_fds(pid_t pid) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/fd", (int) pid);
+        g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+        g_autoptr(GString) s = g_string_new(NULL);
+        const char *name;
+
+        while (dir && (name = g_dir_read_name(dir))) {
+                g_autofree char *link = g_build_filename(path, name, NULL);
+                g_autofree char *target = g_file_read_link(link, NULL);
+
+                g_string_append_printf(s, " %s=%s", name, target ?: "?");
+        }
+        harness_log("daemon fds:%s", s->str);
+}
+
 int harness_wait_snapshot(pid_t daemon_pid, const HarnessSnapshot *expected, int timeout_ms) {
         int64_t deadline = harness_now_ms() + timeout_ms;
         unsigned interval_ms = 5;
@@ -197,6 +213,8 @@ int harness_wait_snapshot(pid_t daemon_pid, const HarnessSnapshot *expected, int
                                     "expected %d, %d, %d",
                                 now.loop_devices, now.mounts, now.daemon_fds,
                                 expected->loop_devices, expected->mounts, expected->daemon_fds);
+                        if (daemon_pid > 0)
+                                log_fds(daemon_pid);
                         return -ETIMEDOUT;
                 }
                 g_usleep(interval_ms * 1000);

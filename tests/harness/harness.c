@@ -237,8 +237,29 @@ static int service_stop_at(guint index, int timeout_ms, int *ret_wait_status) {
         return r;
 }
 
+/*
+ * Returns once the daemon has answered a call: its name on the bus is not enough. Between
+ * taking the name and its first event loop iteration it still starts up (arms its idle
+ * timer, and sd-event reads the boot id through a passing fd), and a test that counts its
+ * fds or stops it right away must not see that.
+ */
+static int daemon_wait_serving(pid_t pid) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(harness.bus, UM_BUS_NAME, UM_OBJECT_PATH, "org.freedesktop.DBus.Peer",
+                               "Ping", &error, &reply, NULL);
+        if (r < 0)
+                harness_log("usermountd (pid %d) did not answer a Ping: %s", (int) pid,
+                            error.message ?: g_strerror(-r));
+        return r;
+}
+
 int harness_start_daemon(const char *path, const char *const *extra_args, pid_t *ret_pid) {
         g_autoptr(GPtrArray) argv = g_ptr_array_new();
+        pid_t pid;
+        int r;
 
         if (!harness.initialized || !path)
                 return -EINVAL;
@@ -246,7 +267,17 @@ int harness_start_daemon(const char *path, const char *const *extra_args, pid_t 
         for (size_t i = 0; extra_args && extra_args[i]; i++)
                 g_ptr_array_add(argv, (char *) extra_args[i]);
         g_ptr_array_add(argv, NULL);
-        return service_start(path, (const char *const *) argv->pdata, UM_BUS_NAME, ret_pid);
+        r = service_start(path, (const char *const *) argv->pdata, UM_BUS_NAME, &pid);
+        if (r < 0)
+                return r;
+        r = daemon_wait_serving(pid);
+        if (r < 0) {
+                (void) harness_stop_daemon(pid, NULL);
+                return r;
+        }
+        if (ret_pid)
+                *ret_pid = pid;
+        return 0;
 }
 
 int harness_stop_daemon(pid_t pid, int *ret_wait_status) {
