@@ -158,7 +158,35 @@ int harness_count_fds(pid_t pid) {
         return pid > 0 ? n : n - 1;
 }
 
-int harness_snapshot(pid_t daemon_pid, HarnessSnapshot *ret) {
+/* What a daemon's fds are, for the log of a failed check. */
+static char *describe_fds(pid_t pid) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/fd", (int) pid);
+        g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+        GString *s = g_string_new(NULL);
+        const char *name;
+
+        while (dir && (name = g_dir_read_name(dir))) {
+                g_autofree char *link = g_build_filename(path, name, NULL);
+                g_autofree char *target = g_file_read_link(link, NULL);
+
+                g_string_append_printf(s, " %s=%s", name, target ?: "?");
+        }
+        return g_string_free(s, FALSE);
+}
+
+/* The daemon's fds at the last snapshot, to compare with when a later check fails. */
+static char *snapshot_fds;
+static pid_t snapshot_fds_pid;
+
+static void log_fds(pid_t pid) {
+        g_autofree char *now = describe_fds(pid);
+
+        if (snapshot_fds && snapshot_fds_pid == pid)
+                harness_log("daemon fds at the snapshot:%s", snapshot_fds);
+        harness_log("daemon fds now:%s", now);
+}
+
+static int snapshot_take(pid_t daemon_pid, bool record, HarnessSnapshot *ret) {
         HarnessSnapshot s = { .daemon_fds = -1 };
 
         s.loop_devices = harness_count_loop_devices();
@@ -171,25 +199,18 @@ int harness_snapshot(pid_t daemon_pid, HarnessSnapshot *ret) {
                 s.daemon_fds = harness_count_fds(daemon_pid);
                 if (s.daemon_fds < 0)
                         return s.daemon_fds;
+                if (record) {
+                        g_free(snapshot_fds);
+                        snapshot_fds = describe_fds(daemon_pid);
+                        snapshot_fds_pid = daemon_pid;
+                }
         }
         *ret = s;
         return 0;
 }
 
-/* What the daemon's fds are, for the log of a failed check. */
-static void log_fds(pid_t pid) {
-        g_autofree char *path = g_strdup_printf("/proc/%d/fd", (int) pid);
-        g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
-        g_autoptr(GString) s = g_string_new(NULL);
-        const char *name;
-
-        while (dir && (name = g_dir_read_name(dir))) {
-                g_autofree char *link = g_build_filename(path, name, NULL);
-                g_autofree char *target = g_file_read_link(link, NULL);
-
-                g_string_append_printf(s, " %s=%s", name, target ?: "?");
-        }
-        harness_log("daemon fds:%s", s->str);
+int harness_snapshot(pid_t daemon_pid, HarnessSnapshot *ret) {
+        return snapshot_take(daemon_pid, true, ret);
 }
 
 int harness_wait_snapshot(pid_t daemon_pid, const HarnessSnapshot *expected, int timeout_ms) {
@@ -198,7 +219,7 @@ int harness_wait_snapshot(pid_t daemon_pid, const HarnessSnapshot *expected, int
 
         for (;;) {
                 HarnessSnapshot now;
-                int r = harness_snapshot(daemon_pid, &now);
+                int r = snapshot_take(daemon_pid, false, &now);
 
                 if (r < 0)
                         return r;
