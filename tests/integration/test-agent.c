@@ -170,9 +170,24 @@ static bool terminal_wait_for(Terminal *t, pid_t pid, size_t from, const char *t
         return t->output->len > from && strstr(t->output->str + from, text);
 }
 
-static void terminal_type(Terminal *t, const char *line) {
-        g_autofree char *s = g_strconcat(line, "\n", NULL);
+/*
+ * Types a password and Enter. The agent prints its prompt before it turns echo off, and
+ * turning it off (TCSAFLUSH) throws away what was typed until then, as a person typing
+ * fast would see: so this waits until echo is off (tcgetattr() on the master reads the
+ * terminal's settings).
+ */
+static void terminal_type_password(Terminal *t, const char *password) {
+        g_autofree char *s = g_strconcat(password, "\n", NULL);
+        gint64 deadline = g_get_monotonic_time() + PROMPT_TIMEOUT_MS * 1000;
+        struct termios ts;
 
+        for (;;) {
+                g_assert_cmpint(tcgetattr(t->master, &ts), ==, 0);
+                if (!(ts.c_lflag & ECHO))
+                        break;
+                g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+                g_usleep(10 * 1000);
+        }
         g_assert_cmpint(write(t->master, s, strlen(s)), ==, (ssize_t) strlen(s));
 }
 
@@ -267,7 +282,7 @@ static void run_cli(Stdin stdin_kind, const char *const *argv, const char *passw
         ret->prompted = false;
         if (password && terminal_wait_for(&t, ret->pid, 0, "Password: ")) {
                 ret->prompted = true;
-                terminal_type(&t, password);
+                terminal_type_password(&t, password);
         }
         /* Drain the terminal until the CLI has exited. */
         while (terminal_read(&t, 100) && !child_exited(ret->pid))
@@ -545,7 +560,7 @@ static void test_probe_unix_process_subject(void) {
                         break;
                 terminal_read(&t, 20);
                 if (!typed && strstr(t.output->str, "Password: ")) {
-                        terminal_type(&t, HARNESS_PASSWORD_USER1);
+                        terminal_type_password(&t, HARNESS_PASSWORD_USER1);
                         typed = true;
                 }
                 sd_bus_wait(bus, 20 * 1000);
