@@ -28,6 +28,8 @@ struct Worker {
         bool released;           /* owner dropped it */
         uid_t owner;             /* whose request it works for, for per-user limits */
         bool replied;            /* its reply arrived: it is exiting, and counts no more */
+        WorkerReply *pending;    /* that reply, handed on once the child is reaped */
+        int pending_fd;          /* and the fd it carried */
         Worker *alive_next, *alive_prev;
 };
 
@@ -80,6 +82,8 @@ static Worker *worker_free(Worker *w) {
         sd_event_source_disable_unref(w->timer);
         sd_event_source_disable_unref(w->child);
         safe_close(w->fd);
+        safe_close(w->pending_fd);
+        free(w->pending);
         free(w);
         return NULL;
 }
@@ -179,9 +183,16 @@ static int on_worker_io(sd_event_source *s, int fd, uint32_t revents, void *user
         else if (reply->error.kind == UM_ERROR_KIND_NONE)
                 um_error_set(&reply->error, UM_ERROR_KIND_FAILED, -reply->r,
                              "The mount worker failed: %s.", strerror(-reply->r));
+        /*
+         * Handed on once the child is reaped (on_worker_exit()), which is right away: it
+         * holds nothing but its copy of the fd by now, and exits. Until then it still has
+         * that copy, and a mount it made must not be busy when the caller, answered,
+         * unmounts it.
+         */
         w->replied = true;
-        worker_finish(w, reply->r, reply, &reply->error, passed_fd);
-        free(reply);
+        w->pending = reply;
+        w->pending_fd = passed_fd;
+        w->io = sd_event_source_disable_unref(w->io);
         return 0;
 }
 
@@ -190,6 +201,9 @@ static int on_worker_timeout(sd_event_source *s, uint64_t usec, void *userdata) 
         UmError error = {};
 
         worker_kill(w);
+        /* It replied but does not exit: the reply stands, once the kill reaped it. */
+        if (w->pending)
+                return 0;
         um_error_set(&error, UM_ERROR_KIND_FAILED, ETIMEDOUT,
                      "The device did not answer in time; the request was cancelled.");
         worker_finish(w, -ETIMEDOUT, NULL, &error, -EBADF);
@@ -205,9 +219,14 @@ static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         w->child = sd_event_source_disable_unref(w->child);
         /* A reply may still sit in the socket: on_worker_io runs before us only if it was
          * dispatched first, so drain it here before declaring the worker dead. */
-        if (!w->finished && w->fd >= 0)
+        if (!w->finished && !w->pending && w->fd >= 0 && w->io)
                 (void) on_worker_io(NULL, w->fd, EPOLLIN, w);
-        if (!w->finished) {
+        if (!w->finished && w->pending) {
+                WorkerReply *reply = TAKE_PTR(w->pending);
+
+                worker_finish(w, reply->r, reply, &reply->error, TAKE_FD(w->pending_fd));
+                free(reply);
+        } else if (!w->finished) {
                 UmError error = {};
 
                 if (si->si_code == CLD_EXITED)
@@ -267,6 +286,14 @@ _noreturn_ static void worker_child(int sock, const int *keep_fds, size_t n_keep
         func(userdata, &reply, &fd);
         if (reply.r < 0)
                 fd = safe_close(fd);
+        /* Before the reply, let go of everything but the fd it carries: an fd the worker
+         * still held on a mount it attached (it inherited the request's mount fd) keeps
+         * that mount busy, and the caller, answered, may unmount it at once. */
+        n = 0;
+        keep[n++] = sock;
+        if (fd >= 0)
+                keep[n++] = fd;
+        close_all_fds_except(keep, n);
 
         union {
                 struct cmsghdr cmsghdr;
@@ -285,6 +312,8 @@ _noreturn_ static void worker_child(int sock, const int *keep_fds, size_t n_keep
         }
         if (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0)
                 _exit(EXIT_FAILURE);
+        /* The daemon has its own copy now; ours goes before the exit does. */
+        safe_close(fd);
         _exit(EXIT_SUCCESS);
 }
 
@@ -306,6 +335,7 @@ int worker_spawn(sd_event *event, uint64_t timeout_usec, const int *keep_fds, si
                 return -ENOMEM;
         }
         w->fd = pair[0];
+        w->pending_fd = -EBADF;
         w->done = done;
         w->done_userdata = done_userdata;
 

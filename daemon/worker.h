@@ -48,7 +48,9 @@ typedef void (*WorkerFunc)(void *userdata, WorkerReply *reply, int *ret_fd);
  * Called in the main loop exactly once, unless worker_release() came first: r is
  * reply->r when a reply arrived, -ETIMEDOUT after the timeout, or -ECHILD when the child
  * died without replying (error describes it). fd (-EBADF if none) is owned by the
- * callback. reply is valid only during the call.
+ * callback. reply is valid only during the call. A reply is handed on only once the child
+ * has exited: by then no worker holds anything of the request (an fd on a mount it made
+ * would keep that mount busy).
  */
 typedef void (*WorkerDone)(Worker *w, int r, const WorkerReply *reply, const UmError *error,
                            int fd, void *userdata);

@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <glib.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@ typedef struct Outcome {
         UmErrorKind kind;
         char message[512];
         char label[256];
+        unsigned alive_at_done; /* workers not yet reaped when done ran */
 } Outcome;
 
 static unsigned count_fds(void) {
@@ -39,6 +41,7 @@ static void on_done(Worker *w, int r, const WorkerReply *reply, const UmError *e
         Outcome *o = userdata;
 
         o->called = true;
+        o->alive_at_done = worker_count_alive();
         o->r = r;
         o->fd = fd;
         if (error) {
@@ -123,6 +126,41 @@ static void test_reply_and_fd(void) {
         close(o.fd);
         sd_event_unref(e);
         g_assert_cmpuint(count_fds(), ==, before);
+}
+
+static void job_send_kept_fd(void *userdata, WorkerReply *reply, int *ret_fd) {
+        const int *fd = userdata;
+
+        reply->r = 0;
+        *ret_fd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+}
+
+/*
+ * The reply is handed on only once the worker has exited, so it holds nothing then: here
+ * the write end of a pipe it sent back, which must be closed everywhere once ours is (the
+ * same as an fd on a mount it made, which would keep that mount busy).
+ */
+static void test_reply_after_exit(void) {
+        sd_event *e = new_event();
+        Outcome o = {};
+        Worker *w = NULL;
+        struct pollfd p;
+        int pipefd[2];
+
+        g_assert_cmpint(pipe2(pipefd, O_CLOEXEC), ==, 0);
+        g_assert_cmpint(worker_spawn(e, 10 * G_USEC_PER_SEC, &pipefd[1], 1, job_send_kept_fd,
+                                     &pipefd[1], on_done, &o, &w), ==, 0);
+        close(pipefd[1]);
+        run_until(e, &o);
+        g_assert_cmpint(o.r, ==, 0);
+        g_assert_cmpuint(o.alive_at_done, ==, 0);
+        g_assert_cmpint(o.fd, >=, 0);
+        close(o.fd);
+        p = (struct pollfd) { .fd = pipefd[0], .events = POLLIN };
+        g_assert_cmpint(poll(&p, 1, 0), ==, 1);
+        g_assert_true(p.revents & POLLHUP);
+        close(pipefd[0]);
+        sd_event_unref(e);
 }
 
 static void test_failure_carries_error_not_fd(void) {
@@ -227,6 +265,7 @@ static void test_child_keeps_only_given_fds(void) {
 int main(int argc, char *argv[]) {
         g_test_init(&argc, &argv, NULL);
         g_test_add_func("/worker/reply-and-fd", test_reply_and_fd);
+        g_test_add_func("/worker/reply-after-exit", test_reply_after_exit);
         g_test_add_func("/worker/failure-carries-error-not-fd", test_failure_carries_error_not_fd);
         g_test_add_func("/worker/crash", test_crash);
         g_test_add_func("/worker/exit-without-reply", test_exit_without_reply);
