@@ -248,8 +248,8 @@ static int daemon_wait_serving(pid_t pid) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_call_method(harness.bus, UM_BUS_NAME, UM_OBJECT_PATH, "org.freedesktop.DBus.Peer",
-                               "Ping", &error, &reply, NULL);
+        r = sd_bus_call_method(harness.bus, UM_BUS_NAME, UM_OBJECT_PATH,
+                               "org.freedesktop.DBus.Peer", "Ping", &error, &reply, NULL);
         if (r < 0)
                 harness_log("usermountd (pid %d) did not answer a Ping: %s", (int) pid,
                             error.message ?: g_strerror(-r));
