@@ -5,8 +5,9 @@
  *   check       the target string: absolute, canonical, not a system directory (pure)
  *   enter       /proc opened first; setns(pidfd, CLONE_NEWNS); the caller's root directory
  *               (/proc/<pid>/root) is where every path of the caller starts
- *   resolve     openat2(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH) from
- *               that root; the fd is checked (directory, filesystem, owner, empty)
+ *   resolve     lookup_beneath(LOOKUP_NO_SYMLINKS) from that root, one component at a
+ *               time (lookup.h: systemd's seccomp filters refuse openat2()); the fd is
+ *               checked (directory, filesystem, owner, empty)
  *   or create   <media_root>/<user>/<name>: mkdirat() per name, EEXIST -> next suffix
  *   attach      move_mount(mount_fd -> target fd, F_EMPTY_PATH | T_EMPTY_PATH): the mount
  *               lands on exactly the directory that was checked, whatever the path says now
@@ -45,7 +46,6 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <linux/nsfs.h>
-#include <linux/openat2.h>
 #include <linux/posix_acl.h>
 #include <linux/posix_acl_xattr.h>
 #include <sched.h>
@@ -61,6 +61,7 @@
 #include <sys/fsuid.h>
 
 #include "attach.h"
+#include "lookup.h"
 #include "mountns.h"
 #include "pseudofs.h"
 #include "utf8.h"
@@ -221,31 +222,12 @@ int attach_check_target(const char *target, UmError *error) {
 /* ---- small fd helpers ---------------------------------------------------------------- */
 
 /*
- * openat2() below dirfd without following any symlink (a trailing one fails with ELOOP,
- * as O_DIRECTORY is always given) and without leaving dirfd. An absolute path counts
- * from dirfd. EAGAIN (a concurrent rename seen by the lookup) is retried.
+ * A directory below dirfd, reached without following any symlink (a trailing one fails
+ * with ELOOP too) and without leaving dirfd; an absolute path counts from dirfd. See
+ * lookup.h: openat2() is not used, systemd's seccomp filters refuse it.
  */
-static int open_beneath(int dirfd, const char *path, int flags, uint64_t extra_resolve) {
-        struct open_how how = {
-                .flags = (uint64_t) (flags | O_DIRECTORY | O_CLOEXEC),
-                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH |
-                           extra_resolve,
-        };
-        const char *rel = path;
-
-        while (*rel == '/')
-                rel++;
-        if (!*rel)
-                rel = ".";
-        for (int i = 0; i < 16; i++) {
-                int fd = (int) syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
-
-                if (fd >= 0)
-                        return fd;
-                if (errno != EAGAIN)
-                        return -errno;
-        }
-        return -EAGAIN;
+static int open_beneath(int dirfd, const char *path, int flags, LookupFlags extra) {
+        return lookup_beneath(dirfd, path, flags | O_DIRECTORY, LOOKUP_NO_SYMLINKS | extra);
 }
 
 /* The fs type name of mount mnt_id in the current namespace, or -ENOSYS on old kernels. */
@@ -590,7 +572,7 @@ static int open_target(const CallerView *v, const char *target, uid_t uid, int *
 
 /*
  * Opens dirfd/name (one component, no symlink), creating it with mode first if it is
- * missing. A directory made here is opened with RESOLVE_NO_XDEV, so that something
+ * missing. A directory made here is opened with LOOKUP_NO_XDEV, so that something
  * mounted over it in between is never taken for it. *ret_made tells whether this call
  * created it.
  */
@@ -611,7 +593,7 @@ static int open_or_make_dir(int dirfd, const char *name, mode_t mode, bool *ret_
                                 return -errno;
                         continue; /* made by someone else meanwhile: open it as it is */
                 }
-                fd = open_beneath(dirfd, name, O_RDONLY, RESOLVE_NO_XDEV);
+                fd = open_beneath(dirfd, name, O_RDONLY, LOOKUP_NO_XDEV);
                 if (fd < 0)
                         return fd == -EXDEV ? -EBUSY : fd;
                 *ret_made = true;
@@ -834,7 +816,7 @@ static int make_mount_dir(int user_fd, const char *base, uid_t uid, gid_t gid, c
                                             "could not create the mount point \"%s\": %s",
                                             um_escape(name, esc, sizeof(esc)), strerror(errno));
                 }
-                fd = open_beneath(user_fd, name, O_RDONLY, RESOLVE_NO_XDEV);
+                fd = open_beneath(user_fd, name, O_RDONLY, LOOKUP_NO_XDEV);
                 if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0)
                         return um_error_set(error, UM_ERROR_KIND_FAILED, fd < 0 ? -fd : EEXIST,
                                             "the new mount point \"%s\" changed under the daemon",
@@ -1159,7 +1141,7 @@ static void remove_mount_dir(int parent_fd, const char *name) {
 
         if (fstat(parent_fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
                 return;
-        fd = open_beneath(parent_fd, name, O_PATH, RESOLVE_NO_XDEV);
+        fd = open_beneath(parent_fd, name, O_PATH, LOOKUP_NO_XDEV);
         if (fd < 0)
                 return; /* gone, a symlink, or still a mount point */
         (void) unlinkat(parent_fd, name, AT_REMOVEDIR);

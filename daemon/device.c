@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Block devices named by path (Mount). device_open() turns a caller's string into an fd
- * without ever leaving /dev: the string is checked first, then resolved with openat2()
- * below an O_PATH fd of /dev, inspected with fstat() and sysfs while it is still an O_PATH
+ * without ever leaving /dev: the string is checked first, then resolved with
+ * lookup_beneath() below an O_PATH fd of /dev, inspected with fstat() and sysfs while it is still an O_PATH
  * fd (so no driver's open() runs for a device that is refused), and only then reopened for
  * I/O. device_check_not_partitioned() and device_check_not_busy() decide from sysfs, an
  * exclusive open and the swap and mount tables whether the device may be mounted at all.
@@ -12,19 +12,16 @@
 #include <libmount/libmount.h>
 #include <limits.h>
 #include <linux/major.h>
-#include <linux/openat2.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
 #include "device.h"
+#include "lookup.h"
 
 /* Longer than any /dev/disk/by-* name udev makes (components are at most NAME_MAX). */
 #define DEVICE_PATH_MAX 1024
-
-/* openat2() fails with EAGAIN when a rename or mount raced with a RESOLVE_BENEATH walk. */
-#define OPENAT2_ATTEMPTS 8
 
 /* How many partition names a message lists before it says "and N more". */
 #define PARTITION_LIST_MAX 200
@@ -255,24 +252,6 @@ static int open_dev_dir(UmError *error) {
         return fd;
 }
 
-/* An O_PATH fd of rel below dir_fd, resolved under the given RESOLVE_* rules. */
-static int openat2_path(int dir_fd, const char *rel, uint64_t resolve) {
-        struct open_how how = {
-                .flags = O_PATH | O_CLOEXEC,
-                .resolve = resolve,
-        };
-        int fd;
-
-        for (int i = 0; i < OPENAT2_ATTEMPTS; i++) {
-                fd = (int) syscall(SYS_openat2, dir_fd, rel, &how, sizeof(how));
-                if (fd >= 0)
-                        return fd;
-                if (errno != EAGAIN)
-                        return -errno;
-        }
-        return -EAGAIN;
-}
-
 /*
  * Opens an O_PATH fd for real I/O through its /proc/self/fd magic link: the same inode
  * in the same mount, no second path walk that could land elsewhere. O_NONBLOCK lets a
@@ -302,7 +281,7 @@ static void link_target(int dev_fd, const char *rel, char *buf, size_t n) {
                 return;
         *slash = 0;
         /* Only the directory holding the link is resolved, and that stays below /dev. */
-        parent_fd = openat2_path(dev_fd, dir, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+        parent_fd = lookup_beneath(dev_fd, dir, O_PATH, 0);
         if (parent_fd < 0)
                 return;
         l = readlinkat(parent_fd, slash + 1, target, sizeof(target) - 1);
@@ -313,12 +292,12 @@ static void link_target(int dev_fd, const char *rel, char *buf, size_t n) {
 }
 
 /*
- * Resolves the caller's path below /dev. A node directly in /dev is opened with
- * RESOLVE_NO_SYMLINKS (/dev/stdin, /dev/fd and friends are links into /proc). A
- * /dev/disk/by-* link is followed with RESOLVE_BENEATH: the kernel walks the link's target
- * itself and fails with EXDEV the moment any step (an absolute target, a ".." above /dev,
- * a link in the middle) would leave the /dev directory fd, so "resolves inside /dev" is
- * decided by the same walk that opens the file, with no window between check and use.
+ * Resolves the caller's path below /dev. A node directly in /dev is looked up with
+ * LOOKUP_NO_SYMLINKS (/dev/stdin, /dev/fd and friends are links into /proc). A
+ * /dev/disk/by-* link is followed by lookup_beneath() itself, which fails with EXDEV the
+ * moment any step (an absolute target, a ".." above /dev) would leave the /dev directory
+ * fd, so "resolves inside /dev" is decided by the same walk that opens the file, with no
+ * window between check and use.
  * udev writes these links as relative paths ("../../sdb1"); absolute targets are refused
  * even when they name something in /dev.
  */
@@ -328,9 +307,7 @@ static int resolve_in_dev(int dev_fd, const char *path, UmError *error) {
         char shown[256], target[256];
         int fd;
 
-        fd = openat2_path(dev_fd, rel,
-                          RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS |
-                                  (by_link ? 0 : RESOLVE_NO_SYMLINKS));
+        fd = lookup_beneath(dev_fd, rel, O_PATH, by_link ? 0 : LOOKUP_NO_SYMLINKS);
         if (fd >= 0)
                 return fd;
 
@@ -440,8 +417,7 @@ static int open_canonical_node(int dev_fd, dev_t devnum, int *ret_fd, char **ret
         r = sysfs_devname(devnum, &node);
         if (r < 0)
                 return r;
-        fd = openat2_path(dev_fd, node + 5,
-                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+        fd = lookup_beneath(dev_fd, node + 5, O_PATH, LOOKUP_NO_SYMLINKS);
         if (fd < 0)
                 return fd;
         if (fstat(fd, &st) < 0)

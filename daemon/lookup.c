@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lookup_beneath(): a path walk below a directory fd with openat() only (see lookup.h for
+ * why not openat2()). How it keeps the rules openat2() would enforce:
+ *   - Every component is opened with O_PATH | O_NOFOLLOW relative to the fd of the
+ *     component before it: the kernel resolves one name at a time and never follows a
+ *     symbolic link, so the walk sees every link as a link and never stands anywhere but
+ *     on the fds it holds. ".." is never handed to the kernel: the walk steps back to the
+ *     fd it came from, and there is none above the start (-EXDEV).
+ *   - A link is followed, where allowed, by the walk: its text is read from the directory
+ *     that holds it and walked from there, under the same rules.
+ *   - The object returned is the one the walk inspected: an O_PATH result is that very
+ *     fd; any other open is made by name from the parent with O_NOFOLLOW and must find
+ *     the same inode on the same mount, or the walk starts again (a rename raced it).
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "lookup.h"
+#include "macro.h"
+
+#define LOOKUP_MAX_LINKS 40   /* the kernel's MAXSYMLINKS */
+#define LOOKUP_ATTEMPTS 8     /* walks started again after a rename raced the final open */
+
+/* The fds of the directories walked so far, the start (not ours) below the first. */
+typedef struct Walk {
+        int start_fd;
+        int *fds;
+        size_t n, allocated;
+} Walk;
+
+static void walk_done(Walk *w) {
+        for (size_t i = 0; i < w->n; i++)
+                safe_close(w->fds[i]);
+        w->fds = mfree(w->fds);
+        w->n = w->allocated = 0;
+}
+
+static int walk_top(const Walk *w) {
+        return w->n > 0 ? w->fds[w->n - 1] : w->start_fd;
+}
+
+/* Takes fd, also on failure. */
+static int walk_push(Walk *w, int fd) {
+        if (w->n == w->allocated) {
+                size_t allocated = w->allocated ? w->allocated * 2 : 16;
+                int *fds = realloc(w->fds, allocated * sizeof(int));
+
+                if (!fds) {
+                        safe_close(fd);
+                        return -ENOMEM;
+                }
+                w->fds = fds;
+                w->allocated = allocated;
+        }
+        w->fds[w->n++] = fd;
+        return 0;
+}
+
+static int walk_pop(Walk *w) {
+        if (w->n == 0)
+                return -EXDEV; /* ".." above the start */
+        w->n--;
+        safe_close(w->fds[w->n]);
+        return 0;
+}
+
+static int fd_statx(int fd, struct statx *ret) {
+        if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+                  STATX_TYPE | STATX_INO | STATX_MNT_ID, ret) < 0)
+                return -errno;
+        if (!(ret->stx_mask & STATX_MNT_ID))
+                return -EOPNOTSUPP;
+        return 0;
+}
+
+static bool same_object(const struct statx *a, const struct statx *b) {
+        return a->stx_dev_major == b->stx_dev_major && a->stx_dev_minor == b->stx_dev_minor &&
+               a->stx_ino == b->stx_ino && a->stx_mnt_id == b->stx_mnt_id;
+}
+
+/*
+ * The text of the link name in dir_fd, followed by rest: the path still to walk.
+ * Links on procfs are magic links (they are not resolved by their text): -ELOOP. An
+ * absolute target would leave the start: -EXDEV.
+ */
+static int link_expand(int dir_fd, const char *name, const char *rest, char **ret_todo) {
+        char target[PATH_MAX];
+        struct statfs sfs;
+        ssize_t len;
+        char *todo = NULL;
+
+        if (fstatfs(dir_fd, &sfs) < 0)
+                return -errno;
+        if (sfs.f_type == PROC_SUPER_MAGIC)
+                return -ELOOP;
+        len = readlinkat(dir_fd, name, target, sizeof(target));
+        if (len < 0)
+                return -errno;
+        if (len == 0)
+                return -ENOENT;
+        if ((size_t) len >= sizeof(target))
+                return -ENAMETOOLONG;
+        target[len] = 0;
+        if (target[0] == '/')
+                return -EXDEV;
+        if (asprintf(&todo, "%s%s", target, rest) < 0) /* rest is "" or starts with "/" */
+                return -ENOMEM;
+        *ret_todo = todo;
+        return 0;
+}
+
+/* The next component of *p (slashes skipped) into name; *p moves past it. 0 at the end. */
+static int next_component(const char **p, char name[static NAME_MAX + 1]) {
+        size_t len;
+
+        *p += strspn(*p, "/");
+        len = strcspn(*p, "/");
+        if (len == 0)
+                return 0;
+        if (len > NAME_MAX)
+                return -ENAMETOOLONG;
+        memcpy(name, *p, len);
+        name[len] = 0;
+        *p += len;
+        return 1;
+}
+
+/* The final open, with the caller's flags, of name in parent: it must be what was walked. */
+static int reopen_final(int parent_fd, const char *name, int path_fd, int open_flags) {
+        _cleanup_close_ int fd = -EBADF;
+        struct statx want, have;
+        int r;
+
+        if (!name) /* the walk ended on "." or "..": the directory itself */
+                fd = openat(path_fd, ".", open_flags | O_CLOEXEC);
+        else
+                fd = openat(parent_fd, name, open_flags | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ELOOP ? -EAGAIN : -errno; /* swapped for a link meanwhile */
+        r = fd_statx(path_fd, &want);
+        if (r >= 0)
+                r = fd_statx(fd, &have);
+        if (r < 0)
+                return r;
+        if (!same_object(&want, &have))
+                return -EAGAIN;
+        return TAKE_FD(fd);
+}
+
+static int walk(int dir_fd, const char *path, int open_flags, LookupFlags flags) {
+        _cleanup_(walk_done) Walk w = { .start_fd = dir_fd };
+        _cleanup_free_ char *todo = strdup(path);
+        char name[NAME_MAX + 1], last[NAME_MAX + 1];
+        bool last_is_name = false;
+        unsigned links = 0;
+        const char *p = NULL;
+        int r;
+
+        if (!todo)
+                return -ENOMEM;
+        for (p = todo;;) {
+                _cleanup_close_ int fd = -EBADF;
+                struct statx stx, parent_stx;
+
+                r = next_component(&p, name);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                if (streq(name, ".")) {
+                        last_is_name = false;
+                        continue;
+                }
+                if (streq(name, "..")) {
+                        r = walk_pop(&w);
+                        if (r < 0)
+                                return r;
+                        last_is_name = false;
+                        continue;
+                }
+
+                fd = openat(walk_top(&w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                r = fd_statx(fd, &stx);
+                if (r < 0)
+                        return r;
+                if (S_ISLNK(stx.stx_mode)) {
+                        char *expanded = NULL;
+
+                        if ((flags & LOOKUP_NO_SYMLINKS) || ++links > LOOKUP_MAX_LINKS)
+                                return -ELOOP;
+                        r = link_expand(walk_top(&w), name, p, &expanded);
+                        if (r < 0)
+                                return r;
+                        free(todo);
+                        p = todo = expanded;
+                        continue;
+                }
+                if (flags & LOOKUP_NO_XDEV) {
+                        r = fd_statx(walk_top(&w), &parent_stx);
+                        if (r < 0)
+                                return r;
+                        if (parent_stx.stx_mnt_id != stx.stx_mnt_id)
+                                return -EXDEV;
+                }
+                /* Anything walked through, and "a/b/", must be a directory. */
+                if (!S_ISDIR(stx.stx_mode) && p[0] == '/')
+                        return -ENOTDIR;
+                r = walk_push(&w, TAKE_FD(fd));
+                if (r < 0)
+                        return r;
+                memcpy(last, name, sizeof(last));
+                last_is_name = true;
+        }
+
+        if (w.n == 0) { /* nothing walked, or back at the start */
+                int fd = openat(dir_fd, ".", open_flags | O_CLOEXEC);
+
+                return fd < 0 ? -errno : fd;
+        }
+        if (open_flags & O_DIRECTORY) {
+                struct statx stx;
+
+                r = fd_statx(walk_top(&w), &stx);
+                if (r < 0)
+                        return r;
+                if (!S_ISDIR(stx.stx_mode))
+                        return -ENOTDIR;
+        }
+        if (open_flags & O_PATH)
+                return w.fds[--w.n];
+        return reopen_final(w.n > 1 ? w.fds[w.n - 2] : dir_fd, last_is_name ? last : NULL,
+                            walk_top(&w), open_flags);
+}
+
+int lookup_beneath(int dir_fd, const char *path, int open_flags, LookupFlags flags) {
+        int r = -EAGAIN;
+
+        if ((open_flags & O_CREAT) || (open_flags & O_TMPFILE) == O_TMPFILE)
+                return -EINVAL;
+        for (int i = 0; i < LOOKUP_ATTEMPTS && r == -EAGAIN; i++)
+                r = walk(dir_fd, path, open_flags, flags);
+        return r;
+}
