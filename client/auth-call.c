@@ -11,9 +11,42 @@
  */
 #include "auth-call.h"
 #include "bus-client.h"
+#include "config.h"
 #include "output.h"
 #include "polkit-agent.h"
 #include "usermount-names.h"
+
+/* The example rule for callers in user namespaces, named in what we tell them. */
+#define NAMESPACE_RULE USERMOUNT_POLKIT_RULES_DIR "/50-usermount-namespace-images.rules"
+
+/* The polkit action named in usermountd's NotAuthorizedCanObtain message, or NULL. */
+static char *action_of(const sd_bus_error *error) {
+        const char *p = error->message ? strstr(error->message, UM_ACTION_PREFIX) : NULL;
+        size_t n;
+
+        if (!p)
+                return NULL;
+        n = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789.-");
+        return strndup(p, n);
+}
+
+/*
+ * Inside a user namespace nobody can be asked for a password (polkit_agent_use()): say so,
+ * and what works instead, in place of the usual advice to run on a terminal.
+ */
+static ExitStatus log_no_agent_in_userns(const sd_bus_error *error) {
+        _cleanup_free_ char *action = action_of(error);
+
+        log_error("Authentication is required for this request%s%s%s, and usermount cannot "
+                  "ask for your password here: it runs in a user namespace (a container, "
+                  "'unshare --user'), where polkit does not accept a password agent.",
+                  action ? " (polkit action " : "", strempty(action), action ? ")" : "");
+        log_error("Either ask the administrator for a polkit rule that allows it without a "
+                  "password, such as the example %s, or run usermount outside the namespace, "
+                  "where it can ask for your password (e.g. 'usermount mount IMAGE DIRECTORY' "
+                  "on the host, before the container or namespace is made).", NAMESPACE_RULE);
+        return EXIT_STATUS_NOT_AUTHORIZED;
+}
 
 /* Why there is no second, interactive attempt; printed before the failure itself. */
 static void log_no_interaction(int agent_error) {
@@ -55,7 +88,11 @@ ExitStatus auth_call(sd_bus *bus, AuthCallFunc func, void *userdata,
 
         r = func(bus, false, userdata, &error, &reply);
         if (r < 0 && sd_bus_error_has_name(&error, UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN)) {
-                if (arg_ask_password && polkit_agent_wanted())
+                PolkitAgentUse use = polkit_agent_use();
+
+                if (arg_ask_password && use == POLKIT_AGENT_IN_USERNS)
+                        return log_no_agent_in_userns(&error);
+                if (arg_ask_password && use == POLKIT_AGENT_USEFUL)
                         agent_error = polkit_agent_start(POLKIT_AGENT_PATH,
                                                          POLKIT_AGENT_REGISTER_TIMEOUT_MS,
                                                          &agent);

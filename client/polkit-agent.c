@@ -24,11 +24,17 @@
 
 extern char **environ;
 
-bool polkit_agent_wanted(void) {
+PolkitAgentUse polkit_agent_use(void) {
+        int in_userns = namespace_in_user_namespace();
+
+        if (in_userns > 0)
+                return POLKIT_AGENT_IN_USERNS;
         if (!isatty(STDIN_FILENO))
-                return false;
-        /* Root inside a user namespace is an ordinary user to polkit. */
-        return geteuid() != 0 || namespace_in_user_namespace() != 0;
+                return POLKIT_AGENT_NO_TERMINAL;
+        /* Root where /proc cannot tell is root in some namespace: let polkit decide. */
+        if (geteuid() == 0 && in_userns == 0)
+                return POLKIT_AGENT_ROOT;
+        return POLKIT_AGENT_USEFUL;
 }
 
 /* Gives fd the number target without FD_CLOEXEC, so that it survives execve(). */

@@ -16,13 +16,23 @@
 /* How long pkttyagent may take to register with polkitd before we go on without it. */
 #define POLKIT_AGENT_REGISTER_TIMEOUT_MS 25000
 
+typedef enum PolkitAgentUse {
+        POLKIT_AGENT_USEFUL,      /* start one */
+        POLKIT_AGENT_NO_TERMINAL, /* standard input is not a terminal: nobody can type */
+        POLKIT_AGENT_ROOT,        /* root in the initial user namespace: polkit asks nobody */
+        POLKIT_AGENT_IN_USERNS,   /* polkitd refuses an agent that runs in a user namespace */
+} PolkitAgentUse;
+
 /*
- * Whether an agent can be useful to this process: standard input is a terminal (a
- * password can be typed), and we are not root in the initial user namespace (polkit
- * authorizes root without asking). Like systemd, only stdin decides: the agent writes
- * its prompt to the terminal even when stdout or stderr are redirected.
+ * Whether an agent can be useful to this process. Like systemd, only stdin decides
+ * whether there is a terminal: the agent writes its prompt to the terminal even when
+ * stdout or stderr are redirected. In a user namespace other than the initial one it
+ * never is: pkttyagent names its process with the ids it has there (uid 0 in a rootless
+ * container), polkitd sees the caller's real uid on the bus, and refuses to register an
+ * agent whose two uids differ ("User of caller and user of subject differs"); its setuid
+ * helper has no privilege there either.
  */
-bool polkit_agent_wanted(void);
+PolkitAgentUse polkit_agent_use(void);
 
 /*
  * Starts path (normally POLKIT_AGENT_PATH) as "--notify-fd 3 --fallback --process PID",

@@ -154,6 +154,114 @@ void harness_loops_release(void) {
         }
 }
 
+/* Loop devices the harness added with LOOP_CTL_ADD, one index a line, for removal. */
+static char *added_loops_path(void) {
+        return g_build_filename(harness_tmpdir(), "loop-devices-added", NULL);
+}
+
+/* Indexes of the loop devices sysfs lists; *ret_free counts those with no backing file. */
+static GArray *loop_indexes(unsigned *ret_free) {
+        g_autoptr(GDir) dir = g_dir_open("/sys/block", 0, NULL);
+        GArray *indexes = g_array_new(FALSE, FALSE, sizeof(int));
+        const char *name;
+        unsigned free_count = 0;
+
+        while (dir && (name = g_dir_read_name(dir))) {
+                g_autofree char *backing = NULL;
+                int n;
+
+                if (sscanf(name, "loop%d", &n) != 1)
+                        continue;
+                g_array_append_val(indexes, n);
+                backing = g_strdup_printf("/sys/block/%s/loop/backing_file", name);
+                if (access(backing, F_OK) < 0)
+                        free_count++;
+        }
+        *ret_free = free_count;
+        return indexes;
+}
+
+int harness_loop_reserve(unsigned count, char ***ret_nodes) {
+        g_autoptr(GArray) indexes = NULL;
+        g_autoptr(GPtrArray) nodes = g_ptr_array_new_with_free_func(g_free);
+        g_autofree char *list = added_loops_path(), *added = NULL;
+        g_autoptr(GString) out = NULL;
+        _cleanup_close_ int control = -EBADF;
+        unsigned free_count;
+        int next = 0;
+
+        indexes = loop_indexes(&free_count);
+        for (guint i = 0; i < indexes->len; i++)
+                next = MAX(next, g_array_index(indexes, int, i) + 1);
+        (void) g_file_get_contents(list, &added, NULL, NULL);
+        out = g_string_new(added);
+        if (free_count < count) {
+                control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+                if (control < 0)
+                        return -errno;
+        }
+        for (; free_count < count; next++) {
+                if (ioctl(control, LOOP_CTL_ADD, next) < 0) {
+                        if (errno == EEXIST)
+                                continue;
+                        return -errno;
+                }
+                g_string_append_printf(out, "%d\n", next);
+                if (!g_file_set_contents(list, out->str, -1, NULL))
+                        return -EIO;
+                free_count++;
+        }
+
+        g_clear_pointer(&indexes, g_array_unref);
+        indexes = loop_indexes(&free_count);
+        for (guint i = 0; i < indexes->len; i++) {
+                char *node = g_strdup_printf("/dev/loop%d", g_array_index(indexes, int, i));
+
+                if (access(node, F_OK) == 0)
+                        g_ptr_array_add(nodes, node);
+                else
+                        g_free(node);
+        }
+        g_ptr_array_add(nodes, NULL);
+        *ret_nodes = (char **) g_ptr_array_steal(nodes, NULL);
+        return 0;
+}
+
+int harness_release_added_loops(void) {
+        g_autofree char *list = NULL, *contents = NULL;
+        g_auto(GStrv) lines = NULL;
+        _cleanup_close_ int control = -EBADF;
+        int removed = 0;
+
+        if (!harness_tmpdir())
+                return 0;
+        list = added_loops_path();
+        if (!g_file_get_contents(list, &contents, NULL, NULL))
+                return 0;
+        control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+        if (control < 0)
+                return 0;
+        lines = g_strsplit(contents, "\n", -1);
+        for (size_t i = 0; lines[i]; i++) {
+                int r = -EBUSY;
+
+                if (!*lines[i])
+                        continue;
+                /* An autoclear device that was just unmounted is released a moment later. */
+                for (int k = 0; k < 100 && r == -EBUSY; k++) {
+                        r = ioctl(control, LOOP_CTL_REMOVE, atoi(lines[i])) < 0 ? -errno : 0;
+                        if (r == -EBUSY)
+                                g_usleep(50 * 1000);
+                }
+                if (r == 0)
+                        removed++;
+                else if (r != -ENODEV)
+                        harness_log("cannot remove loop%s: %s", lines[i], g_strerror(-r));
+        }
+        (void) unlink(list);
+        return removed;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* Mounting images                                                                     */
 

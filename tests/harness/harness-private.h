@@ -65,3 +65,5 @@ int harness_umount_below(const char *dir);
 int harness_detach_leftover_loops(void);
 /* Removes zram disks made by harness_zram_new() and not freed; returns how many. */
 int harness_release_leftover_zrams(void);
+/* Removes the loop devices harness_loop_reserve() added; returns how many. */
+int harness_release_added_loops(void);

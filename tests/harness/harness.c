@@ -433,7 +433,9 @@ static _noreturn_ void supervisor_run(pid_t child) {
         /* A process stuck in the kernel (a hung filesystem) must not hang the test run. */
         alarm(20);
         killed = supervisor_kill_descendants();
-        detached = harness_detach_leftover_loops() + harness_release_leftover_zrams();
+        detached = harness_detach_leftover_loops() + harness_release_leftover_zrams() +
+                   harness_release_added_loops();
+        (void) harness_cgroup_remove();
         if (killed > 0 || detached > 0)
                 harness_log("supervisor: killed %d leftover process(es), removed %d loop or "
                             "zram device(s)", killed, detached);
@@ -915,6 +917,8 @@ int harness_init(const HarnessOptions *options) {
         g_unsetenv("LISTEN_FDS");
         g_unsetenv("LISTEN_PID");
         g_unsetenv("LISTEN_FDNAMES");
+        if (options->namespace_only)
+                return 0;
 
         if ((r = setup_identities()) < 0 || (r = start_bus(options)) < 0 ||
                 (r = start_polkit(options)) < 0 || (r = start_probe_subject()) < 0)
@@ -960,4 +964,6 @@ void harness_teardown(void) {
         harness_loops_release();
         if (harness_detach_leftover_loops() > 0)
                 harness_log("teardown detached loop devices nobody released");
+        (void) harness_release_added_loops();
+        (void) harness_cgroup_remove();
 }

@@ -106,6 +106,10 @@ typedef struct HarnessOptions {
          * the test): the bus reads its service directories again when it is asked for a
          * name it does not know. */
         const char *bus_service_dir;
+        /* Only the private mount namespace with its /run and the supervisor: no test
+         * identities, bus, polkitd or udevd. For the system tier, which boots an OS of its
+         * own that brings all of those. */
+        bool namespace_only;
 } HarnessOptions;
 
 /* Builds the environment described above. Must be called once, as root, in the main
@@ -300,6 +304,13 @@ int harness_loop_attach(const char *path, bool read_only, char **ret_device);
 /* Detaches a device made by harness_loop_attach() (deferred by the kernel while mounted). */
 int harness_loop_detach(const char *device);
 
+/* Makes sure at least count loop devices exist that nothing is attached to, adding
+ * devices through /dev/loop-control where needed (the harness removes those it added at
+ * teardown, or the supervisor does), and returns every /dev/loopN node there is now
+ * (NULL-terminated, g_strfreev()). For a system that cannot see devices made later, such
+ * as a container whose /dev is bound at start. */
+int harness_loop_reserve(unsigned count, char ***ret_nodes);
+
 /* Mounts an image as root in the private namespace, on a new directory under
  * <tmpdir>/mnt, with mount flags (MS_*; add MS_NODEV|MS_NOSUID unless the test needs
  * otherwise) through an auto-clearing loop device. For tests that inspect an image. */
@@ -314,6 +325,52 @@ int harness_umount(const char *mountpoint);
 int harness_zram_new(const char *size, char **ret_node);
 /* Unmounts (lazily) what uses it in this namespace, turns swap off, and removes it. */
 int harness_zram_free(const char *node);
+
+/* ---------------------------------------------------------------------------------- */
+/* cgroups                                                                            */
+
+/* A cgroup of the test's own, <name>.<pid>, in each cgroup hierarchy the test process is
+ * in that belongs to no controller (systemd's name=systemd hierarchy and the unified
+ * one), for a program like systemd-nspawn that makes cgroups below its own and leaves
+ * them behind. harness_cgroup_enter() moves the calling process into it (call it in a
+ * child before exec). The whole tree is removed, deepest first, by
+ * harness_cgroup_remove(), at teardown, or by the supervisor, once nothing runs in it. */
+int harness_cgroup_new(const char *name);
+int harness_cgroup_enter(void);
+/* Removes the tree; -EBUSY while a process still runs in it. */
+int harness_cgroup_remove(void);
+
+/* ---------------------------------------------------------------------------------- */
+/* Terminals                                                                          */
+
+/* A pseudo-terminal: a program runs with the slave as its controlling terminal, the test
+ * reads what it shows from the master (collected in output) and types into it. */
+typedef struct HarnessTerminal {
+        int master;    /* non-blocking */
+        int slave_fd;  /* kept open so that the master stays readable before the program
+                        * opens the slave */
+        char *slave;   /* the slave's path */
+        GString *output;
+} HarnessTerminal;
+
+/* Opens a terminal whose slave belongs to owner:group. -errno on failure. */
+int harness_terminal_open(HarnessTerminal *t, uid_t owner, gid_t group);
+void harness_terminal_close(HarnessTerminal *t);
+/* Appends what the master has within timeout_ms to output; false once the slave side is
+ * closed and drained. */
+bool harness_terminal_read(HarnessTerminal *t, int timeout_ms);
+/* Waits until output shows text after its first from bytes, or pid (a child of ours; 0:
+ * none) exits, or timeout_ms passes. Whether the text is there. */
+bool harness_terminal_wait_for(HarnessTerminal *t, pid_t pid, size_t from, const char *text,
+        int timeout_ms);
+/* Types text (as is: add "\n" for Enter). */
+int harness_terminal_type(HarnessTerminal *t, const char *text);
+/* Types a password and Enter once the program has turned echo off: a password prompt
+ * shows before echo goes off, and turning it off (TCSAFLUSH) throws away what was typed
+ * until then, as a person typing fast would see. -ETIMEDOUT if echo stays on. */
+int harness_terminal_type_password(HarnessTerminal *t, const char *password, int timeout_ms);
+/* Whether our child pid has exited (it stays a zombie for whoever reaps it). */
+bool harness_child_exited(pid_t pid);
 
 /* ---------------------------------------------------------------------------------- */
 /* "Nothing left behind"                                                              */

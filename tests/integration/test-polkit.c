@@ -79,6 +79,8 @@ typedef struct Call {
         const char *target;  /* params["target"], NULL: none */
         bool read_only;      /* params["read-only"] = true */
         bool exec;           /* params["exec"] = true */
+        const char *idmap;   /* params["idmap"], NULL: none */
+        bool in_userns;      /* the caller is root in a user namespace of its own */
 } Call;
 
 static void report_reply(const Call *c, sd_bus_message *reply) {
@@ -115,7 +117,7 @@ static int caller(void *userdata) {
                 [CALL_OPEN_MOUNT] = "OpenMount", [CALL_UNMOUNT] = "Unmount",
                 [CALL_LIST] = "ListMounts",
         };
-        Param params[4] = {};
+        Param params[5] = {};
         size_t n = 0;
         sd_bus *bus = NULL;
         int r;
@@ -126,6 +128,8 @@ static int caller(void *userdata) {
                 params[n++] = (Param) { "read-only", "b", "true" };
         if (c->exec)
                 params[n++] = (Param) { "exec", "b", "true" };
+        if (c->idmap)
+                params[n++] = (Param) { "idmap", "s", c->idmap };
 
         g_assert_cmpint(harness_sd_bus_connect(&bus), >=, 0);
         g_assert_cmpint(sd_bus_message_new_method_call(bus, &call, UM_BUS_NAME, UM_OBJECT_PATH,
@@ -163,7 +167,8 @@ static int caller(void *userdata) {
 static GHashTable *call_as(uid_t uid, const Call *c) {
         g_autofree char *output = NULL;
 
-        g_assert_cmpint(harness_run_as(uid, uid, 0, caller, (void *) c, &output), ==, 0);
+        g_assert_cmpint(harness_run_as(uid, uid, c->in_userns ? HARNESS_NEW_USERNS : 0, caller,
+                                       (void *) c, &output), ==, 0);
         g_test_message("caller %u output:\n%s", (unsigned) uid, output ?: "");
         return calls_parse_report(output);
 }
@@ -438,6 +443,30 @@ static void test_example_group_images(void) {
         g_autoptr(GHashTable) t3 = expect_call(HARNESS_UID_ADMIN, &ro_exec,
                                                UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN);
         g_autoptr(GHashTable) t4 = expect_call(HARNESS_UID_USER1, &ro,
+                                               UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN);
+        assert_clean();
+}
+
+/* 50-usermount-namespace-images.rules: a group member in a user namespace of its own
+ * mounts an image id-mapped to it without a password; not on the host without that
+ * mapping, not with exec; a non-member gets the defaults. */
+static void test_example_namespace_images(void) {
+        g_autofree char *rule = example_rule("50-usermount-namespace-images.rules", "GROUP",
+                                             "\"" HARNESS_GROUP "\"");
+        const Call ns = { .kind = CALL_OPEN_MOUNT, .path = image_a, .idmap = "namespace",
+                          .in_userns = true };
+        const Call ns_exec = { .kind = CALL_OPEN_MOUNT, .path = image_a, .idmap = "namespace",
+                               .in_userns = true, .exec = true };
+        const Call host = { .kind = CALL_MOUNT_FD, .path = image_a };
+
+        set_rules(rule, NULL);
+        g_autoptr(GHashTable) t = expect_call(HARNESS_UID_ADMIN, &ns, "ok");
+        g_assert_cmpstr(report_get(t, "info-idmap"), ==, "namespace");
+        g_autoptr(GHashTable) t2 = expect_call(HARNESS_UID_ADMIN, &host,
+                                               UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN);
+        g_autoptr(GHashTable) t3 = expect_call(HARNESS_UID_ADMIN, &ns_exec,
+                                               UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN);
+        g_autoptr(GHashTable) t4 = expect_call(HARNESS_UID_USER1, &ns,
                                                UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN);
         assert_clean();
 }
@@ -837,6 +866,7 @@ int main(int argc, char *argv[]) {
         g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
 
         g_test_add_func("/polkit/example/group-images", test_example_group_images);
+        g_test_add_func("/polkit/example/namespace-images", test_example_namespace_images);
         g_test_add_func("/polkit/example/deny-inactive", test_example_deny_inactive);
         g_test_add_func("/polkit/example/deny-seat", test_example_deny_seat);
         g_test_add_func("/polkit/example/deny-user", test_example_deny_user);
