@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+/* The entry names the place that logged (CODE_FILE, CODE_LINE, CODE_FUNC of the LogSite);
+ * without this, sd_journal_sendv() would add log.c's own place beside it. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 

@@ -54,8 +54,8 @@ static int drop_capabilities(void) {
         return r;
 }
 
-/* --idle-timeout=SEC: whole seconds, 0 to a day (a longer one is the same as never). */
-static int parse_idle_timeout(const char *s, uint64_t *ret_usec) {
+/* --idle-timeout=SEC, --watch-interval=SEC: whole seconds, 0 to a day. */
+static int parse_seconds(const char *s, uint64_t *ret_usec) {
         char *end;
         unsigned long long v;
 
@@ -96,6 +96,11 @@ static void help(void) {
                "      --idle-timeout=SEC  exit after SEC seconds without requests, workers or\n"
                "                          registered mounts (D-Bus activation starts it again);\n"
                "                          0, the default, never exits when idle\n"
+               "      --watch-interval=SEC\n"
+               "                          check every SEC seconds whether registered mounts are\n"
+               "                          still mounted and their devices still there (default\n"
+               "                          2); 0: only on events (udev's device removals, changes\n"
+               "                          of usermountd's own mount table)\n"
                "\n"
                "Signals:\n"
                "  SIGHUP    read the configuration again; mounts and requests in flight are\n"
@@ -119,6 +124,7 @@ int main(int argc, char *argv[]) {
                 ARG_CHECK_CONFIG,
                 ARG_LOG_TARGET,
                 ARG_IDLE_TIMEOUT,
+                ARG_WATCH_INTERVAL,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -129,12 +135,13 @@ int main(int argc, char *argv[]) {
                 { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
                 { "log-target", required_argument, NULL, ARG_LOG_TARGET },
                 { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
+                { "watch-interval", required_argument, NULL, ARG_WATCH_INTERVAL },
                 {},
         };
         _cleanup_(manager_freep) Manager *m = NULL;
         const char *runtime_dir = NULL, *conf_path = NULL;
         bool check_config = false;
-        uint64_t idle_timeout_usec = 0;
+        uint64_t idle_timeout_usec = 0, watch_interval_usec = MANAGER_WATCH_INTERVAL_USEC;
         sigset_t mask;
         int c, r;
 
@@ -176,8 +183,15 @@ int main(int argc, char *argv[]) {
                         log_set_target(r);
                         break;
                 case ARG_IDLE_TIMEOUT:
-                        if (parse_idle_timeout(optarg, &idle_timeout_usec) < 0) {
+                        if (parse_seconds(optarg, &idle_timeout_usec) < 0) {
                                 fprintf(stderr, "usermountd: --idle-timeout takes whole seconds, "
+                                                "0 to 86400.\n");
+                                return 2;
+                        }
+                        break;
+                case ARG_WATCH_INTERVAL:
+                        if (parse_seconds(optarg, &watch_interval_usec) < 0) {
+                                fprintf(stderr, "usermountd: --watch-interval takes whole seconds, "
                                                 "0 to 86400.\n");
                                 return 2;
                         }
@@ -227,6 +241,7 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         }
         m->idle_timeout_usec = idle_timeout_usec;
+        m->watch_interval_usec = watch_interval_usec;
         /* The default file may be absent (built-in defaults); one named on the command line
          * must exist. */
         r = manager_load_conf(m, conf_path ?: CONF_DEFAULT_PATH, !conf_path);

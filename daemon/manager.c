@@ -25,7 +25,6 @@
 #include "service.h"
 #include "usermount-names.h"
 
-#define RECONCILE_INTERVAL_USEC (2ULL * 1000000ULL)
 #define REGISTRY_FILE "mounts.json"
 
 int manager_new(Manager **ret) {
@@ -36,6 +35,7 @@ int manager_new(Manager **ret) {
         if (!m)
                 return -ENOMEM;
         m->runtime_dir = strdup(USERMOUNT_RUNDIR);
+        m->watch_interval_usec = MANAGER_WATCH_INTERVAL_USEC;
         if (!m->runtime_dir)
                 return -ENOMEM;
         r = conf_new_default(&m->conf);
@@ -236,9 +236,13 @@ static Cleanup *cleanup_free(Cleanup *c) {
         return NULL;
 }
 
-static bool registry_mount_busy(Manager *m, uint64_t mount_id) {
+/* An Unmount of it, or the detach after its device went, is under way: the outcome is
+ * theirs to report (a reconcile meanwhile would call their own unmount "outside"). */
+static bool registry_mount_busy(Manager *m, const MountRecord *rec) {
+        if (rec->detaching)
+                return true;
         for (Request *r = m->requests; r; r = r->next)
-                if (r->method == METHOD_UNMOUNT && r->unmount_id == mount_id)
+                if (r->method == METHOD_UNMOUNT && r->unmount_id == rec->mount_id)
                         return true;
         return false;
 }
@@ -267,9 +271,8 @@ static void manager_cleanup_vanished(Manager *m, MountRecord *rec) {
         Cleanup *c;
         int pidfd = -EBADF, r;
 
-        for (Request *q = m->requests; q; q = q->next)
-                if (q->method == METHOD_UNMOUNT && q->unmount_id == rec->mount_id)
-                        return;
+        if (registry_mount_busy(m, rec))
+                return;
         r = mountns_find_process(rec->mntns_id, &pidfd);
         if (r < 0) {
                 /* Nobody lives there any more: the namespace and the mount go with the last fd. */
@@ -302,6 +305,8 @@ static void manager_cleanup_vanished(Manager *m, MountRecord *rec) {
                          on_cleanup_done, c, &c->worker);
         if (r < 0)
                 cleanup_free(c);
+        else
+                rec->detaching = true;
 }
 
 /*
@@ -336,7 +341,7 @@ void manager_reconcile(Manager *m) {
                 MountRecord *rec = m->registry->records[i - 1];
                 int r;
 
-                if (registry_mount_busy(m, rec->mount_id))
+                if (registry_mount_busy(m, rec))
                         continue;
                 r = mountns_mount_exists(rec->mntns_id, rec->mount_id, NULL);
                 if (r == 0) {
@@ -359,7 +364,7 @@ static int on_reconcile_timer(sd_event_source *s, uint64_t usec, void *userdata)
         Manager *m = userdata;
 
         manager_reconcile(m);
-        return sd_event_source_set_time_relative(s, RECONCILE_INTERVAL_USEC);
+        return sd_event_source_set_time_relative(s, m->watch_interval_usec);
 }
 
 static int on_device_event(sd_device_monitor *monitor, sd_device *device, void *userdata) {
@@ -395,8 +400,8 @@ static int manager_watch_devices(Manager *m) {
 /*
  * Watches registered mounts: POLLPRI on /proc/self/mountinfo reports changes in the
  * daemon's own namespace (the host's, for desktop mounts) at once; udevd's device monitor
- * reports removed devices at once where udevd runs; a timer covers other namespaces and
- * systems without udevd (like containers and this project's CI).
+ * reports removed devices at once where udevd runs; a timer (--watch-interval) covers
+ * other namespaces and systems without udevd (like containers).
  */
 static int manager_watch_mounts(Manager *m) {
         int fd, r;
@@ -412,8 +417,10 @@ static int manager_watch_mounts(Manager *m) {
                 return r;
         }
         (void) sd_event_source_set_io_fd_own(m->mountinfo_watch, true);
+        if (m->watch_interval_usec == 0)
+                return 0;
         r = sd_event_add_time_relative(m->event, &m->reconcile_timer, CLOCK_MONOTONIC,
-                                       RECONCILE_INTERVAL_USEC, 0, on_reconcile_timer, m);
+                                       m->watch_interval_usec, 0, on_reconcile_timer, m);
         if (r < 0)
                 return r;
         return sd_event_source_set_enabled(m->reconcile_timer, SD_EVENT_ON);
@@ -1076,7 +1083,7 @@ static void request_start_unmount(Request *req) {
         if (r < 0)
                 return request_fail_errno(req, r, "find your mount namespace");
         rec = registry_find_mount_point(m->registry, mntns, req->unmount_point);
-        if (!rec || registry_mount_busy(m, rec->mount_id)) {
+        if (!rec || registry_mount_busy(m, rec)) {
                 um_error_set(&e, UM_ERROR_KIND_NOT_MOUNTED, ENOENT,
                              "Nothing that usermount mounted is at %s.", req->unmount_point);
                 return request_fail(req, &e);

@@ -25,6 +25,9 @@
 #include "um-error.h"
 #include "worker.h"
 
+/* How often registered mounts are checked without an event (--watch-interval). */
+#define MANAGER_WATCH_INTERVAL_USEC (2ULL * 1000000ULL)
+
 typedef struct Manager Manager;
 typedef struct Request Request;
 
@@ -141,6 +144,7 @@ struct Manager {
         Registry *registry;
         sd_event_source *mountinfo_watch; /* POLLPRI on /proc/self/mountinfo */
         sd_event_source *reconcile_timer; /* periodic check of every registered mount */
+        uint64_t watch_interval_usec;     /* its period; 0: no timer, events only */
         sd_device_monitor *device_monitor; /* block device removals, where udevd runs */
         unsigned n_cleanups;              /* lazy detaches in flight */
 

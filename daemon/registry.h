@@ -57,6 +57,7 @@ typedef struct MountRecord {
         char *idmap_gid_map;    /* for idmap "none" */
         bool created_dir;       /* the daemon made mount_point and removes it on unmount */
         uint64_t created_usec;  /* CLOCK_REALTIME */
+        bool detaching;         /* not saved: its device went, a lazy detach is under way */
 } MountRecord;
 
 /* Frees a record and its strings; accepts NULL, returns NULL. */

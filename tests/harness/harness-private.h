@@ -32,6 +32,7 @@ typedef struct Harness {
         unsigned rules_generation;
         HarnessCaller *probe;  /* the unprivileged polkit subject of the rules probe */
         char *probe_name;      /* its unique bus name */
+        bool udevd;            /* a systemd-udevd of the harness runs */
 } Harness;
 
 extern Harness harness;
@@ -67,3 +68,10 @@ int harness_detach_leftover_loops(void);
 int harness_release_leftover_zrams(void);
 /* Removes the loop devices harness_loop_reserve() added; returns how many. */
 int harness_release_added_loops(void);
+
+/* harness-udev.c: makes udevd's rules and its part of /dev private (before it starts),
+ * and removes what was made on the host for that (after it stopped). */
+int harness_udev_prepare(void);
+void harness_udev_release(void);
+/* The systemd-udevd binary, or NULL (g_free()). */
+char *harness_udevd_path(void);

@@ -331,14 +331,16 @@ static int bind_mount(const char *from, const char *to) {
 
 /* The private mount namespace, with a tmpfs on /run holding the temporary directory: no
  * file the harness or the daemon creates there can outlive the namespace. */
-static int setup_namespace(void) {
+static int setup_namespace(bool private_network) {
         static const char *const subdirs[] = { "bus", "images", "mnt", "etc", "etc/upper",
                 "etc/work", "etc/files", "polkit", "polkit/actions", "polkit/rules-etc",
                 "polkit/rules-usr", "tmp" };
         struct stat st;
         int r;
 
-        if (unshare(CLONE_NEWNS) < 0)
+        /* A network namespace keeps the harness's udevd's events among the harness's
+         * processes (unix sockets by path, the bus's among them, work across it). */
+        if (unshare(CLONE_NEWNS | (private_network ? CLONE_NEWNET : 0)) < 0)
                 return -errno;
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return -errno;
@@ -413,6 +415,77 @@ static int supervisor_kill_descendants(void) {
         }
 }
 
+/* ---- processes to kill at the end ---- */
+
+static char *kill_list_path(void) {
+        return g_build_filename(harness.tmpdir, "kill-at-exit", NULL);
+}
+
+/* The start time of pid (/proc/PID/stat field 22), or 0. */
+static unsigned long long process_start_time(pid_t pid) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int) pid), *stat = NULL;
+        unsigned long long start = 0;
+        const char *p;
+
+        if (!g_file_get_contents(path, &stat, NULL, NULL) || !(p = strrchr(stat, ')')))
+                return 0;
+        if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+                          "%*d %*d %*d %llu", &start) != 1)
+                return 0;
+        return start;
+}
+
+int harness_kill_at_exit(pid_t pid) {
+        g_autofree char *path = NULL, *contents = NULL, *all = NULL;
+        unsigned long long start = process_start_time(pid);
+
+        if (!harness.tmpdir || pid <= 0)
+                return -EINVAL;
+        if (start == 0)
+                return -ESRCH;
+        path = kill_list_path();
+        (void) g_file_get_contents(path, &contents, NULL, NULL);
+        all = g_strdup_printf("%s%d %llu\n", strempty(contents), (int) pid, start);
+        return g_file_set_contents(path, all, -1, NULL) ? 0 : -EIO;
+}
+
+/* Kills what harness_kill_at_exit() listed and still runs (the same process: same start
+ * time), and forgets the list. */
+static void harness_kill_listed(void) {
+        g_autofree char *path = NULL, *contents = NULL;
+        g_auto(GStrv) lines = NULL;
+
+        if (!harness.tmpdir)
+                return;
+        path = kill_list_path();
+        if (!g_file_get_contents(path, &contents, NULL, NULL))
+                return;
+        lines = g_strsplit(contents, "\n", -1);
+        for (size_t i = 0; lines[i]; i++) {
+                unsigned long long start;
+                int pid;
+
+                if (sscanf(lines[i], "%d %llu", &pid, &start) == 2 && pid > 0 &&
+                    process_start_time(pid) == start)
+                        kill(pid, SIGKILL);
+        }
+        (void) unlink(path);
+}
+
+/* What only code can undo, after the processes are gone: devices, cgroups, directories. */
+static int release_leftovers(void) {
+        int n;
+
+        harness_kill_listed();
+        n = harness_detach_leftover_loops() + harness_release_leftover_zrams();
+        /* A container's cgroups empty a moment after its processes died. */
+        for (int i = 0; i < 100 && harness_cgroup_remove() == -EBUSY; i++)
+                usleep(20 * 1000);
+        n += harness_release_added_loops();
+        harness_udev_release();
+        return n;
+}
+
 static _noreturn_ void supervisor_run(pid_t child) {
         struct sigaction sa = { .sa_handler = supervisor_forward_signal, .sa_flags = SA_RESTART };
         static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
@@ -433,9 +506,7 @@ static _noreturn_ void supervisor_run(pid_t child) {
         /* A process stuck in the kernel (a hung filesystem) must not hang the test run. */
         alarm(20);
         killed = supervisor_kill_descendants();
-        detached = harness_detach_leftover_loops() + harness_release_leftover_zrams() +
-                   harness_release_added_loops();
-        (void) harness_cgroup_remove();
+        detached = release_leftovers();
         if (killed > 0 || detached > 0)
                 harness_log("supervisor: killed %d leftover process(es), removed %d loop or "
                             "zram device(s)", killed, detached);
@@ -453,11 +524,58 @@ static _noreturn_ void supervisor_run(pid_t child) {
         _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 }
 
+/*
+ * The janitor: for the one end the supervisor cannot see, a SIGKILL of the whole process
+ * group (a test runner's last word on a timeout), which kills the supervisor too. The
+ * kernel then undoes mounts and auto-clearing loop devices, but not the directories made
+ * on the host's /dev, zram disks, cgroups or a container whose PID 1 escaped. The janitor
+ * is outside the group and below nobody of ours, holds no fd of the test, waits for the
+ * supervisor to go, releases what is still listed (normally nothing: the supervisor did),
+ * and exits, letting the private namespaces go.
+ */
+static void start_janitor(pid_t supervisor) {
+        pid_t pid = fork();
+
+        if (pid != 0) {
+                if (pid > 0)
+                        (void) waitpid(pid, NULL, 0);
+                return;
+        }
+        if (fork() != 0)
+                _exit(0);
+        /* Reparented above us; a session of its own, out of the test's process group. */
+        (void) setsid();
+        (void) prctl(PR_SET_NAME, "um-harness-jan");
+        {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                int pidfd = (int) syscall(SYS_pidfd_open, supervisor, 0);
+
+                if (null >= 0) {
+                        dup2(null, STDIN_FILENO);
+                        dup2(null, STDOUT_FILENO);
+                        dup2(null, STDERR_FILENO);
+                }
+                if (pidfd >= 0) {
+                        struct pollfd p = { .fd = 3, .events = POLLIN };
+
+                        if (pidfd != 3 && dup2(pidfd, 3) < 0)
+                                _exit(1);
+                        close_range(4, ~0U, 0);
+                        while (poll(&p, 1, -1) < 0 && errno == EINTR)
+                                ;
+                } else
+                        close_range(3, ~0U, 0);
+        }
+        (void) release_leftovers();
+        _exit(0);
+}
+
 static int supervise(void) {
         pid_t parent = getpid(), pid;
 
         fflush(stdout);
         fflush(stderr);
+        start_janitor(parent);
         pid = fork();
         if (pid < 0)
                 return -errno;
@@ -826,6 +944,57 @@ static int start_polkit(const HarnessOptions *options) {
         return service_start("polkitd", argv, POLKIT_BUS_NAME, NULL);
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* systemd-udevd                                                                       */
+
+static int start_udevd(void) {
+        g_autofree char *program = harness_udevd_path();
+        Service s = { .name = g_strdup("systemd-udevd") };
+        int64_t deadline;
+        int r;
+
+        if (!program) {
+                harness_log("systemd-udevd not found; the udev package has it (tools/install-deps)");
+                g_free(s.name);
+                return -ENOENT;
+        }
+        r = harness_udev_prepare();
+        if (r < 0) {
+                g_free(s.name);
+                return r;
+        }
+        /* Its messages go to stderr like every service's, not to a journal or kmsg. */
+        g_setenv("SYSTEMD_LOG_TARGET", "console", TRUE);
+        const char *argv[] = { program, NULL };
+        r = harness_spawn(argv, -1, &s.pid, &s.pidfd);
+        g_unsetenv("SYSTEMD_LOG_TARGET");
+        if (r < 0) {
+                harness_log("cannot start systemd-udevd: %s", g_strerror(-r));
+                g_free(s.name);
+                return r;
+        }
+        g_array_append_val(services, s);
+
+        /* It serves once its control socket is there (the daemon under test looks for it). */
+        deadline = harness_now_ms() + HARNESS_TIMEOUT_MS;
+        while (access("/run/udev/control", F_OK) < 0) {
+                struct pollfd p = { .fd = s.pidfd, .events = POLLIN };
+
+                if (poll(&p, 1, 10) > 0) {
+                        harness_log("systemd-udevd exited at start");
+                        return -ESRCH;
+                }
+                if (harness_now_ms() > deadline) {
+                        harness_log("systemd-udevd did not start listening in time");
+                        return -ETIMEDOUT;
+                }
+        }
+        harness.udevd = true;
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+
 /* The rules probe's subject: connected to the bus until released at teardown. */
 static int probe_subject_main(void *userdata) {
         sd_bus *bus = NULL;
@@ -894,7 +1063,7 @@ int harness_init(const HarnessOptions *options) {
         if (inherited && g_test_subprocess())
                 return attach(inherited);
 
-        r = setup_namespace();
+        r = setup_namespace(!options->namespace_only && !options->without_udevd);
         if (r < 0) {
                 harness_log("cannot set up a private mount namespace: %s", g_strerror(-r));
                 return r;
@@ -921,7 +1090,9 @@ int harness_init(const HarnessOptions *options) {
                 return 0;
 
         if ((r = setup_identities()) < 0 || (r = start_bus(options)) < 0 ||
-                (r = start_polkit(options)) < 0 || (r = start_probe_subject()) < 0)
+                (r = start_polkit(options)) < 0 ||
+                (!options->without_udevd && (r = start_udevd()) < 0) ||
+                (r = start_probe_subject()) < 0)
                 return r;
         /* Proves polkitd evaluates rules and the probe works before any test relies on it. */
         return harness_set_rules(NULL);
@@ -966,4 +1137,5 @@ void harness_teardown(void) {
                 harness_log("teardown detached loop devices nobody released");
         (void) harness_release_added_loops();
         (void) harness_cgroup_remove();
+        harness_udev_release();
 }

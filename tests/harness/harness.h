@@ -25,7 +25,11 @@
  *     (also reachable as /run/dbus/system_bus_socket), DBUS_SYSTEM_BUS_ADDRESS set;
  *   - polkitd, with the project's .policy (and a harness probe action) bind-mounted over
  *     /usr/share/polkit-1/actions and empty temporary rules directories over
- *     /etc/polkit-1/rules.d and /usr/share/polkit-1/rules.d.
+ *     /etc/polkit-1/rules.d and /usr/share/polkit-1/rules.d;
+ *   - a real systemd-udevd with Debian's persistent-storage rules (/dev/disk/by-label,
+ *     by-uuid...) and its writes to /run/udev and /dev kept private, in a network
+ *     namespace of the harness's own so that its events reach only the daemon under test
+ *     (see harness-udev.c; HarnessOptions.without_udevd leaves it out).
  *
  * Cleanup: harness_init() forks. The original process becomes a supervisor that only
  * waits for the test process; when it ends, however it ends (exit, failed assertion,
@@ -110,6 +114,9 @@ typedef struct HarnessOptions {
          * identities, bus, polkitd or udevd. For the system tier, which boots an OS of its
          * own that brings all of those. */
         bool namespace_only;
+        /* No systemd-udevd (see "udev" below): for tests of what the daemon does where
+         * none runs, and for the benchmark, whose figures leave udev's work out. */
+        bool without_udevd;
 } HarnessOptions;
 
 /* Builds the environment described above. Must be called once, as root, in the main
@@ -144,6 +151,12 @@ const char *harness_source_root(void);
 /* Writes a file below the private /etc (e.g. "usermount/usermount.conf"), creating
  * parent directories. -EOPNOTSUPP when /etc is not an overlay (see above). */
 int harness_write_etc(const char *relative_path, const char *contents);
+
+/* Lists pid, a process the test started that may outlive the test process's tree (such
+ * as a container's PID 1, whose PID namespace keeps it alive when its parent dies), to be
+ * killed (SIGKILL) by the supervisor, or by the harness's janitor when the whole process
+ * group was killed, if the test has not stopped it. */
+int harness_kill_at_exit(pid_t pid);
 
 /* ---------------------------------------------------------------------------------- */
 /* The daemon                                                                         */
@@ -325,6 +338,15 @@ int harness_umount(const char *mountpoint);
 int harness_zram_new(const char *size, char **ret_node);
 /* Unmounts (lazily) what uses it in this namespace, turns swap off, and removes it. */
 int harness_zram_free(const char *node);
+
+/* ---------------------------------------------------------------------------------- */
+/* udev                                                                               */
+
+/* Waits until the harness's udevd has handled every event so far (udevadm settle). */
+int harness_udev_settle(void);
+/* Makes the kernel send a real uevent with action ("add", "change", "remove") for the
+ * block device node ("/dev/zram1"); the device itself stays as it is. */
+int harness_udev_trigger(const char *node, const char *action);
 
 /* ---------------------------------------------------------------------------------- */
 /* cgroups                                                                            */

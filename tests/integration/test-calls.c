@@ -131,3 +131,36 @@ void calls_assert_clean(pid_t daemon_pid, const void *baseline_snapshot) {
         g_assert_cmpstr(version, ==, PACKAGE_VERSION);
         free(version);
 }
+
+/* ---- Signals, seen by root on the test's own connection -------------------------------- */
+
+static GPtrArray *signals_seen;
+
+static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const char *mp;
+
+        if (sd_bus_message_read(m, "s", &mp) >= 0)
+                g_ptr_array_add(signals_seen,
+                                g_strdup_printf("%s %s", sd_bus_message_get_member(m), mp));
+        return 0;
+}
+
+void calls_watch_signals(void) {
+        signals_seen = g_ptr_array_new_with_free_func(g_free);
+        g_assert_cmpint(sd_bus_match_signal(harness_bus(), NULL, UM_BUS_NAME, UM_OBJECT_PATH,
+                                            UM_MANAGER_INTERFACE, NULL, on_signal, NULL), >=, 0);
+}
+
+void calls_await_signal(const char *member, const char *mount_point) {
+        g_autofree char *want = g_strdup_printf("%s %s", member, mount_point);
+
+        for (int i = 0; i < 200; i++) {
+                for (guint k = 0; k < signals_seen->len; k++)
+                        if (streq(signals_seen->pdata[k], want))
+                                return;
+                while (sd_bus_process(harness_bus(), NULL) > 0)
+                        ;
+                (void) sd_bus_wait(harness_bus(), 100 * 1000);
+        }
+        g_error("signal '%s' not seen", want);
+}

@@ -34,6 +34,11 @@ harness_state() {
         done
         ls -d /run/usermount-harness.* /tmp/usermount-harness.* /run/dbus/system_bus_socket \
                 /run/usermount /run/media 2> /dev/null
+        # The harness's udevd writes below these, on tmpfs mounts of its own over them;
+        # where the host has none, the harness makes the directories and removes them.
+        ls -d /dev/disk /dev/block /dev/char 2> /dev/null
+        # The janitor, which cleans up after a kill of the whole process group.
+        pgrep -x um-harness-jan
 }
 
 machine_state() {

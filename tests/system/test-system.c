@@ -1,0 +1,794 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The system tier: usermount as users get it, on a real host. This machine's own OS boots
+ * with systemd as PID 1 in systemd-nspawn (real dbus-daemon, systemd-logind, polkitd and
+ * journald), usermount is installed into it as the README says (meson setup
+ * --prefix=/usr, meson install; then systemd-sysusers, systemd-tmpfiles --create,
+ * systemctl daemon-reload, systemctl reload dbus, and nothing else), and usermountd is
+ * started by D-Bus activation through its unit, with all of its hardening. The journeys
+ * below are what root, a user at a terminal in a logind session, the same user in a user
+ * namespace, and an admin do; each checks what they see and that nothing is left behind
+ * (no mount, loop device, session or registered mount).
+ *
+ * The tests share one booted system and run in order.
+ *
+ * What cannot be real here, and what stands in for it: this kernel has no hot-pluggable
+ * disk, and no block device can be removed while it is mounted (zram refuses, a loop
+ * device's detach waits for the unmount). "The device went away" is what the daemon reads
+ * in sysfs, so the test puts a file of its own over the zram disk's sysfs "dev" attribute
+ * in the container, with the same contents, and empties it; the daemon then sees what a
+ * pulled USB stick looks like.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "macro.h"
+#include "system-host.h"
+
+#define USER1 "umsys1"     /* the user at the terminal: its password is asked for */
+#define USER2 "umsys2"     /* a user whose mounts need an administrator's password */
+#define ADMIN "umsysadm"   /* that administrator */
+#define PASSWORD1 "umsys1-Secret"
+#define PASSWORD2 "umsys2-Secret"
+#define PASSWORD_ADMIN "umsysadm-Secret"
+#define NS_GROUP "usermount" /* the GROUP of the example rule for user namespaces */
+
+#define EXIT_NOT_AUTHORIZED 3
+#define EXIT_AUTH_FAILED 10
+
+#define TOOLS_DIR "/opt/usermount-system" /* um-system-call, inside the container */
+
+static SystemHost host;
+static char *zram;       /* /dev/zramN, bound into the container */
+static uid_t uid1;       /* USER1's uid inside */
+
+/* Who may do what, for polkitd in the container. The admin rule sorts before Debian's
+ * 50-default.rules (which names the sudo group); the test rule after the shipped example
+ * rules, which an admin copies to /etc with their own names. */
+static const char admin_rule[] =
+        "polkit.addAdminRule(function(action, subject) {\n"
+        "        if (action.id.indexOf('org.freedesktop.usermount1.') == 0)\n"
+        "                return ['unix-user:" ADMIN "'];\n"
+        "});\n";
+static const char test_rule[] =
+        "polkit.addRule(function(action, subject) {\n"
+        "        if (action.id == 'org.freedesktop.usermount1.mount-system' &&\n"
+        "            subject.user == '" USER1 "' &&\n"
+        "            action.lookup('device').indexOf('/dev/zram') == 0)\n"
+        "                return polkit.Result.YES;\n"
+        "        if (action.id == 'org.freedesktop.usermount1.mount-image' &&\n"
+        "            subject.user == '" USER1 "')\n"
+        "                return polkit.Result.AUTH_SELF;\n"
+        "        if (action.id == 'org.freedesktop.usermount1.mount-image' &&\n"
+        "            subject.user == '" USER2 "')\n"
+        "                return polkit.Result.AUTH_ADMIN;\n"
+        "});\n";
+
+/* ---- helpers ------------------------------------------------------------------------- */
+
+/* Runs a root command inside that must succeed; returns its output (g_free()). */
+static char *check(const char *format, ...) G_GNUC_PRINTF(1, 2);
+static char *check(const char *format, ...) {
+        g_autofree char *script = NULL;
+        char *output;
+        va_list ap;
+
+        va_start(ap, format);
+        script = g_strdup_vprintf(format, ap);
+        va_end(ap);
+        output = system_host_check(&host, script);
+        if (!output)
+                g_error("'%s' failed inside the test system", script);
+        return output;
+}
+
+static void assert_contains(const char *haystack, const char *needle) {
+        if (!strstr(haystack, needle))
+                g_error("expected \"%s\" in:\n%s", needle, haystack);
+}
+
+static void assert_lacks(const char *haystack, const char *needle) {
+        if (strstr(haystack, needle))
+                g_error("did not expect \"%s\" in:\n%s", needle, haystack);
+}
+
+/* An ext4 image at path (in a home directory: on the harness's /run, where its loop
+ * devices are counted) with label, owned by owner. */
+static void make_image(const char *path, const char *label, const char *owner) {
+        g_autofree char *out = check("truncate -s 32M %s && mkfs.ext4 -q -L %s %s && "
+                                     "chown %s: %s",
+                                     path, label, path, owner, path);
+}
+
+/* The mounts of the container's root namespace below /run/media, /home or /root. */
+static int count_user_mounts(void) {
+        g_autofree char *out = check("awk '$5 ~ \"^/(run/media|home|root)/\"' "
+                                     "/proc/1/mountinfo | wc -l");
+
+        return atoi(out);
+}
+
+/* usermount's registry, as root sees it through ListMounts. */
+static char *list_mounts(void) {
+        return check("usermount list");
+}
+
+/* Waits (bounded) until script's output contains want; returns the last output. */
+static char *wait_for_output(const char *script, const char *want, int timeout_ms) {
+        gint64 deadline = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
+        char *out = NULL;
+
+        for (;;) {
+                g_free(out);
+                out = NULL;
+                (void) system_host_run(&host, NULL, script, &out);
+                if (out && strstr(out, want))
+                        return out;
+                if (g_get_monotonic_time() >= deadline)
+                        g_error("'%s' never showed \"%s\"; it shows:\n%s", script, want,
+                                strempty(out));
+                g_usleep(100 * 1000);
+        }
+}
+
+/* Nothing left: no user mount, no loop device on an image, nothing registered, no
+ * logind session. */
+static void assert_nothing_left(void) {
+        g_autofree char *list = NULL, *sessions = NULL;
+
+        g_assert_cmpint(count_user_mounts(), ==, 0);
+        list = list_mounts();
+        assert_contains(list, "No mounts.");
+        /* Auto-clearing loop devices go a moment after their last mount. */
+        for (int i = 0; i < 200 && harness_count_loop_devices() > 0; i++)
+                g_usleep(50 * 1000);
+        g_assert_cmpint(harness_count_loop_devices(), ==, 0);
+        /* logind closes a session shortly after its last process. */
+        g_free(wait_for_output("loginctl list-sessions --no-legend | wc -l; echo done",
+                               "0\ndone", 30000));
+        sessions = check("loginctl list-sessions --no-legend");
+        g_assert_cmpstr(sessions, ==, "");
+}
+
+static char *unit_property(const char *property) {
+        g_autofree char *out = check("systemctl show --value -p %s usermountd.service", property);
+
+        return g_strdup(g_strstrip(out));
+}
+
+static pid_t daemon_pid(void) {
+        g_autofree char *pid = unit_property("MainPID");
+
+        return (pid_t) atoi(pid);
+}
+
+/* The number of polkitd's rule loads so far (it logs one line for each). */
+static int polkit_rule_loads(void) {
+        g_autofree char *out = check("journalctl -q -o cat -u polkit.service --no-pager | "
+                                     "grep -c 'Finished loading, compiling and executing' "
+                                     "|| true");
+
+        return atoi(out);
+}
+
+/* ---- installing and booting ----------------------------------------------------------- */
+
+static void write_root_file(const char *relative, const char *contents, mode_t mode) {
+        g_autofree char *path = g_build_filename(host.root, relative, NULL);
+        g_autofree char *dir = g_path_get_dirname(path);
+
+        g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+        g_assert_true(g_file_set_contents(path, contents, -1, NULL));
+        g_assert_cmpint(chmod(path, mode), ==, 0);
+}
+
+static void copy_tool(const char *name) {
+        g_autofree char *from = g_build_filename(SYSTEM_BUILD_DIR, name, NULL);
+        g_autofree char *to = g_build_filename(TOOLS_DIR, name, NULL), *contents = NULL;
+        gsize len;
+
+        g_assert_true(g_file_get_contents(from, &contents, &len, NULL));
+        g_autofree char *path = g_build_filename(host.root, to, NULL);
+        g_autofree char *dir = g_path_get_dirname(path);
+        g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+        g_assert_true(g_file_set_contents(path, contents, (gssize) len, NULL));
+        g_assert_cmpint(chmod(path, 0755), ==, 0);
+}
+
+/* The zram disk the block-device journeys use: ext4 labelled "zramdisk". */
+static void make_zram(void) {
+        g_autofree char *cmd = NULL;
+
+        g_assert_cmpint(harness_zram_new("64M", &zram), ==, 0);
+        cmd = g_strdup_printf("mkfs.ext4 -q -L zramdisk %s >&2", zram);
+        g_assert_cmpint(system(cmd), ==, 0);
+        system_host_add_device(&host, zram);
+}
+
+static int setup(void) {
+        int r;
+
+        r = system_host_install(&host, SYSTEM_SOURCE_ROOT);
+        if (r < 0)
+                return r;
+        r = system_host_make_root(&host);
+        if (r < 0)
+                return r;
+        write_root_file("etc/polkit-1/rules.d/40-usermount-system-admin.rules", admin_rule,
+                        0644);
+        write_root_file("etc/polkit-1/rules.d/60-usermount-system-test.rules", test_rule,
+                        0644);
+        copy_tool("um-system-call");
+        make_zram();
+        return system_host_boot(&host);
+}
+
+/* The README's steps after "meson install", and the users of the journeys. */
+static void test_install(void) {
+        g_autofree char *out = NULL, *state = NULL, *tmpfiles = NULL, *users = NULL;
+
+        out = check("systemd-sysusers && systemd-tmpfiles --create && "
+                    "systemctl daemon-reload && systemctl reload dbus");
+        /* sysusers made the fsck sandbox's user; tmpfiles the state and media roots. */
+        users = check("getent passwd usermount-check");
+        assert_contains(users, "usermount-check:");
+        tmpfiles = check("stat -c '%%a %%U %%n' /run/usermount /run/media");
+        assert_contains(tmpfiles, "700 root /run/usermount");
+        assert_contains(tmpfiles, "755 root /run/media");
+        /* Nothing started it yet: D-Bus activation will. */
+        state = unit_property("ActiveState");
+        g_assert_cmpstr(state, ==, "inactive");
+
+        g_free(check("useradd -m -s /bin/bash " USER1 " && useradd -m -s /bin/bash " USER2 " && "
+                     "useradd -m -s /bin/bash " ADMIN " && "
+                     "printf '%%s\\n' '" USER1 ":" PASSWORD1 "' '" USER2 ":" PASSWORD2 "' "
+                     "'" ADMIN ":" PASSWORD_ADMIN "' | chpasswd && groupadd " NS_GROUP " && "
+                     "usermod -a -G " NS_GROUP " " USER1));
+        g_free(out);
+        out = check("id -u " USER1);
+        uid1 = (uid_t) atoi(out);
+        g_assert_cmpuint(uid1, >, 0);
+}
+
+/* ---- root --------------------------------------------------------------------------- */
+
+/* The capabilities of the unit's CapabilityBoundingSet: CHOWN, DAC_OVERRIDE,
+ * DAC_READ_SEARCH, FOWNER, SETGID, SETUID, SETPCAP, SYS_CHROOT, SYS_PTRACE, SYS_ADMIN,
+ * MKNOD. */
+#define UNIT_CAPABILITIES 0x82c01cfULL
+
+static uint64_t status_hex(const char *status, const char *field) {
+        const char *p = strstr(status, field);
+
+        g_assert_nonnull(p);
+        return g_ascii_strtoull(p + strlen(field), NULL, 16);
+}
+
+/* The unit runs with its hardening: no new privileges, a seccomp filter, no capability
+ * beyond its bounding set, in its own cgroup. */
+static void assert_hardened(pid_t pid) {
+        g_autofree char *status = check("grep -E '^(NoNewPrivs|Seccomp|CapBnd|CapEff):' "
+                                        "/proc/%d/status", (int) pid);
+        g_autofree char *cgroup = check("cat /proc/%d/cgroup", (int) pid);
+
+        assert_contains(status, "NoNewPrivs:\t1");
+        assert_contains(status, "Seccomp:\t2");
+        g_assert_cmphex(status_hex(status, "CapBnd:\t") & ~UNIT_CAPABILITIES, ==, 0);
+        g_assert_cmphex(status_hex(status, "CapEff:\t") & ~UNIT_CAPABILITIES, ==, 0);
+        g_assert_cmphex(status_hex(status, "CapEff:\t"), !=, 0);
+        assert_contains(cgroup, "/system.slice/usermountd.service");
+}
+
+static void test_root_mount_list_unmount(void) {
+        g_autofree char *out = NULL, *list = NULL, *mountinfo = NULL, *after = NULL;
+        g_autofree char *exe = NULL, *env = NULL;
+        pid_t pid;
+        int r;
+
+        make_image("/root/root.img", "rootdisk", "root");
+        r = system_host_run(&host, NULL, "usermount mount /root/root.img", &out);
+        g_test_message("usermount mount:\n%s", out);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "at /run/media/root/rootdisk");
+        assert_contains(out, "nodev,nosuid,noexec locked");
+
+        /* Started by D-Bus activation, through the unit. */
+        pid = daemon_pid();
+        g_assert_cmpint(pid, >, 0);
+        exe = check("readlink /proc/%d/exe", (int) pid);
+        assert_contains(exe, "/usr/libexec/usermountd");
+        env = check("tr '\\0' '\\n' < /proc/%d/environ", (int) pid);
+        assert_contains(env, "INVOCATION_ID=");
+        assert_hardened(pid);
+
+        list = list_mounts();
+        assert_contains(list, "/run/media/root/rootdisk");
+        assert_contains(list, "/root/root.img");
+        mountinfo = check("grep ' /run/media/root/rootdisk ' /proc/1/mountinfo");
+        assert_contains(mountinfo, "nosuid,nodev,noexec");
+
+        g_free(out);
+        out = NULL;
+        r = system_host_run(&host, NULL, "usermount unmount /run/media/root/rootdisk", &out);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "Unmounted /run/media/root/rootdisk");
+        /* The mount point it made is gone again. */
+        after = check("ls -A /run/media/root");
+        g_assert_cmpstr(after, ==, "");
+        assert_nothing_left();
+}
+
+/* ---- a user at a terminal in a logind session ------------------------------------------- */
+
+/* The session's terminal shows the prompt for whose password polkit asks. */
+static void test_session_right_password(void) {
+        g_autofree char *out = NULL, *list = NULL, *sessions = NULL, *ls = NULL;
+        SystemSession s;
+        bool prompted = false;
+        int r;
+
+        make_image("/home/" USER1 "/photos.img", "photos", USER1);
+        g_assert_cmpint(system_session_open(&host, USER1, &s), ==, 0);
+        /* A real logind session: polkit finds the agent through it. */
+        sessions = check("loginctl list-sessions --no-legend");
+        assert_contains(sessions, USER1);
+
+        r = system_session_run(&s, "usermount mount ~/photos.img", PASSWORD1, &prompted, &out);
+        g_test_message("terminal:\n%s", out);
+        g_assert_true(prompted);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "AUTHENTICATING FOR org.freedesktop.usermount1.mount-image");
+        assert_contains(out, "Authenticating as: " USER1);
+        assert_contains(out, "at /run/media/" USER1 "/photos");
+
+        g_free(out);
+        r = system_session_run(&s, "usermount list", NULL, NULL, &out);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "/run/media/" USER1 "/photos");
+        /* The user can read the mount; the directory above is theirs to enter only. */
+        ls = check("stat -c '%%a %%U' /run/media/" USER1);
+        assert_contains(ls, "750 root");
+        g_free(out);
+        r = system_session_run(&s, "ls -d /run/media/" USER1 "/photos/lost+found", NULL, NULL,
+                               &out);
+        g_assert_cmpint(r, ==, 0);
+
+        g_free(out);
+        r = system_session_run(&s, "usermount unmount ~/photos.img", NULL, NULL, &out);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "Unmounted /run/media/" USER1 "/photos");
+        g_assert_cmpint(system_session_close(&s), ==, 0);
+        assert_nothing_left();
+}
+
+static void test_session_wrong_password(void) {
+        g_autofree char *out = NULL;
+        SystemSession s;
+        bool prompted = false;
+        int r;
+
+        make_image("/home/" USER1 "/wrong.img", "wrongpw", USER1);
+        g_assert_cmpint(system_session_open(&host, USER1, &s), ==, 0);
+        r = system_session_run(&s, "usermount mount ~/wrong.img", "not-the-password", &prompted,
+                               &out);
+        g_test_message("terminal:\n%s", out);
+        g_assert_true(prompted);
+        g_assert_cmpint(r, ==, EXIT_AUTH_FAILED);
+        assert_contains(out, "Authentication failed: the password was wrong");
+        assert_lacks(out, "Mounted");
+        g_assert_cmpint(system_session_close(&s), ==, 0);
+        assert_nothing_left();
+}
+
+static void test_session_no_ask_password(void) {
+        g_autofree char *out = NULL;
+        SystemSession s;
+        bool prompted = true;
+        int r;
+
+        make_image("/home/" USER1 "/noask.img", "noask", USER1);
+        g_assert_cmpint(system_session_open(&host, USER1, &s), ==, 0);
+        r = system_session_run(&s, "usermount mount --no-ask-password ~/noask.img", NULL,
+                               &prompted, &out);
+        g_test_message("terminal:\n%s", out);
+        g_assert_false(prompted);
+        g_assert_cmpint(r, ==, EXIT_NOT_AUTHORIZED);
+        assert_contains(out, "Not asking for a password (--no-ask-password).");
+        assert_contains(out, "Authentication is required for this request.");
+        g_assert_cmpint(system_session_close(&s), ==, 0);
+        assert_nothing_left();
+}
+
+/* polkit asks for the administrator's password, and says whose. */
+static void test_session_auth_admin(void) {
+        g_autofree char *out = NULL;
+        SystemSession s;
+        bool prompted = false;
+        int r;
+
+        make_image("/home/" USER2 "/admin.img", "adminok", USER2);
+        g_assert_cmpint(system_session_open(&host, USER2, &s), ==, 0);
+        r = system_session_run(&s, "usermount mount ~/admin.img", PASSWORD_ADMIN, &prompted,
+                               &out);
+        g_test_message("terminal:\n%s", out);
+        g_assert_true(prompted);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "Authenticating as: " ADMIN);
+        assert_contains(out, "at /run/media/" USER2 "/adminok");
+        g_free(out);
+        r = system_session_run(&s, "usermount unmount /run/media/" USER2 "/adminok", NULL, NULL,
+                               &out);
+        g_assert_cmpint(r, ==, 0);
+        g_assert_cmpint(system_session_close(&s), ==, 0);
+        assert_nothing_left();
+}
+
+/* The CLI's pid inside the container, as the host numbers it (0: none). */
+static pid_t find_cli(void) {
+        g_autofree char *ns = g_strdup_printf("/proc/%d/ns/pid", (int) host.init_pid);
+        g_autoptr(GDir) dir = g_dir_open("/proc", 0, NULL);
+        g_autofree char *want = g_file_read_link(ns, NULL);
+        const char *name;
+
+        while (dir && (name = g_dir_read_name(dir))) {
+                g_autofree char *cmdline = NULL, *link = NULL;
+                g_autofree char *cpath = g_strdup_printf("/proc/%s/cmdline", name);
+                g_autofree char *npath = g_strdup_printf("/proc/%s/ns/pid", name);
+                gsize len = 0;
+
+                if (!g_ascii_isdigit(name[0]) ||
+                    !g_file_get_contents(cpath, &cmdline, &len, NULL) || len == 0)
+                        continue;
+                link = g_file_read_link(npath, NULL);
+                if (streq_ptr(link, want) && streq(cmdline, "usermount") &&
+                    strlen(cmdline) + 6 < len && streq(cmdline + strlen(cmdline) + 1, "mount"))
+                        return (pid_t) atoi(name);
+        }
+        return 0;
+}
+
+/* Processes of pkttyagent inside the container. */
+static int count_agents(void) {
+        g_autofree char *out = check("pgrep -c -x pkttyagent || true");
+
+        return atoi(out);
+}
+
+/* The CLI killed while the agent asks: the agent goes with it, nothing is mounted. */
+static void test_session_killed_while_prompting(void) {
+        g_autofree char *out = NULL;
+        SystemSession s;
+        pid_t cli;
+        int r;
+
+        make_image("/home/" USER1 "/killed.img", "killed", USER1);
+        g_assert_cmpint(system_session_open(&host, USER1, &s), ==, 0);
+        g_assert_cmpint(system_session_send(&s, "usermount mount ~/killed.img"), ==, 0);
+        g_assert_true(system_session_wait_for(&s, "Password: "));
+        g_assert_cmpint(count_agents(), ==, 1);
+        cli = find_cli();
+        g_assert_cmpint(cli, >, 0);
+        g_assert_cmpint(kill(cli, SIGTERM), ==, 0);
+        r = system_session_wait_status(&s, &out);
+        g_test_message("terminal:\n%s", out);
+        g_assert_cmpint(r, ==, 128 + SIGTERM);
+        for (int i = 0; i < 200 && count_agents() > 0; i++)
+                g_usleep(50 * 1000);
+        g_assert_cmpint(count_agents(), ==, 0);
+        g_assert_cmpint(system_session_close(&s), ==, 0);
+        assert_nothing_left();
+}
+
+/* ---- the same user in a user namespace ---------------------------------------------------- */
+
+/* Without a rule for it: no prompt can work there, and the CLI says what does. */
+static void test_userns_without_rule(void) {
+        g_autofree char *out = NULL;
+        SystemSession s;
+        bool prompted = true;
+        int r;
+
+        make_image("/home/" USER1 "/ns.img", "nsdisk", USER1);
+        g_assert_cmpint(system_session_open(&host, USER1, &s), ==, 0);
+        r = system_session_run(&s, "unshare --user --map-root-user --mount sh -c "
+                               "'mkdir -p /tmp/ns && usermount mount ~/ns.img /tmp/ns'",
+                               PASSWORD1, &prompted, &out);
+        g_test_message("terminal:\n%s", out);
+        g_assert_false(prompted);
+        g_assert_cmpint(r, ==, EXIT_NOT_AUTHORIZED);
+        assert_contains(out, "it runs in a user namespace");
+        assert_contains(out, "/usr/share/usermount/polkit-rules/50-usermount-namespace-images.rules");
+        assert_contains(out, "run usermount outside the namespace");
+        assert_lacks(out, "Run usermount on a terminal");
+        g_assert_cmpint(count_agents(), ==, 0);
+        g_assert_cmpint(system_session_close(&s), ==, 0);
+        assert_nothing_left();
+}
+
+/*
+ * The admin copies the shipped example rule into place; then the user mounts from inside
+ * the namespace: id-mapped to the namespace (on-disk root is the namespace's root),
+ * nosuid, nodev and noexec locked even for root there.
+ */
+static void test_userns_with_rule(void) {
+        g_autofree char *out = NULL;
+        SystemSession s;
+        int loads, r;
+
+        loads = polkit_rule_loads();
+        g_free(check("cp /usr/share/usermount/polkit-rules/50-usermount-namespace-images.rules "
+                     "/etc/polkit-1/rules.d/"));
+        /* polkitd notices the new file and loads every rule again. */
+        for (int i = 0; i < 300 && polkit_rule_loads() <= loads; i++)
+                g_usleep(50 * 1000);
+        g_assert_cmpint(polkit_rule_loads(), >, loads);
+
+        g_assert_cmpint(system_session_open(&host, USER1, &s), ==, 0);
+        r = system_session_run(&s, "unshare --user --map-root-user --mount sh -c '"
+                               "mkdir -p /tmp/ns && usermount mount ~/ns.img /tmp/ns && "
+                               "stat -c \"owner=%u:%g\" /tmp/ns && "
+                               "grep \" /tmp/ns \" /proc/self/mountinfo && "
+                               "touch /tmp/ns/by-container && stat -c \"file=%u\" /tmp/ns/by-container && "
+                               "if mount -o remount,bind,suid,dev,exec /tmp/ns; then echo CLEARED; "
+                               "else echo still-locked; fi && umount /tmp/ns'",
+                               NULL, NULL, &out);
+        g_test_message("terminal:\n%s", out);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "id-mapped (namespace");
+        assert_contains(out, "owner=0:0");
+        assert_contains(out, "file=0");
+        assert_contains(out, "nosuid,nodev,noexec");
+        assert_contains(out, "still-locked");
+        assert_lacks(out, "CLEARED");
+        g_assert_cmpint(system_session_close(&s), ==, 0);
+
+        /* On disk, what the container's root made carries the container's own id, 0: the
+         * image reads the same in the container the next time, on any host. */
+        g_free(out);
+        out = check("debugfs -R 'stat /by-container' /home/" USER1 "/ns.img 2>/dev/null | "
+                    "sed -n 's/^User: *\\([0-9]*\\).*/\\1/p'");
+        g_assert_cmpstr(g_strstrip(out), ==, "0");
+        g_free(check("rm /etc/polkit-1/rules.d/50-usermount-namespace-images.rules"));
+        assert_nothing_left();
+}
+
+/* ---- a real block device ------------------------------------------------------------------ */
+
+/* Mount by path: the daemon opens the device, polkit's rule allows zram disks. */
+static void test_block_mount(void) {
+        g_autofree char *out = NULL, *list = NULL, *mount = NULL, *unmount = NULL;
+        int r;
+
+        mount = g_strdup_printf("usermount mount %s", zram);
+        unmount = g_strdup_printf("usermount unmount %s", zram);
+        r = system_host_run(&host, USER1, mount, &out);
+        g_test_message("usermount mount:\n%s", out);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "at /run/media/" USER1 "/zramdisk");
+        list = list_mounts();
+        assert_contains(list, "/run/media/" USER1 "/zramdisk");
+        assert_contains(list, zram);
+        g_free(out);
+        r = system_host_run(&host, USER1, unmount, &out);
+        g_assert_cmpint(r, ==, 0);
+        assert_nothing_left();
+}
+
+/*
+ * MountFd of the device the user opened, then the device goes away while mounted: the
+ * daemon detaches the mount, forgets it and says so (MountRemoved, which the user's
+ * "usermount monitor" prints), all from inside the unit's sandbox.
+ */
+static void test_block_mount_fd_and_removal(void) {
+        g_autofree char *out = NULL, *list = NULL, *events = NULL;
+        g_autofree char *dev_attr = NULL, *script = NULL;
+        int id, r;
+
+        g_assert_cmpint(sscanf(zram, "/dev/zram%d", &id), ==, 1);
+        /* The daemon's "is it still there" reads a file of ours from now on (see the top of
+         * this file), which says the same until the disk is "pulled". */
+        dev_attr = g_strdup_printf("/sys/devices/virtual/block/zram%d/dev", id);
+        g_free(check("cat %s > /run/zram-dev && mount --bind /run/zram-dev %s && chown " USER1
+                     " %s", dev_attr, dev_attr, zram));
+        script = g_strdup_printf("usermount monitor --json > ~/monitor.log 2>&1 & "
+                                 TOOLS_DIR "/um-system-call mount-fd %s", zram);
+        r = system_host_run(&host, USER1, script, &out);
+        g_test_message("MountFd:\n%s", out);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "mount-point=/run/media/" USER1 "/zramdisk");
+        list = list_mounts();
+        assert_contains(list, "/run/media/" USER1 "/zramdisk");
+
+        /* Pulled: no event tells the daemon (udevd does not run in a container); its
+         * periodic check finds out. */
+        g_free(check("truncate -s 0 /run/zram-dev"));
+        events = wait_for_output("cat /home/" USER1 "/monitor.log", "\"removed\"", 30000);
+        g_test_message("usermount monitor:\n%s", events);
+        assert_contains(events, "/run/media/" USER1 "/zramdisk");
+        g_free(wait_for_output("usermount list", "No mounts.", 30000));
+        g_free(check("umount %s && rm /run/zram-dev; pkill -u " USER1 " -x usermount || true; "
+                     "chown root %s", dev_attr, zram));
+        assert_nothing_left();
+}
+
+/* ---- the journal ------------------------------------------------------------------------ */
+
+static unsigned count_of(const char *haystack, const char *needle) {
+        unsigned n = 0;
+
+        for (const char *p = haystack; (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}
+
+/* The README's query finds the user's mounts, with the fields it documents. */
+static void test_journal(void) {
+        g_autofree char *all = check("journalctl -u usermountd USERMOUNT_UID=%u "
+                                     "USERMOUNT_ACTION=mount -o verbose --no-pager",
+                                     (unsigned) uid1);
+        g_autofree char *photos = check("journalctl -u usermountd USERMOUNT_UID=%u "
+                                        "USERMOUNT_ACTION=mount "
+                                        "USERMOUNT_MOUNT_POINT=/run/media/" USER1 "/photos "
+                                        "-o verbose --no-pager",
+                                        (unsigned) uid1);
+        g_autofree char *uid_field = g_strdup_printf("USERMOUNT_UID=%u", (unsigned) uid1);
+
+        g_test_message("journal:\n%s", photos);
+        /* The image, the block device by path and by fd. */
+        g_assert_cmpuint(count_of(all, "USERMOUNT_ACTION=mount"), >=, 3);
+        g_assert_cmpuint(count_of(photos, "USERMOUNT_ACTION=mount"), ==, 1);
+        assert_contains(photos, uid_field);
+        assert_contains(photos, "MESSAGE=Mounted /home/" USER1 "/photos.img (ext4)");
+        assert_contains(photos, "USERMOUNT_DEVICE=/dev/loop");
+        assert_contains(photos, "USERMOUNT_FSTYPE=ext4");
+        assert_contains(photos, "_SYSTEMD_UNIT=usermountd.service");
+        assert_contains(photos, "SYSLOG_IDENTIFIER=usermountd");
+        /* Where it was logged, once. */
+        g_assert_cmpuint(count_of(photos, " CODE_FILE="), ==, 1);
+        g_assert_cmpuint(count_of(photos, " CODE_FUNC="), ==, 1);
+        assert_contains(all, "USERMOUNT_DEVICE=");
+}
+
+/* ---- the service ------------------------------------------------------------------------ */
+
+/* systemctl reload: the new configuration is in effect, mounts and name stay. */
+static void test_service_reload(void) {
+        g_autofree char *before = NULL, *after = NULL, *fs = NULL, *journal = NULL;
+        g_autofree char *out = NULL;
+        int r;
+
+        g_free(check("busctl get-property org.freedesktop.UserMount1 /org/freedesktop/UserMount1 "
+                     "org.freedesktop.UserMount1.Manager Version"));
+        before = unit_property("MainPID");
+        g_free(check("mkdir -p /etc/usermount && printf '[General]\\nAllowedFilesystems=ext4 "
+                     "xfs\\nImageCheck=yes\\n' > /etc/usermount/usermount.conf && "
+                     "systemctl reload usermountd"));
+        after = unit_property("MainPID");
+        g_assert_cmpstr(before, ==, after);
+        fs = check("busctl get-property org.freedesktop.UserMount1 /org/freedesktop/UserMount1 "
+                   "org.freedesktop.UserMount1.Manager SupportedFilesystems");
+        g_assert_cmpstr(g_strstrip(fs), ==, "as 2 \"ext4\" \"xfs\"");
+
+        /* ImageCheck=yes: the fsck sandbox works under the unit's restrictions. */
+        make_image("/root/checked.img", "checked", "root");
+        r = system_host_run(&host, NULL, "usermount mount /root/checked.img && "
+                            "usermount unmount /root/checked.img", &out);
+        g_test_message("with ImageCheck=yes:\n%s", out);
+        g_assert_cmpint(r, ==, 0);
+        journal = check("journalctl -u usermountd -o cat --no-pager");
+        assert_contains(journal, "Reloaded");
+
+        g_free(check("rm /etc/usermount/usermount.conf && systemctl reload usermountd"));
+        g_free(fs);
+        fs = check("busctl get-property org.freedesktop.UserMount1 /org/freedesktop/UserMount1 "
+                   "org.freedesktop.UserMount1.Manager SupportedFilesystems");
+        assert_contains(fs, "\"btrfs\"");
+        assert_nothing_left();
+}
+
+/* systemctl restart with a mount registered: the new daemon knows it and unmounts it. */
+static void test_service_restart_keeps_registry(void) {
+        g_autofree char *before = NULL, *after = NULL, *list = NULL, *out = NULL;
+        int r;
+
+        make_image("/root/kept.img", "kept", "root");
+        g_free(check("usermount mount /root/kept.img"));
+        before = unit_property("MainPID");
+        g_free(check("systemctl restart usermountd"));
+        after = unit_property("MainPID");
+        g_assert_cmpstr(before, !=, after);
+        list = list_mounts();
+        assert_contains(list, "/run/media/root/kept");
+        r = system_host_run(&host, NULL, "usermount unmount /run/media/root/kept", &out);
+        g_assert_cmpint(r, ==, 0);
+        assert_nothing_left();
+}
+
+/* Idle exit, then activation again by the next call, through systemd. The unit's own
+ * timeout is 60 s; a drop-in shortens it for the test, as an admin could. */
+static void test_service_idle_exit(void) {
+        g_autofree char *state = NULL, *pid = NULL, *journal = NULL;
+
+        g_free(check("mkdir -p /etc/systemd/system/usermountd.service.d && "
+                     "printf '[Service]\\nExecStart=\\nExecStart=/usr/libexec/usermountd "
+                     "--idle-timeout=2\\n' > /etc/systemd/system/usermountd.service.d/idle.conf "
+                     "&& systemctl daemon-reload && systemctl restart usermountd"));
+        g_free(wait_for_output("systemctl show --value -p ActiveState usermountd", "inactive",
+                               30000));
+        journal = check("journalctl -u usermountd -o cat --no-pager");
+        assert_contains(journal, "Deactivated successfully");
+
+        g_free(check("usermount list"));
+        state = unit_property("ActiveState");
+        g_assert_cmpstr(state, ==, "active");
+        pid = unit_property("MainPID");
+        g_assert_cmpint(atoi(pid), >, 0);
+
+        g_free(check("rm -r /etc/systemd/system/usermountd.service.d && systemctl daemon-reload "
+                     "&& systemctl restart usermountd"));
+}
+
+/* The exposure score systemd gives the unit as it runs (lower is better). */
+static void test_service_security_score(void) {
+        g_autofree char *out = check("usermount list >/dev/null && "
+                                     "systemd-analyze security --no-pager usermountd.service");
+        const char *p = strstr(out, "Overall exposure level for usermountd.service:");
+        double score;
+
+        g_assert_nonnull(p);
+        score = g_ascii_strtod(p + strlen("Overall exposure level for usermountd.service:"),
+                               NULL);
+        g_test_message("systemd-analyze security: %.1f", score);
+        printf("# systemd-analyze security usermountd.service: %.1f\n", score);
+        g_assert_cmpfloat(score, >, 0.0);
+        g_assert_cmpfloat(score, <=, 5.0);
+}
+
+int main(int argc, char **argv) {
+        static const HarnessOptions options = { .namespace_only = true };
+        int r;
+
+        g_test_init(&argc, &argv, NULL);
+        harness_init_or_exit(&options);
+        r = setup();
+        if (r < 0) {
+                system_host_shutdown(&host);
+                printf("Bail out! the test system did not come up: %s\n", g_strerror(-r));
+                return 1;
+        }
+
+        g_test_add_func("/system/01-install", test_install);
+        g_test_add_func("/system/02-root-mount-list-unmount", test_root_mount_list_unmount);
+        g_test_add_func("/system/03-session-right-password", test_session_right_password);
+        g_test_add_func("/system/04-session-wrong-password", test_session_wrong_password);
+        g_test_add_func("/system/05-session-no-ask-password", test_session_no_ask_password);
+        g_test_add_func("/system/06-session-auth-admin", test_session_auth_admin);
+        g_test_add_func("/system/07-session-killed-while-prompting",
+                        test_session_killed_while_prompting);
+        g_test_add_func("/system/08-userns-without-rule", test_userns_without_rule);
+        g_test_add_func("/system/09-userns-with-rule", test_userns_with_rule);
+        g_test_add_func("/system/10-block-mount", test_block_mount);
+        g_test_add_func("/system/11-block-mount-fd-and-removal", test_block_mount_fd_and_removal);
+        g_test_add_func("/system/12-journal", test_journal);
+        g_test_add_func("/system/13-service-reload", test_service_reload);
+        g_test_add_func("/system/14-service-restart-keeps-registry",
+                        test_service_restart_keeps_registry);
+        g_test_add_func("/system/15-service-idle-exit", test_service_idle_exit);
+        g_test_add_func("/system/16-service-security-score", test_service_security_score);
+        r = g_test_run();
+
+        if (system_host_shutdown(&host) < 0 && r == 0)
+                r = 1;
+        if (zram)
+                (void) harness_zram_free(zram);
+        system_host_done(&host);
+        return r;
+}
