@@ -49,16 +49,6 @@ static char *hierarchy_mount(const char *controllers, bool unified) {
         return NULL;
 }
 
-static int write_file(const char *path, const char *value) {
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-        if (fd < 0)
-                return -errno;
-        if (write(fd, value, strlen(value)) != (ssize_t) strlen(value))
-                return -errno;
-        return 0;
-}
-
 int harness_cgroup_new(const char *name) {
         g_autofree char *own = NULL;
         g_autoptr(GString) list = g_string_new(NULL);
@@ -114,7 +104,7 @@ int harness_cgroup_enter(void) {
 
         for (size_t i = 0; dirs && dirs[i]; i++) {
                 g_autofree char *procs = g_build_filename(dirs[i], "cgroup.procs", NULL);
-                int r = write_file(procs, "0");
+                int r = harness_write_attribute(procs, "0");
 
                 if (r < 0)
                         return r;

@@ -46,6 +46,9 @@ int harness_spawn(const char *const *argv, int keep_fd, pid_t *ret_pid, int *ret
 /* Waits for a spawned process (pidfd) to exit within timeout_ms, SIGKILL after; reaps.
  * Returns 0 if it exited by itself, 1 if killed, -errno. */
 int harness_reap(pid_t pid, int pidfd, int timeout_ms, int *ret_wait_status);
+/* Writes value to a kernel attribute file (sysfs, cgroupfs) in one write(), as they
+ * want it: not through a temporary file and a rename. */
+int harness_write_attribute(const char *path, const char *value);
 /* Runs argv to completion; its output goes to stderr only when it fails. */
 int harness_run_command(const char *const *argv);
 

@@ -121,3 +121,11 @@ int harness_terminal_type_password(HarnessTerminal *t, const char *password, int
         }
         return harness_terminal_type(t, s);
 }
+
+unsigned harness_count_substrings(const char *haystack, const char *needle) {
+        unsigned n = 0;
+
+        for (const char *p = haystack; *needle && (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}

@@ -153,15 +153,9 @@ int harness_udev_settle(void) {
 
 int harness_udev_trigger(const char *node, const char *action) {
         g_autofree char *path = NULL;
-        _cleanup_close_ int fd = -EBADF;
 
         if (!g_str_has_prefix(node, "/dev/") || strchr(node + 5, '/'))
                 return -EINVAL;
         path = g_strdup_printf("/sys/class/block/%s/uevent", node + 5);
-        fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        if (write(fd, action, strlen(action)) != (ssize_t) strlen(action))
-                return -errno;
-        return 0;
+        return harness_write_attribute(path, action);
 }

@@ -23,17 +23,6 @@ static char *list_path(void) {
         return g_build_filename(harness_tmpdir(), "zram-devices", NULL);
 }
 
-/* sysfs attributes take one write(), not the temporary file g_file_set_contents() makes. */
-static int write_attr(const char *path, const char *value) {
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-        if (fd < 0)
-                return -errno;
-        if (write(fd, value, strlen(value)) != (ssize_t) strlen(value))
-                return -errno;
-        return 0;
-}
-
 static void list_update(int id, bool add) {
         g_autofree char *path = list_path(), *contents = NULL;
         g_autoptr(GString) out = g_string_new(NULL);
@@ -58,7 +47,7 @@ int harness_zram_new(const char *size, char **ret_node) {
         n = atoi(id);
         list_update(n, true);
         disksize = g_strdup_printf("/sys/block/zram%d/disksize", n);
-        r = write_attr(disksize, size);
+        r = harness_write_attribute(disksize, size);
         if (r < 0) {
                 g_autofree char *node = g_strdup_printf("/dev/zram%d", n);
                 harness_zram_free(node);
@@ -102,7 +91,7 @@ int harness_zram_free(const char *node) {
         }
         /* A lazily detached superblock lets go of the disk a moment later: retry, bounded. */
         for (int i = 0; i < 100 && r == -EBUSY; i++) {
-                r = write_attr("/sys/class/zram-control/hot_remove", id);
+                r = harness_write_attribute("/sys/class/zram-control/hot_remove", id);
                 if (r == -EBUSY)
                         usleep(50 * 1000);
         }

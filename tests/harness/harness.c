@@ -152,6 +152,16 @@ int harness_reap(pid_t pid, int pidfd, int timeout_ms, int *ret_wait_status) {
         return killed;
 }
 
+int harness_write_attribute(const char *path, const char *value) {
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        if (write(fd, value, strlen(value)) != (ssize_t) strlen(value))
+                return -errno;
+        return 0;
+}
+
 static char *find_program(const char *name) {
         static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin", "/bin" };
         char *p = g_find_program_in_path(name);

@@ -393,6 +393,8 @@ int harness_terminal_type(HarnessTerminal *t, const char *text);
 int harness_terminal_type_password(HarnessTerminal *t, const char *password, int timeout_ms);
 /* Whether our child pid has exited (it stays a zombie for whoever reaps it). */
 bool harness_child_exited(pid_t pid);
+/* How often needle occurs in haystack (not overlapping). */
+unsigned harness_count_substrings(const char *haystack, const char *needle);
 
 /* ---------------------------------------------------------------------------------- */
 /* "Nothing left behind"                                                              */

@@ -37,8 +37,21 @@ harness_state() {
         # The harness's udevd writes below these, on tmpfs mounts of its own over them;
         # where the host has none, the harness makes the directories and removes them.
         ls -d /dev/disk /dev/block /dev/char 2> /dev/null
-        # The janitor, which cleans up after a kill of the whole process group.
+}
+
+# The harness's janitor, which cleans up after a kill of the whole process group, ends
+# once it has; one of the test run before this one may still be at it.
+janitors() {
         pgrep -x um-harness-jan
+}
+
+wait_for_janitors() {
+        i=0
+        while janitors > /dev/null && [ $i -lt 50 ]; do
+                sleep 0.1
+                i=$((i + 1))
+        done
+        ! janitors > /dev/null
 }
 
 machine_state() {
@@ -52,6 +65,7 @@ settle() {
         i=0
         while [ $i -lt 50 ]; do
                 harness_state > "$work/after"
+                janitors >> "$work/after"
                 cmp -s "$work/before" "$work/after" && return 0
                 sleep 0.1
                 i=$((i + 1))
@@ -62,6 +76,7 @@ settle() {
 failed=0
 leaks=
 for mode in abort sigkill group-sigterm group-sigkill; do
+        wait_for_janitors || echo "# note: a janitor of an earlier run is still there"
         harness_state > "$work/before"
         machine_state > "$work/machine-before"
         case $mode in
@@ -70,6 +85,9 @@ for mode in abort sigkill group-sigterm group-sigkill; do
                 status=$?
                 ;;
         group-*)
+                # Emptied here, not by the redirection in the child: the loop below must
+                # not find the previous run's READY before the child has started.
+                : > "$work/out"
                 UM_HARNESS_SMOKE_CRASH=hang setsid "$smoke" > "$work/out" 2> "$work/err" &
                 pid=$!
                 i=0

@@ -492,15 +492,6 @@ static void test_notify_idle_exit(void) {
 
 /* ---- The journal ------------------------------------------------------------------------ */
 
-/* How often needle occurs in haystack. */
-static unsigned count_of(const char *haystack, const char *needle) {
-        unsigned n = 0;
-
-        for (const char *p = haystack; (p = strstr(p, needle)); p += strlen(needle))
-                n++;
-        return n;
-}
-
 /*
  * No journald runs here, but the journal's socket is just a datagram socket at a fixed
  * path, and /run is the harness's own tmpfs: the test plays journald and reads the native
@@ -536,9 +527,9 @@ static void test_journal_fields(void) {
         g_assert_nonnull(strstr(entry, "\nSYSLOG_IDENTIFIER=usermountd\n"));
         g_assert_nonnull(strstr(entry, "\nCODE_FUNC=on_attach_done\n"));
         /* The place that logged, once: not also where log.c hands the entry on. */
-        g_assert_cmpuint(count_of(entry, "\nCODE_FILE="), ==, 1);
-        g_assert_cmpuint(count_of(entry, "\nCODE_LINE="), ==, 1);
-        g_assert_cmpuint(count_of(entry, "\nCODE_FUNC="), ==, 1);
+        g_assert_cmpuint(harness_count_substrings(entry, "\nCODE_FILE="), ==, 1);
+        g_assert_cmpuint(harness_count_substrings(entry, "\nCODE_LINE="), ==, 1);
+        g_assert_cmpuint(harness_count_substrings(entry, "\nCODE_FUNC="), ==, 1);
         g_assert_nonnull(strstr(entry, "daemon/manager.c\n"));
         g_assert_nonnull(strstr(entry, "\nUSERMOUNT_UID=61001\n"));
         g_assert_nonnull(strstr(entry, "\nUSERMOUNT_DEVICE=/dev/loop"));

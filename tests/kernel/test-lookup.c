@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "kernel-util.h"
 #include "lookup.h"
 #include "macro.h"
 
@@ -175,66 +176,52 @@ static void test_link_limit(void) {
 }
 
 /* As an unprivileged process: search permission is checked as open() checks it. */
+static void unprivileged_child(void *data) {
+        static const Case denied[] = {
+                { "secret/inner", O_PATH, LOOKUP_NO_SYMLINKS },
+                { "secret", O_RDONLY | O_DIRECTORY, LOOKUP_NO_SYMLINKS },
+                { "a/b/c", O_RDONLY, LOOKUP_NO_SYMLINKS },
+                { "a/private-file", O_RDONLY, LOOKUP_NO_SYMLINKS },
+        };
+
+        g_assert_cmpint(setresgid(65534, 65534, 65534), ==, 0);
+        g_assert_cmpint(setresuid(65534, 65534, 65534), ==, 0);
+        for (size_t i = 0; i < ELEMENTSOF(denied); i++)
+                compare(root_fd, &denied[i]);
+        g_assert_cmpint(lookup_beneath(root_fd, "secret/inner", O_PATH, 0), ==, -EACCES);
+}
+
 static void test_unprivileged(void) {
-        pid_t pid = fork();
-        int status;
-
-        g_assert_cmpint(pid, >=, 0);
-        if (pid == 0) {
-                static const Case denied[] = {
-                        { "secret/inner", O_PATH, LOOKUP_NO_SYMLINKS },
-                        { "secret", O_RDONLY | O_DIRECTORY, LOOKUP_NO_SYMLINKS },
-                        { "a/b/c", O_RDONLY, LOOKUP_NO_SYMLINKS },
-                        { "a/private-file", O_RDONLY, LOOKUP_NO_SYMLINKS },
-                };
-
-                if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
-                        _exit(2);
-                for (size_t i = 0; i < ELEMENTSOF(denied); i++)
-                        compare(root_fd, &denied[i]);
-                _exit(lookup_beneath(root_fd, "secret/inner", O_PATH, 0) == -EACCES ? 0 : 3);
-        }
-        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
-        g_assert_true(WIFEXITED(status));
-        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+        ku_wait_ok(ku_fork(unprivileged_child, NULL));
 }
 
 /* Under a seccomp filter that answers ENOSYS for openat2(), as systemd's RestrictSUIDSGID=
  * does, the walk still resolves and refuses as above. */
+static void seccomp_child(void *data) {
+        struct sock_filter filter[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = { .len = ELEMENTSOF(filter), .filter = filter };
+        struct open_how how = { .flags = O_PATH };
+        int fd;
+
+        g_assert_cmpint(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), ==, 0);
+        g_assert_cmpint(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), ==, 0);
+        g_assert_cmpint(syscall(SYS_openat2, root_fd, "a", &how, sizeof(how)), <, 0);
+        g_assert_cmpint(errno, ==, ENOSYS);
+        fd = lookup_beneath(root_fd, "rel/c", O_RDONLY | O_DIRECTORY, 0);
+        g_assert_cmpint(fd, >=, 0);
+        close(fd);
+        g_assert_cmpint(lookup_beneath(root_fd, "rel/c", O_PATH, LOOKUP_NO_SYMLINKS), ==, -ELOOP);
+        g_assert_cmpint(lookup_beneath(root_fd, "abs", O_PATH, 0), ==, -EXDEV);
+        g_assert_cmpint(lookup_beneath(root_fd, "mnt/d", O_PATH, LOOKUP_NO_XDEV), ==, -EXDEV);
+}
+
 static void test_under_seccomp(void) {
-        pid_t pid = fork();
-        int status;
-
-        g_assert_cmpint(pid, >=, 0);
-        if (pid == 0) {
-                struct sock_filter filter[] = {
-                        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
-                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-                };
-                struct sock_fprog prog = { .len = ELEMENTSOF(filter), .filter = filter };
-                struct open_how how = { .flags = O_PATH };
-                int fd;
-
-                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-                    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
-                        _exit(2);
-                if (syscall(SYS_openat2, root_fd, "a", &how, sizeof(how)) >= 0 || errno != ENOSYS)
-                        _exit(3);
-                fd = lookup_beneath(root_fd, "rel/c", O_RDONLY | O_DIRECTORY, 0);
-                if (fd < 0)
-                        _exit(4);
-                close(fd);
-                if (lookup_beneath(root_fd, "rel/c", O_PATH, LOOKUP_NO_SYMLINKS) != -ELOOP ||
-                    lookup_beneath(root_fd, "abs", O_PATH, 0) != -EXDEV ||
-                    lookup_beneath(root_fd, "mnt/d", O_PATH, LOOKUP_NO_XDEV) != -EXDEV)
-                        _exit(5);
-                _exit(0);
-        }
-        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
-        g_assert_true(WIFEXITED(status));
-        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+        ku_wait_ok(ku_fork(seccomp_child, NULL));
 }
 
 static void make_tree(void) {

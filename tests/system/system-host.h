@@ -65,8 +65,9 @@ int system_host_make_root(SystemHost *h);
 /* Binds a device node of the host (e.g. a zram disk) into the container at the boot. */
 void system_host_add_device(SystemHost *h, const char *node);
 
-/* Boots the container and waits until its systemd reports the system running (or
- * degraded: then the failed units are logged and -EBADMSG returned). */
+/* Boots the container and waits until its systemd reports the system up: "running", or
+ * "degraded" (then the failed units are logged: units of the host's OS that cannot run in
+ * a container, say; the journeys tell whether usermount's part works). */
 int system_host_boot(SystemHost *h);
 
 /*
