@@ -344,13 +344,22 @@ void manager_reconcile(Manager *m) {
                 if (registry_mount_busy(m, rec))
                         continue;
                 r = mountns_mount_exists(rec->mntns_id, rec->mount_id, NULL);
+                if (r == -ENOSYS && !m->warned_no_statmount) {
+                        log_warning("statmount() is refused here (an old kernel, or a seccomp "
+                                    "filter that does not know it): mounts unmounted behind "
+                                    "usermount's back stay registered until their device "
+                                    "goes away.");
+                        m->warned_no_statmount = true;
+                }
                 if (r == 0) {
                         log_request_mount(LOG_LEVEL_INFO, rec->owner_uid, rec->device,
                                           "forget", rec->fstype, rec->mount_point,
                                           "%s was unmounted outside usermount; forgetting it.",
                                           rec->mount_point);
                         manager_forget_mount(m, rec);
-                } else if (r > 0 && !record_device_present(rec))
+                } else if (!record_device_present(rec))
+                        /* Mounted, or unknown: a device that is gone is gone either way, and
+                         * the detach looks for the mount itself. */
                         manager_cleanup_vanished(m, rec);
         }
 }

@@ -147,6 +147,7 @@ struct Manager {
         uint64_t watch_interval_usec;     /* its period; 0: no timer, events only */
         sd_device_monitor *device_monitor; /* block device removals, where udevd runs */
         unsigned n_cleanups;              /* lazy detaches in flight */
+        bool warned_no_statmount;         /* said once that unmounts elsewhere go unseen */
 
         /* Life as a service (service.h). */
         uint64_t idle_timeout_usec;       /* exit after this long idle; 0: never */

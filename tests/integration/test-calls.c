@@ -151,13 +151,22 @@ void calls_watch_signals(void) {
                                             UM_MANAGER_INTERFACE, NULL, on_signal, NULL), >=, 0);
 }
 
+void calls_forget_signals(void) {
+        /* What already arrived is read first, so that it is forgotten too. */
+        while (sd_bus_process(harness_bus(), NULL) > 0)
+                ;
+        g_ptr_array_set_size(signals_seen, 0);
+}
+
 void calls_await_signal(const char *member, const char *mount_point) {
         g_autofree char *want = g_strdup_printf("%s %s", member, mount_point);
 
         for (int i = 0; i < 200; i++) {
                 for (guint k = 0; k < signals_seen->len; k++)
-                        if (streq(signals_seen->pdata[k], want))
+                        if (streq(signals_seen->pdata[k], want)) {
+                                g_ptr_array_remove_index(signals_seen, k);
                                 return;
+                        }
                 while (sd_bus_process(harness_bus(), NULL) > 0)
                         ;
                 (void) sd_bus_wait(harness_bus(), 100 * 1000);

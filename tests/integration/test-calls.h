@@ -48,9 +48,12 @@ GHashTable *calls_parse_report(const char *output);
 #define report_get(t, key) ((const char *) g_hash_table_lookup((t), (key)))
 
 /* In the test: records usermountd's MountAdded and MountRemoved on harness_bus() from now
- * on, and waits (up to 20 s, processing that bus) until "<member> <mount point>" was seen;
- * a test failure if it was not. */
+ * on; forgets what was recorded (call it before the action whose signal a test awaits:
+ * mount points repeat from test to test); and waits (up to 20 s, processing that bus)
+ * until "<member> <mount point>" was recorded, and takes it off the record. A test failure
+ * if it never comes. */
 void calls_watch_signals(void);
+void calls_forget_signals(void);
 void calls_await_signal(const char *member, const char *mount_point);
 
 /* In the test: the daemon still serves and nothing is left compared to the baseline. */

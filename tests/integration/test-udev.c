@@ -175,6 +175,7 @@ static void test_removal(void) {
         g_assert_cmpint(stat(mp, &st), ==, 0);
 
         /* In place: the bind mount holds this very inode (no new file and rename). */
+        calls_forget_signals();
         g_assert_cmpint(truncate(d.dev_file, 0), ==, 0);
         g_assert_cmpint(harness_udev_trigger(d.node, "remove"), ==, 0);
         calls_await_signal("MountRemoved", mp);
@@ -188,6 +189,40 @@ static void test_removal(void) {
         g_assert_cmpint(harness_udev_trigger(d.node, "add"), ==, 0);
         disk_free(&d);
         assert_clean();
+}
+
+/*
+ * The same where statmount() is refused (an older kernel, or a seccomp filter that does
+ * not know it, such as systemd 252's nspawn's): the daemon cannot tell whether the mount
+ * is still there, but a device that is gone is gone, and it detaches all the same.
+ */
+static void test_removal_without_statmount(void) {
+        const char *deny = g_getenv("UM_DENY_STATMOUNT");
+        const char *const args[] = { harness_daemon_path(), "--watch-interval=0", NULL };
+        const char *const normal[] = { "--watch-interval=0", NULL };
+        Disk d;
+
+        g_assert_nonnull(deny);
+        g_assert_cmpint(harness_stop_daemon(daemon_pid, NULL), ==, 0);
+        g_assert_cmpint(harness_start_daemon(deny, args, &daemon_pid), ==, 0);
+        g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
+
+        d = disk_new();
+        g_autoptr(GHashTable) t = call_as_user1("Mount", "/dev/disk/by-uuid/" UUID);
+        const char *mp = report_get(t, "mount-point");
+
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        calls_forget_signals();
+        g_assert_cmpint(truncate(d.dev_file, 0), ==, 0);
+        g_assert_cmpint(harness_udev_trigger(d.node, "remove"), ==, 0);
+        calls_await_signal("MountRemoved", mp);
+        g_assert_cmpint(harness_udev_trigger(d.node, "add"), ==, 0);
+        disk_free(&d);
+        assert_clean();
+
+        g_assert_cmpint(harness_stop_daemon(daemon_pid, NULL), ==, 0);
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), normal, &daemon_pid), ==, 0);
+        g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
 }
 
 int main(int argc, char *argv[]) {
@@ -212,5 +247,6 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/udev/mount/by-label", test_mount_by_label);
         g_test_add_func("/udev/mount/by-uuid", test_mount_by_uuid);
         g_test_add_func("/udev/removal", test_removal);
+        g_test_add_func("/udev/removal/without-statmount", test_removal_without_statmount);
         return g_test_run();
 }
