@@ -90,7 +90,8 @@ ExitStatus auth_call(sd_bus *bus, AuthCallFunc func, void *userdata,
         if (r < 0 && sd_bus_error_has_name(&error, UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN)) {
                 PolkitAgentUse use = polkit_agent_use();
 
-                if (arg_ask_password && use == POLKIT_AGENT_IN_USERNS)
+                /* Also with --no-ask-password: "run it on a terminal" would not help here. */
+                if (use == POLKIT_AGENT_IN_USERNS)
                         return log_no_agent_in_userns(&error);
                 if (arg_ask_password && use == POLKIT_AGENT_USEFUL)
                         agent_error = polkit_agent_start(POLKIT_AGENT_PATH,

@@ -240,9 +240,9 @@ static void test_no_terminal(void) {
  * Inside a user namespace polkitd refuses any agent: the CLI starts none and says what
  * works instead (a rule, such as the shipped example, or running outside).
  */
-static void test_user_namespace(void) {
+static void run_in_user_namespace(const char *extra_option) {
         g_autofree char *target = g_build_filename(harness_tmpdir(), "mnt", "agent-userns", NULL);
-        const char *argv[] = { "usermount", "mount", image, target, NULL };
+        const char *argv[] = { "usermount", "mount", image, target, extra_option, NULL };
         g_autofree char *log = NULL;
         Result r = {};
 
@@ -259,13 +259,21 @@ static void test_user_namespace(void) {
         g_assert_nonnull(strstr(r.output, "it runs in a user namespace"));
         g_assert_nonnull(strstr(r.output, "/polkit-rules/50-usermount-namespace-images.rules"));
         g_assert_nonnull(strstr(r.output, "run usermount outside the namespace"));
-        /* Not the advice for other cases: it is on a terminal. */
+        /* Not the advice for other cases: a terminal would not help. */
         g_assert_null(strstr(r.output, "Run usermount on a terminal"));
         log = read_agent_log();
         g_assert_cmpstr(log, ==, "");
         g_assert_cmpint(rmdir(target), ==, 0);
         assert_clean();
         result_done(&r);
+}
+
+static void test_user_namespace(void) {
+        run_in_user_namespace(NULL);
+}
+
+static void test_user_namespace_no_ask_password(void) {
+        run_in_user_namespace("--no-ask-password");
 }
 
 /*
@@ -419,6 +427,8 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/agent/no-ask-password", test_no_ask_password);
         g_test_add_func("/agent/no-terminal", test_no_terminal);
         g_test_add_func("/agent/user-namespace", test_user_namespace);
+        g_test_add_func("/agent/user-namespace/no-ask-password",
+                        test_user_namespace_no_ask_password);
         g_test_add_func("/agent/probe/unix-process-subject", test_probe_unix_process_subject);
         return g_test_run();
 }
