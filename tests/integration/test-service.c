@@ -549,6 +549,31 @@ static void test_journal_fields(void) {
         g_assert_cmpint(unlink(sa.sun_path), ==, 0);
 }
 
+/* Durations out of range or not whole seconds: a usage error (2) that names the option, and
+ * nothing started. */
+static void test_duration_options_refused(void) {
+        static const char *const bad[] = { "", "-1", "1.5", "2s", "86401", "99999999999999999999",
+                                           " 2" };
+        static const char *const options[] = { "--idle-timeout", "--watch-interval" };
+
+        for (size_t o = 0; o < G_N_ELEMENTS(options); o++)
+                for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+                        g_autofree char *arg = g_strdup_printf("%s=%s", options[o], bad[i]);
+                        g_autofree char *out = NULL, *err = NULL;
+                        g_autofree char *want = g_strdup_printf("%s takes whole seconds, 0 to "
+                                                                "86400", options[o]);
+                        const char *argv[] = { harness_daemon_path(), arg, NULL };
+                        int status = 0;
+
+                        g_assert_true(g_spawn_sync(NULL, (char **) argv, NULL,
+                                                   G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                                                   &status, NULL));
+                        g_assert_true(WIFEXITED(status));
+                        g_assert_cmpint(WEXITSTATUS(status), ==, 2);
+                        g_assert_nonnull(strstr(err, want));
+                }
+}
+
 int main(int argc, char *argv[]) {
         const HarnessEntry entries[] = { { HARNESS_ENTRY_FILE, "hello.txt", "hello\n", 0644 }, {} };
         const HarnessImageSpec spec = { .label = "svc", .entries = entries };
@@ -568,5 +593,6 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/service/notify", test_notify);
         g_test_add_func("/service/notify-idle-exit", test_notify_idle_exit);
         g_test_add_func("/service/journal-fields", test_journal_fields);
+        g_test_add_func("/service/duration-options-refused", test_duration_options_refused);
         return g_test_run();
 }
