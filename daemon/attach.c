@@ -515,29 +515,13 @@ static int target_resolve_error(int r, const char *esc, UmError *error) {
  * The mounted filesystem's root replaces the target as others see it, typically as a
  * root-owned directory. In a directory others can write to (/tmp, /dev/shm, a shared
  * group directory) that would let a user plant a root-owned entry at a name others trust
- * (.X11-unix, .ICE-unix): refuse targets whose parent is writable by group or others.
+ * (.X11-unix, .ICE-unix): refuse targets whose parent is writable by group or others. The
+ * parent is checked on the fd the target is then looked up from.
  */
-static int check_target_parent(const CallerView *v, const char *target, const char *esc,
-                               UmError *error) {
-        _cleanup_free_ char *parent = strdup(target);
-        _cleanup_close_ int fd = -EBADF;
+static int check_target_parent(int parent_fd, const char *esc, UmError *error) {
         struct stat st;
-        char *slash;
 
-        if (!parent)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "out of memory");
-        slash = strrchr(parent, '/');
-        if (!slash)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_TARGET, EINVAL,
-                                    "the target \"%s\" is not an absolute path", esc);
-        if (slash == parent)
-                slash[1] = 0;
-        else
-                slash[0] = 0;
-        fd = open_beneath(v->root_fd, parent, O_PATH, 0);
-        if (fd < 0)
-                return target_resolve_error(fd, esc, error);
-        if (fstat(fd, &st) < 0)
+        if (fstat(parent_fd, &st) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "could not examine the directory of the target \"%s\"", esc);
         if (st.st_mode & (S_IWGRP | S_IWOTH))
@@ -548,23 +532,46 @@ static int check_target_parent(const CallerView *v, const char *target, const ch
         return 0;
 }
 
-static int open_target(const CallerView *v, const char *target, uid_t uid, int *ret_fd,
+/* The target's parent directory (checked), the target in it (checked), and its name. */
+typedef struct Target {
+        int parent_fd;
+        int fd;
+        char name[NAME_MAX + 1];
+} Target;
+
+static void target_done(Target *t) {
+        t->parent_fd = safe_close(t->parent_fd);
+        t->fd = safe_close(t->fd);
+}
+
+static const char *path_split(const char *path, char *buf, size_t n);
+
+static int open_target(const CallerView *v, const char *target, uid_t uid, Target *ret,
                        UmError *error) {
-        _cleanup_close_ int fd = -EBADF;
-        char esc[MESSAGE_PATH_MAX];
+        _cleanup_(target_done) Target t = { .parent_fd = -EBADF, .fd = -EBADF };
+        char esc[MESSAGE_PATH_MAX], parent[PATH_MAX];
+        const char *name;
         int r;
 
         escape_path(target, esc);
-        fd = open_beneath(v->root_fd, target, O_PATH, 0);
-        if (fd < 0)
-                return target_resolve_error(fd, esc, error);
-        r = check_target_fd(fd, uid, esc, error);
+        name = path_split(target, parent, sizeof(parent));
+        if (strlen(name) >= sizeof(t.name))
+                return target_resolve_error(-ENAMETOOLONG, esc, error);
+        snprintf(t.name, sizeof(t.name), "%s", name);
+        t.parent_fd = open_beneath(v->root_fd, parent, O_PATH, 0);
+        if (t.parent_fd < 0)
+                return target_resolve_error(t.parent_fd, esc, error);
+        t.fd = open_beneath(t.parent_fd, t.name, O_PATH, 0);
+        if (t.fd < 0)
+                return target_resolve_error(t.fd, esc, error);
+        r = check_target_fd(t.fd, uid, esc, error);
         if (r < 0)
                 return r;
-        r = check_target_parent(v, target, esc, error);
+        r = check_target_parent(t.parent_fd, esc, error);
         if (r < 0)
                 return r;
-        *ret_fd = TAKE_FD(fd);
+        *ret = t;
+        t = (Target) { .parent_fd = -EBADF, .fd = -EBADF };
         return 0;
 }
 
@@ -922,20 +929,49 @@ static void become_root_for_files(void) {
         (void) setgroups(0, NULL);
 }
 
+/*
+ * Whether the new mount is where the target was checked: at its name in the checked
+ * parent. The caller could have moved the target directory elsewhere (into a directory
+ * others write to, say) between the checks and the move; a mount point cannot be moved
+ * once mounted on, so what this finds stays true.
+ */
+static int check_target_placement(const Target *t, uint64_t mount_id) {
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t id = 0;
+        bool is_root = false;
+        int r;
+
+        fd = open_beneath(t->parent_fd, t->name, O_PATH, 0);
+        if (fd < 0)
+                return fd;
+        r = fd_mount(fd, &id, &is_root);
+        if (r < 0)
+                return r;
+        return id == mount_id && is_root ? 0 : -ESTALE;
+}
+
 static int attach_at_target(const CallerView *v, int mount_fd, uint64_t mount_id,
                             const AttachRequest *req, AttachResult *res, UmError *error) {
-        _cleanup_close_ int target_fd = -EBADF;
+        _cleanup_(target_done) Target t = { .parent_fd = -EBADF, .fd = -EBADF };
+        char esc[MESSAGE_PATH_MAX];
         int r;
 
         r = become_caller_for_files(v, req->uid, error);
         if (r >= 0)
-                r = open_target(v, req->target, req->uid, &target_fd, error);
+                r = open_target(v, req->target, req->uid, &t, error);
         become_root_for_files();
         if (r < 0)
                 return r;
-        r = attach_move(v, mount_fd, target_fd, mount_id, req->target, error);
+        r = attach_move(v, mount_fd, t.fd, mount_id, req->target, error);
         if (r < 0)
                 return r;
+        if (check_target_placement(&t, mount_id) < 0) {
+                (void) detach_through_fd(v, mount_fd);
+                return um_error_set(error, UM_ERROR_KIND_INVALID_TARGET, ESTALE,
+                                    "the target \"%s\" was moved while it was being mounted on; "
+                                    "the mount was detached again",
+                                    escape_path(req->target, esc));
+        }
         snprintf(res->mount_point, sizeof(res->mount_point), "%s", req->target);
         res->created_dir = false;
         return 0;

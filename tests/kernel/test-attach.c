@@ -270,6 +270,7 @@ typedef enum CallerKind {
         CALLER_CHROOT,      /* own mount namespace, chrooted into arg */
         CALLER_SYSTEM_DIRS, /* own mount namespace, empty tmpfs of the test uid over /etc... */
         CALLER_SWAPPER,     /* own mount namespace, exchanging arg/t and arg/s until asked */
+        CALLER_MOVER,       /* own mount namespace, moving arg/t to shared/t and back */
         CALLER_EXITING,     /* own mount namespace, exits right after it is ready */
 } CallerKind;
 
@@ -322,6 +323,31 @@ static void swap_until_asked(const char *dir, int ctl, int reply) {
         write_all(reply, &swaps, sizeof(swaps));
 }
 
+/* Moves dir/t into the world-writable shared directory and back until a byte arrives on
+ * ctl: as a user would, to have a checked target mounted on in a directory others trust. */
+static void move_until_asked(const char *dir, int ctl, int reply) {
+        g_autofree char *t = g_strdup_printf("%s/t", dir), *moved = P("shared/t");
+        struct pollfd p = { .fd = ctl, .events = POLLIN };
+        unsigned moves = 0;
+        bool away = false;
+        char c;
+
+        while (poll(&p, 1, 0) == 0) {
+                if (rename(away ? moved : t, away ? t : moved) == 0) {
+                        away = !away;
+                        moves++;
+                } else
+                        g_assert_cmpint(errno, ==, EBUSY); /* mounted on right now */
+        }
+        g_assert_cmpint(read(ctl, &c, 1), ==, 1);
+        /* Back at t, so that the test can clean up by name. */
+        while (away && rename(moved, t) < 0) {
+                g_assert_cmpint(errno, ==, EBUSY);
+                g_usleep(1000);
+        }
+        write_all(reply, &moves, sizeof(moves));
+}
+
 static _noreturn_ void caller_main(CallerKind kind, const char *arg, int ctl, int reply) {
         char c = 'r';
 
@@ -342,6 +368,8 @@ static _noreturn_ void caller_main(CallerKind kind, const char *arg, int ctl, in
         }
         if (kind == CALLER_SWAPPER)
                 swap_until_asked(arg, ctl, reply);
+        if (kind == CALLER_MOVER)
+                move_until_asked(arg, ctl, reply);
         while (read(ctl, &c, 1) > 0)
                 ;
         _exit(0);
@@ -454,9 +482,9 @@ typedef struct AttachJob {
 /* In the worker, now in the caller's namespace: which name the attached mount is under. */
 static char race_landing(const char *dir, uint64_t id) {
         g_autofree char *t = g_strdup_printf("%s/t", dir), *s = g_strdup_printf("%s/s", dir);
-        g_autofree char *outside = P("outside");
+        g_autofree char *outside = P("outside"), *shared = P("shared/t");
 
-        if (mount_id_at(0, outside) != 0)
+        if (mount_id_at(0, outside) != 0 || mount_id_at(0, shared) != 0)
                 return 'o';
         if (mount_id_at(0, t) == id)
                 return 't';
@@ -1135,7 +1163,9 @@ static void test_target_malformed(void) {
 /*
  * (18) The target is swapped with a symlink (to another empty directory owned by the user)
  * while attaching, hundreds of times: every attach either lands on the directory it
- * checked or is refused; nothing ever lands outside.
+ * checked, at the name it checked, or is refused (a symlink was found, or the directory
+ * was swapped away before the mount landed, and the mount was detached again); nothing
+ * ever lands outside, or at the other name.
  */
 static void test_target_symlink_race(void) {
         g_autofree char *race = P("race"), *t = P("race/t"), *s = P("race/s");
@@ -1157,11 +1187,16 @@ static void test_target_symlink_race(void) {
 
                 run_worker(attach_job, &j, &o);
                 if (o.r == 0) {
-                        if (o.landed != 't' && o.landed != 's')
+                        if (o.landed != 't')
                                 g_error("attempt %u: the mount landed at '%c'", i, o.landed);
                         ok++;
                 } else {
-                        assert_refused(&o, UM_ERROR_KIND_INVALID_TARGET, ELOOP, "symbolic link");
+                        if (o.error.error == ESTALE)
+                                assert_refused(&o, UM_ERROR_KIND_INVALID_TARGET, ESTALE,
+                                               "was moved while it was being mounted on");
+                        else
+                                assert_refused(&o, UM_ERROR_KIND_INVALID_TARGET, ELOOP,
+                                               "symbolic link");
                         refused++;
                 }
                 g_assert_cmpint(mounts_at(c.pid, outside), ==, 0);
@@ -1178,6 +1213,53 @@ static void test_target_symlink_race(void) {
         remove_dir("race/t");
         remove_dir("race");
         remove_dir("outside");
+}
+
+/*
+ * (18) The target is moved into a directory others can write to, and back, while
+ * attaching, thousands of times: every attach either lands at the name it checked, in the
+ * parent it checked, or is refused (the target is missing, or was moved meanwhile and the
+ * mount detached again); nothing ever stays mounted in the shared directory.
+ */
+static void test_target_moved_race(void) {
+        g_autofree char *race = P("race"), *t = P("race/t"), *shared_t = P("shared/t");
+        unsigned ok = 0, refused = 0, moves = 0, i;
+        Caller c;
+        char stop = 's';
+
+        make_dir("race", 0, 0755);
+        make_dir("race/t", UID, 0755);
+        make_dir("shared", 0, 01777);
+        caller_start(&c, CALLER_MOVER, race);
+        for (i = 0; i < 3000 && (i < 300 || ok < 20 || refused < 20); i++) {
+                _cleanup_close_ int m = new_mount("race");
+                AttachJob j = { .mount_fd = m, .req = request(&c, t), .race_dir = race,
+                                .barrier = -1 };
+                Outcome o;
+
+                run_worker(attach_job, &j, &o);
+                if (o.r == 0) {
+                        if (o.landed != 't')
+                                g_error("attempt %u: the mount landed at '%c'", i, o.landed);
+                        ok++;
+                } else {
+                        if (o.error.error != ENOENT && o.error.error != ESTALE)
+                                g_error("attempt %u: refused with %s", i, o.error.message);
+                        refused++;
+                }
+                g_assert_cmpint(mounts_at(c.pid, shared_t), ==, 0);
+        }
+        write_all(c.ctl, &stop, 1);
+        read_all(c.reply, &moves, sizeof(moves));
+        ku_note("%u attempts: %u attached to the checked directory, %u refused, %u moves", i,
+                ok, refused, moves);
+        g_assert_cmpuint(ok, >, 0);
+        g_assert_cmpuint(refused, >, 0);
+        g_assert_cmpint(mounts_under(c.pid, base_dir), ==, 0);
+        caller_stop(&c);
+        remove_dir("race/t");
+        remove_dir("race");
+        remove_dir("shared");
 }
 
 /* ---- the caller is gone (22) ----------------------------------------------------------- */
@@ -1856,6 +1938,7 @@ int main(int argc, char **argv) {
         add("/attach/target/system-directories", test_target_system_dirs);
         add("/attach/target/malformed", test_target_malformed);
         add("/attach/target/symlink-swap-race", test_target_symlink_race);
+        add("/attach/target/moved-race", test_target_moved_race);
         add("/attach/caller/exited", test_caller_exited);
         add("/attach/caller/exit-race", test_caller_exit_race);
         add("/attach/media/label-and-collisions", test_media_label);
