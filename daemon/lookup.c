@@ -12,11 +12,18 @@
  *   - The object returned is the one the walk inspected: an O_PATH result is that very
  *     fd; any other open is made by name from the parent with O_NOFOLLOW and must find
  *     the same inode on the same mount, or the walk starts again (a rename raced it).
+ *   - Where the kernel's walk checks permissions, so does this one: search permission on
+ *     every directory ("." and ".." included), and for a link it follows, the rule of
+ *     fs.protected_symlinks (always, whatever the sysctl says): not a link someone else
+ *     owns in a sticky directory others can write to.
+ *   - Directories it walks through are opened with O_DIRECTORY, which lets the kernel
+ *     trigger an automount there (an NFS home directory) as a plain path walk would.
  */
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
 #include <stdint.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
@@ -61,9 +68,24 @@ static int walk_push(Walk *w, int fd) {
         return 0;
 }
 
+/* Search permission on dir_fd, as the kernel checks it before it looks up "." or "..". */
+static int may_search(int dir_fd, const char *dot) {
+        int fd = openat(dir_fd, dot, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        safe_close(fd);
+        return 0;
+}
+
 static int walk_pop(Walk *w) {
+        int r;
+
         if (w->n == 0)
                 return -EXDEV; /* ".." above the start */
+        r = may_search(walk_top(w), "..");
+        if (r < 0)
+                return r;
         w->n--;
         safe_close(w->fds[w->n]);
         return 0;
@@ -71,7 +93,7 @@ static int walk_pop(Walk *w) {
 
 static int fd_statx(int fd, struct statx *ret) {
         if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
-                  STATX_TYPE | STATX_INO | STATX_MNT_ID, ret) < 0)
+                  STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO | STATX_MNT_ID, ret) < 0)
                 return -errno;
         if (!(ret->stx_mask & STATX_MNT_ID))
                 return -EOPNOTSUPP;
@@ -84,21 +106,35 @@ static bool same_object(const struct statx *a, const struct statx *b) {
 }
 
 /*
- * The text of the link name in dir_fd, followed by rest: the path still to walk.
- * Links on procfs are magic links (they are not resolved by their text): -ELOOP. An
- * absolute target would leave the start: -EXDEV.
+ * fs.protected_symlinks: a link in a sticky directory others can write to (/tmp) is only
+ * followed when its owner is the one who follows it or the directory's owner.
  */
-static int link_expand(int dir_fd, const char *name, const char *rest, char **ret_todo) {
+static int may_follow(const struct statx *link, const struct statx *dir) {
+        uid_t fsuid = (uid_t) setfsuid((uid_t) -1); /* an invalid id only reads it */
+
+        if (link->stx_uid == fsuid || link->stx_uid == dir->stx_uid)
+                return 0;
+        if ((dir->stx_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH))
+                return -EACCES;
+        return 0;
+}
+
+/*
+ * The text of the link behind link_fd (an O_PATH fd of the link itself), followed by
+ * rest: the path still to walk. Links on procfs are magic links (they are not resolved
+ * by their text): -ELOOP. An absolute target would leave the start: -EXDEV.
+ */
+static int link_expand(int link_fd, const char *rest, char **ret_todo) {
         char target[PATH_MAX];
         struct statfs sfs;
         ssize_t len;
         char *todo = NULL;
 
-        if (fstatfs(dir_fd, &sfs) < 0)
+        if (fstatfs(link_fd, &sfs) < 0)
                 return -errno;
         if (sfs.f_type == PROC_SUPER_MAGIC)
                 return -ELOOP;
-        len = readlinkat(dir_fd, name, target, sizeof(target));
+        len = readlinkat(link_fd, "", target, sizeof(target));
         if (len < 0)
                 return -errno;
         if (len == 0)
@@ -140,8 +176,8 @@ static int reopen_final(int parent_fd, const char *name, int path_fd, int open_f
                 fd = openat(path_fd, ".", open_flags | O_CLOEXEC);
         else
                 fd = openat(parent_fd, name, open_flags | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return errno == ELOOP ? -EAGAIN : -errno; /* swapped for a link meanwhile */
+        if (fd < 0) /* swapped for a link or a non-directory meanwhile: walk again */
+                return errno == ELOOP || errno == ENOTDIR ? -EAGAIN : -errno;
         r = fd_statx(path_fd, &want);
         if (r >= 0)
                 r = fd_statx(fd, &have);
@@ -150,6 +186,23 @@ static int reopen_final(int parent_fd, const char *name, int path_fd, int open_f
         if (!same_object(&want, &have))
                 return -EAGAIN;
         return TAKE_FD(fd);
+}
+
+/*
+ * Opens name in dir_fd without following it: with O_DIRECTORY when it must be a directory
+ * (the kernel then mounts an automount point there, as in any path walk), else, and when
+ * that finds no directory (a link, or not a directory after all), without.
+ */
+static int open_component(int dir_fd, const char *name, bool want_dir) {
+        int fd;
+
+        if (want_dir) {
+                fd = openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0 || errno != ENOTDIR)
+                        return fd < 0 ? -errno : fd;
+        }
+        fd = openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
 }
 
 static int walk(int dir_fd, const char *path, int open_flags, LookupFlags flags) {
@@ -166,6 +219,7 @@ static int walk(int dir_fd, const char *path, int open_flags, LookupFlags flags)
         for (p = todo;;) {
                 _cleanup_close_ int fd = -EBADF;
                 struct statx stx, parent_stx;
+                bool walk_through;
 
                 r = next_component(&p, name);
                 if (r < 0)
@@ -173,6 +227,9 @@ static int walk(int dir_fd, const char *path, int open_flags, LookupFlags flags)
                 if (r == 0)
                         break;
                 if (streq(name, ".")) {
+                        r = may_search(walk_top(&w), ".");
+                        if (r < 0)
+                                return r;
                         last_is_name = false;
                         continue;
                 }
@@ -184,30 +241,31 @@ static int walk(int dir_fd, const char *path, int open_flags, LookupFlags flags)
                         continue;
                 }
 
-                fd = openat(walk_top(&w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                /* "a/b" walks through a; "a/" wants a directory too. */
+                walk_through = p[0] == '/' || (p[strspn(p, "/")] == 0 && (open_flags & O_DIRECTORY));
+                fd = open_component(walk_top(&w), name, walk_through);
                 if (fd < 0)
-                        return -errno;
+                        return fd;
                 r = fd_statx(fd, &stx);
+                if (r >= 0)
+                        r = fd_statx(walk_top(&w), &parent_stx);
                 if (r < 0)
                         return r;
+                if ((flags & LOOKUP_NO_XDEV) && parent_stx.stx_mnt_id != stx.stx_mnt_id)
+                        return -EXDEV;
                 if (S_ISLNK(stx.stx_mode)) {
                         char *expanded = NULL;
 
                         if ((flags & LOOKUP_NO_SYMLINKS) || ++links > LOOKUP_MAX_LINKS)
                                 return -ELOOP;
-                        r = link_expand(walk_top(&w), name, p, &expanded);
+                        r = may_follow(&stx, &parent_stx);
+                        if (r >= 0)
+                                r = link_expand(fd, p, &expanded);
                         if (r < 0)
                                 return r;
                         free(todo);
                         p = todo = expanded;
                         continue;
-                }
-                if (flags & LOOKUP_NO_XDEV) {
-                        r = fd_statx(walk_top(&w), &parent_stx);
-                        if (r < 0)
-                                return r;
-                        if (parent_stx.stx_mnt_id != stx.stx_mnt_id)
-                                return -EXDEV;
                 }
                 /* Anything walked through, and "a/b/", must be a directory. */
                 if (!S_ISDIR(stx.stx_mode) && p[0] == '/')
@@ -242,8 +300,12 @@ static int walk(int dir_fd, const char *path, int open_flags, LookupFlags flags)
 int lookup_beneath(int dir_fd, const char *path, int open_flags, LookupFlags flags) {
         int r = -EAGAIN;
 
-        if ((open_flags & O_CREAT) || (open_flags & O_TMPFILE) == O_TMPFILE)
+        /* Only what cannot run a driver's open() or a FIFO's wait before the check. */
+        if (!(open_flags & (O_PATH | O_DIRECTORY)) ||
+            (open_flags & (O_CREAT | O_NOFOLLOW)) || (open_flags & O_TMPFILE) == O_TMPFILE)
                 return -EINVAL;
+        if (strnlen(path, PATH_MAX) >= PATH_MAX)
+                return -ENAMETOOLONG;
         for (int i = 0; i < LOOKUP_ATTEMPTS && r == -EAGAIN; i++)
                 r = walk(dir_fd, path, open_flags, flags);
         return r;

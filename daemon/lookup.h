@@ -21,12 +21,14 @@ typedef enum LookupFlags {
 } LookupFlags;
 
 /*
- * Opens path below dir_fd with open_flags (O_PATH, or O_RDONLY and friends; O_DIRECTORY
- * is honoured; O_CREAT and O_TMPFILE are -EINVAL) and O_CLOEXEC. An absolute path counts
- * from dir_fd; "." components are skipped; ".." goes back one step of the walk, never
- * above dir_fd (-EXDEV). Errors are those of openat2() for the same rules (-ENOENT,
- * -ENOTDIR, -EACCES, -ELOOP, -EXDEV...); the lookup runs with the calling process's
- * credentials, so permission checks are those of a plain open(). Returns the new fd
- * (owned by the caller), or -errno.
+ * Opens path below dir_fd with open_flags and O_CLOEXEC: O_PATH, or O_DIRECTORY with
+ * O_RDONLY and friends (anything else could run a device's open() or wait on a FIFO
+ * before the walk checked what it found: -EINVAL, as are O_CREAT, O_TMPFILE and
+ * O_NOFOLLOW). An absolute path counts from dir_fd, "" is dir_fd itself; "." components
+ * are skipped; ".." goes back one step of the walk, never above dir_fd (-EXDEV). A path
+ * of PATH_MAX bytes or more is -ENAMETOOLONG. Errors are those of openat2() for the same
+ * rules (-ENOENT, -ENOTDIR, -EACCES, -ELOOP, -EXDEV...); the lookup runs with the calling
+ * process's credentials, so permission checks are those of a plain open(). Returns the
+ * new fd (owned by the caller), or -errno.
  */
 int lookup_beneath(int dir_fd, const char *path, int open_flags, LookupFlags flags);

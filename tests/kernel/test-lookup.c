@@ -5,8 +5,9 @@
  * links of procfs; ".." inside and above the start; a mount on the way; non-directories
  * walked through; missing names; permissions of an unprivileged process) the walk must
  * give what openat2() with the matching RESOLVE_* flags gives: the same inode on the same
- * mount, or the same errno. Then the cases where the walk is stricter on purpose, and a
- * run under a seccomp filter that answers ENOSYS for openat2(), as systemd's
+ * mount, or the same errno. Then the cases where the walk is stricter on purpose (links
+ * on procfs, fs.protected_symlinks always, opens that could run a driver before the
+ * check), and a run under a seccomp filter that answers ENOSYS for openat2(), as systemd's
  * RestrictSUIDSGID= does. The tree lives on a tmpfs mounted over /tmp in a private mount
  * namespace: nothing of it can outlive the test.
  */
@@ -42,12 +43,13 @@ static const Case cases[] = {
         { "/a/b", O_PATH, LOOKUP_NO_SYMLINKS }, /* absolute counts from the start */
         { "a//b/./c/", O_PATH, LOOKUP_NO_SYMLINKS },
         { "", O_PATH, LOOKUP_NO_SYMLINKS },
-        { ".", O_RDONLY, LOOKUP_NO_SYMLINKS },
+        { ".", O_RDONLY | O_DIRECTORY, LOOKUP_NO_SYMLINKS },
         { "a/..", O_PATH, LOOKUP_NO_SYMLINKS },
-        { "a/b/../file", O_RDONLY, LOOKUP_NO_SYMLINKS },
+        { "a/b/../file", O_PATH, LOOKUP_NO_SYMLINKS },
         { "..", O_PATH, LOOKUP_NO_SYMLINKS },
         { "a/../..", O_PATH, 0 },
-        { "a/file", O_RDONLY, LOOKUP_NO_SYMLINKS },
+        { "a/file", O_PATH, LOOKUP_NO_SYMLINKS },
+        { "a/file", O_RDONLY | O_DIRECTORY, LOOKUP_NO_SYMLINKS },
         { "a/file", O_PATH | O_DIRECTORY, LOOKUP_NO_SYMLINKS },
         { "a/file/", O_PATH, LOOKUP_NO_SYMLINKS },
         { "a/file/x", O_PATH, LOOKUP_NO_SYMLINKS },
@@ -62,7 +64,7 @@ static const Case cases[] = {
         { "rel", O_PATH, 0 },
         { "rel/c", O_RDONLY | O_DIRECTORY, 0 },
         { "a/b/dotdot", O_PATH, 0 },
-        { "chain", O_RDONLY, 0 },
+        { "chain", O_PATH, 0 },
         { "abs", O_PATH, 0 },
         { "abs-inside", O_PATH, 0 },
         { "up", O_PATH, 0 },
@@ -73,14 +75,14 @@ static const Case cases[] = {
         /* a mount on the way */
         { "mnt/d", O_PATH, LOOKUP_NO_SYMLINKS },
         { "mnt/d", O_PATH, LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV },
-        { "mnt", O_RDONLY, LOOKUP_NO_XDEV },
-        { "a/b", O_RDONLY, LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV },
+        { "mnt", O_RDONLY | O_DIRECTORY, LOOKUP_NO_XDEV },
+        { "a/b", O_RDONLY | O_DIRECTORY, LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV },
         /* procfs: magic links */
         { "proc/self/cwd", O_PATH, LOOKUP_NO_SYMLINKS },
         { "proc/thread-self/fd/0", O_PATH, 0 },
         /* refusals the walk reaches first, with the same errno */
         { "secret/inner", O_PATH, LOOKUP_NO_SYMLINKS },
-        { "secret", O_RDONLY, LOOKUP_NO_SYMLINKS },
+        { "secret", O_RDONLY | O_DIRECTORY, LOOKUP_NO_SYMLINKS },
 };
 
 static int kernel_openat2(int dir_fd, const Case *c) {
@@ -148,7 +150,7 @@ static void test_procfs_magic_links(void) {
         const Case magic[] = {
                 { root, O_PATH, 0 },
                 { cwd, O_PATH | O_DIRECTORY, 0 },
-                { fd, O_RDONLY, 0 },
+                { fd, O_PATH | O_DIRECTORY, 0 },
                 { fd, O_PATH, LOOKUP_NO_SYMLINKS },
         };
 
@@ -159,12 +161,33 @@ static void test_procfs_magic_links(void) {
 /* The walk refuses every link on procfs, also those openat2() would follow (/proc/self). */
 static void test_procfs_links_refused(void) {
         g_assert_cmpint(lookup_beneath(root_fd, "proc/self", O_PATH, 0), ==, -ELOOP);
-        g_assert_cmpint(lookup_beneath(root_fd, "proc/self/status", O_RDONLY, 0), ==, -ELOOP);
+        g_assert_cmpint(lookup_beneath(root_fd, "proc/self/status", O_PATH, 0), ==, -ELOOP);
 }
 
+/* Opens that could run a driver's open() or wait on a FIFO before the walk checked what it
+ * found, and flags it does not do, are refused; so are paths the kernel would not take. */
 static void test_bad_flags(void) {
+        g_autofree char *long_path = g_strnfill(PATH_MAX, 'a');
+
         g_assert_cmpint(lookup_beneath(root_fd, "a/new", O_RDWR | O_CREAT, 0), ==, -EINVAL);
         g_assert_cmpint(lookup_beneath(root_fd, "a", O_RDWR | O_TMPFILE, 0), ==, -EINVAL);
+        g_assert_cmpint(lookup_beneath(root_fd, "a/file", O_RDONLY, 0), ==, -EINVAL);
+        g_assert_cmpint(lookup_beneath(root_fd, "a/fifo", O_RDONLY | O_NONBLOCK, 0), ==, -EINVAL);
+        g_assert_cmpint(lookup_beneath(root_fd, "a", O_PATH | O_NOFOLLOW, 0), ==, -EINVAL);
+        g_assert_cmpint(lookup_beneath(root_fd, long_path, O_PATH, 0), ==, -ENAMETOOLONG);
+}
+
+/* A link someone else owns in a sticky directory others can write to is not followed
+ * (fs.protected_symlinks, whatever the sysctl says); one the directory's owner made is. */
+static void test_protected_symlinks(void) {
+        g_autofree char *theirs = g_build_filename(test_dir, "root/sticky/theirs", NULL);
+        int fd;
+
+        g_assert_cmpint(lchown(theirs, 65534, 65534), ==, 0);
+        g_assert_cmpint(lookup_beneath(root_fd, "sticky/theirs", O_PATH, 0), ==, -EACCES);
+        fd = lookup_beneath(root_fd, "sticky/owners", O_PATH | O_DIRECTORY, 0);
+        g_assert_cmpint(fd, >=, 0);
+        close(fd);
 }
 
 /* More than 40 links in one walk (each step a different link) is ELOOP, as in the kernel. */
@@ -180,8 +203,12 @@ static void unprivileged_child(void *data) {
         static const Case denied[] = {
                 { "secret/inner", O_PATH, LOOKUP_NO_SYMLINKS },
                 { "secret", O_RDONLY | O_DIRECTORY, LOOKUP_NO_SYMLINKS },
-                { "a/b/c", O_RDONLY, LOOKUP_NO_SYMLINKS },
-                { "a/private-file", O_RDONLY, LOOKUP_NO_SYMLINKS },
+                { "a/b/c", O_RDONLY | O_DIRECTORY, LOOKUP_NO_SYMLINKS },
+                { "a/private-file", O_PATH, LOOKUP_NO_SYMLINKS },
+                /* "." and ".." need search permission too */
+                { "secret/.", O_PATH, LOOKUP_NO_SYMLINKS },
+                { "secret/..", O_PATH, 0 },
+                { "secret/../a", O_PATH | O_DIRECTORY, 0 },
         };
 
         g_assert_cmpint(setresgid(65534, 65534, 65534), ==, 0);
@@ -226,7 +253,7 @@ static void test_under_seccomp(void) {
 
 static void make_tree(void) {
         static const char *const dirs[] = { "root", "root/a", "root/a/b", "root/a/b/c",
-                "root/mnt", "root/proc", "root/secret", "root/secret/inner" };
+                "root/mnt", "root/proc", "root/secret", "root/secret/inner", "root/sticky" };
         static const struct {
                 const char *target, *link;
         } links[] = {
@@ -236,6 +263,7 @@ static void make_tree(void) {
                 { "chain2", "root/chain" },   { "a/b/../file", "root/chain2" },
                 { "loop2", "root/loop1" },    { "loop1", "root/loop2" },
                 { "nothing", "root/dangling" }, { "a/file", "root/rel-file" },
+                { "../a", "root/sticky/theirs" }, { "../a", "root/sticky/owners" },
         };
         g_autofree char *file = g_build_filename(test_dir, "root/a/file", NULL);
         g_autofree char *private = g_build_filename(test_dir, "root/a/private-file", NULL);
@@ -267,6 +295,11 @@ static void make_tree(void) {
         g_assert_cmpint(chmod(private, 0600), ==, 0);
         g_assert_cmpint(mkfifo(fifo, 0644), ==, 0);
         g_assert_cmpint(chmod(secret, 0700), ==, 0);
+        {
+                g_autofree char *sticky = g_build_filename(test_dir, "root/sticky", NULL);
+
+                g_assert_cmpint(chmod(sticky, 01777), ==, 0);
+        }
         g_assert_cmpint(mount("tmpfs", mnt, "tmpfs", 0, "mode=0755"), ==, 0);
         mnt_d = g_build_filename(mnt, "d", NULL);
         g_assert_cmpint(mkdir(mnt_d, 0755), ==, 0);
@@ -300,6 +333,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/lookup/procfs-magic-links", test_procfs_magic_links);
         g_test_add_func("/lookup/procfs-links-refused", test_procfs_links_refused);
         g_test_add_func("/lookup/bad-flags", test_bad_flags);
+        g_test_add_func("/lookup/protected-symlinks", test_protected_symlinks);
         g_test_add_func("/lookup/link-limit", test_link_limit);
         g_test_add_func("/lookup/unprivileged", test_unprivileged);
         g_test_add_func("/lookup/under-seccomp", test_under_seccomp);
