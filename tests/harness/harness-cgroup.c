@@ -3,8 +3,8 @@
  * A cgroup tree of the test's own (see harness.h, "cgroups"). systemd-nspawn makes its
  * "payload" and "supervisor" cgroups below the cgroup it was started in and does not
  * remove them; started in a cgroup of ours, they are found and removed with it. The
- * directories are listed in <tmpdir>/cgroups, so that the supervisor removes them even
- * when the test process dies half-way.
+ * directories are listed (HARNESS_LIST_CGROUPS), so that the supervisor or the janitor
+ * removes them even when the test process dies half-way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,10 +17,6 @@
 #include "harness-private.h"
 #include "harness.h"
 #include "macro.h"
-
-static char *list_path(void) {
-        return g_build_filename(harness_tmpdir(), "cgroups", NULL);
-}
 
 /* The mount point of the hierarchy a /proc/self/cgroup line names, if it is one without
  * controllers: "0::" (unified) or "N:name=systemd:". */
@@ -52,7 +48,6 @@ static char *hierarchy_mount(const char *controllers, bool unified) {
 int harness_cgroup_new(const char *name) {
         g_autofree char *own = NULL;
         g_autoptr(GString) list = g_string_new(NULL);
-        g_autofree char *path = list_path();
         g_auto(GStrv) lines = NULL;
 
         if (!g_file_get_contents("/proc/self/cgroup", &own, NULL, NULL))
@@ -83,20 +78,13 @@ int harness_cgroup_new(const char *name) {
         }
         if (list->len == 0)
                 return -ENOENT;
-        if (!g_file_set_contents(path, list->str, -1, NULL))
-                return -EIO;
-        return 0;
+        return harness_list_write(HARNESS_LIST_CGROUPS, list->str);
 }
 
 static char **read_list(void) {
-        g_autofree char *path = NULL, *contents = NULL;
+        g_autofree char *contents = harness_list_read(HARNESS_LIST_CGROUPS);
 
-        if (!harness_tmpdir())
-                return NULL;
-        path = list_path();
-        if (!g_file_get_contents(path, &contents, NULL, NULL))
-                return NULL;
-        return g_strsplit(g_strstrip(contents), "\n", -1);
+        return contents ? g_strsplit(g_strstrip(contents), "\n", -1) : NULL;
 }
 
 int harness_cgroup_enter(void) {
@@ -120,7 +108,6 @@ static int rmdir_one(const char *path, const struct stat *st, int type, struct F
 
 int harness_cgroup_remove(void) {
         g_auto(GStrv) dirs = read_list();
-        g_autofree char *path = NULL;
         int r = 0;
 
         for (size_t i = 0; dirs && dirs[i]; i++) {
@@ -133,9 +120,7 @@ int harness_cgroup_remove(void) {
                 if (k != 0 && r == 0)
                         r = k < 0 ? k : -EBUSY;
         }
-        if (r == 0 && dirs) {
-                path = list_path();
-                (void) unlink(path);
-        }
+        if (r == 0 && dirs)
+                harness_list_remove(HARNESS_LIST_CGROUPS);
         return r;
 }

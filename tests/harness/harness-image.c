@@ -154,12 +154,8 @@ void harness_loops_release(void) {
         }
 }
 
-/* Loop devices the harness added with LOOP_CTL_ADD, one index a line, for removal. */
-static char *added_loops_path(void) {
-        return g_build_filename(harness_tmpdir(), "loop-devices-added", NULL);
-}
-
-/* Indexes of the loop devices sysfs lists; *ret_free counts those with no backing file. */
+/* Indexes of the loop devices sysfs lists; *ret_free (may be NULL) counts those with no
+ * backing file. */
 static GArray *loop_indexes(unsigned *ret_free) {
         g_autoptr(GDir) dir = g_dir_open("/sys/block", 0, NULL);
         GArray *indexes = g_array_new(FALSE, FALSE, sizeof(int));
@@ -177,15 +173,23 @@ static GArray *loop_indexes(unsigned *ret_free) {
                 if (access(backing, F_OK) < 0)
                         free_count++;
         }
-        *ret_free = free_count;
+        if (ret_free)
+                *ret_free = free_count;
         return indexes;
+}
+
+int harness_loops_note_existing(void) {
+        g_autoptr(GArray) indexes = loop_indexes(NULL);
+        g_autoptr(GString) list = g_string_new(NULL);
+
+        for (guint i = 0; i < indexes->len; i++)
+                g_string_append_printf(list, "%d\n", g_array_index(indexes, int, i));
+        return harness_list_write(HARNESS_LIST_LOOPS_BEFORE, list->str);
 }
 
 int harness_loop_reserve(unsigned count, char ***ret_nodes) {
         g_autoptr(GArray) indexes = NULL;
         g_autoptr(GPtrArray) nodes = g_ptr_array_new_with_free_func(g_free);
-        g_autofree char *list = added_loops_path(), *added = NULL;
-        g_autoptr(GString) out = NULL;
         _cleanup_close_ int control = -EBADF;
         unsigned free_count;
         int next = 0;
@@ -193,27 +197,23 @@ int harness_loop_reserve(unsigned count, char ***ret_nodes) {
         indexes = loop_indexes(&free_count);
         for (guint i = 0; i < indexes->len; i++)
                 next = MAX(next, g_array_index(indexes, int, i) + 1);
-        (void) g_file_get_contents(list, &added, NULL, NULL);
-        out = g_string_new(added);
         if (free_count < count) {
                 control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
                 if (control < 0)
                         return -errno;
         }
+        /* New ones are not in the list of those from before: teardown removes them. */
         for (; free_count < count; next++) {
                 if (ioctl(control, LOOP_CTL_ADD, next) < 0) {
                         if (errno == EEXIST)
                                 continue;
                         return -errno;
                 }
-                g_string_append_printf(out, "%d\n", next);
-                if (!g_file_set_contents(list, out->str, -1, NULL))
-                        return -EIO;
                 free_count++;
         }
 
         g_clear_pointer(&indexes, g_array_unref);
-        indexes = loop_indexes(&free_count);
+        indexes = loop_indexes(NULL);
         for (guint i = 0; i < indexes->len; i++) {
                 char *node = g_strdup_printf("/dev/loop%d", g_array_index(indexes, int, i));
 
@@ -227,38 +227,47 @@ int harness_loop_reserve(unsigned count, char ***ret_nodes) {
         return 0;
 }
 
-int harness_release_added_loops(void) {
-        g_autofree char *list = NULL, *contents = NULL;
+int harness_release_new_loops(int timeout_ms) {
+        g_autofree char *before = harness_list_read(HARNESS_LIST_LOOPS_BEFORE);
+        g_autoptr(GHashTable) known = g_hash_table_new(g_direct_hash, g_direct_equal);
+        g_autoptr(GArray) indexes = NULL;
         g_auto(GStrv) lines = NULL;
         _cleanup_close_ int control = -EBADF;
+        gint64 deadline = g_get_monotonic_time() + (gint64) timeout_ms * 1000;
         int removed = 0;
 
-        if (!harness_tmpdir())
+        if (!before)
                 return 0;
-        list = added_loops_path();
-        if (!g_file_get_contents(list, &contents, NULL, NULL))
-                return 0;
+        lines = g_strsplit(before, "\n", -1);
+        for (size_t i = 0; lines[i]; i++)
+                if (*lines[i])
+                        g_hash_table_add(known, GINT_TO_POINTER(atoi(lines[i])));
         control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
         if (control < 0)
                 return 0;
-        lines = g_strsplit(contents, "\n", -1);
-        for (size_t i = 0; lines[i]; i++) {
-                int r = -EBUSY;
+        indexes = loop_indexes(NULL);
+        for (guint i = 0; i < indexes->len; i++) {
+                int n = g_array_index(indexes, int, i), r;
 
-                if (!*lines[i])
+                if (g_hash_table_contains(known, GINT_TO_POINTER(n)))
                         continue;
-                /* An autoclear device that was just unmounted is released a moment later. */
-                for (int k = 0; k < 100 && r == -EBUSY; k++) {
-                        r = ioctl(control, LOOP_CTL_REMOVE, atoi(lines[i])) < 0 ? -errno : 0;
-                        if (r == -EBUSY)
-                                g_usleep(50 * 1000);
+                /* An auto-clearing device whose last mount just went is released a moment
+                 * later; one bound to a file is somebody's. */
+                for (;;) {
+                        g_autofree char *backing = g_strdup_printf(
+                                "/sys/block/loop%d/loop/backing_file", n);
+
+                        r = access(backing, F_OK) == 0 ? -EBUSY
+                            : ioctl(control, LOOP_CTL_REMOVE, n) < 0 ? -errno : 0;
+                        if (r != -EBUSY || g_get_monotonic_time() >= deadline)
+                                break;
+                        g_usleep(20 * 1000);
                 }
                 if (r == 0)
                         removed++;
-                else if (r != -ENODEV)
-                        harness_log("cannot remove loop%s: %s", lines[i], g_strerror(-r));
         }
-        (void) unlink(list);
+        /* The list stays: the supervisor and the janitor come later, and find what was
+         * still bound now released then. */
         return removed;
 }
 

@@ -33,9 +33,33 @@ typedef struct Harness {
         HarnessCaller *probe;  /* the unprivileged polkit subject of the rules probe */
         char *probe_name;      /* its unique bus name */
         bool udevd;            /* a systemd-udevd of the harness runs */
+        int host_mntns_fd;     /* the mount namespace the harness started in (janitor) */
 } Harness;
 
 extern Harness harness;
+
+/*
+ * The lists of what the harness must release however the test ends (zram disks, cgroups,
+ * directories made in /dev, processes to kill; and the loop devices there were before, so
+ * that the free ones made since can be removed), one file each under the
+ * private /run, so that the supervisor and the janitor, separate processes, find them.
+ * The janitor reads them all into memory (harness_lists_keep()) before it leaves the
+ * private namespaces, and the functions below read that copy from then on.
+ */
+#define HARNESS_LIST_KILL "kill-at-exit"
+#define HARNESS_LIST_ZRAM "zram-devices"
+#define HARNESS_LIST_CGROUPS "cgroups"
+#define HARNESS_LIST_DEV_DIRS "udev-dev-dirs"
+#define HARNESS_LIST_LOOPS_BEFORE "loop-devices-before"
+
+/* The list's text, or NULL (none, or no harness). g_free() it. */
+char *harness_list_read(const char *name);
+/* Replaces the list's text. */
+int harness_list_write(const char *name, const char *contents);
+/* Appends one line. */
+int harness_list_append(const char *name, const char *line);
+void harness_list_remove(const char *name);
+void harness_lists_keep(void);
 
 /* Logs to stderr with a "harness: " prefix. */
 void harness_log(const char *format, ...) G_GNUC_PRINTF(1, 2);
@@ -69,8 +93,12 @@ int harness_umount_below(const char *dir);
 int harness_detach_leftover_loops(void);
 /* Removes zram disks made by harness_zram_new() and not freed; returns how many. */
 int harness_release_leftover_zrams(void);
-/* Removes the loop devices harness_loop_reserve() added; returns how many. */
-int harness_release_added_loops(void);
+/* Notes the loop devices there are (before the test makes any). */
+int harness_loops_note_existing(void);
+/* Removes the free loop devices the test run made (harness_loop_reserve(), or the kernel
+ * for LOOP_CTL_GET_FREE when none was free), waiting up to timeout_ms for those still
+ * being released; returns how many. */
+int harness_release_new_loops(int timeout_ms);
 
 /* harness-udev.c: makes udevd's rules and its part of /dev private (before it starts),
  * and removes what was made on the host for that (after it stopped). */

@@ -7,7 +7,8 @@
  *   - what it makes in /dev (/dev/disk/by-*, /dev/block and /dev/char links) goes to
  *     tmpfs mounts over those directories in the private mount namespace. Where the host
  *     has no such directory (no udevd runs there), an empty one is made to mount on, and
- *     removed again at teardown (listed in <tmpdir>/udev-dev-dirs for the supervisor);
+ *     removed again at teardown (listed, HARNESS_LIST_DEV_DIRS, for the supervisor and
+ *     the janitor);
  *   - only Debian's 60-persistent-storage.rules is loaded (bind mounts over the rules
  *     directories): the rules that set owners and modes of device nodes would change the
  *     host's /dev. zram disks are added to the kernel names it serves, as the stand-in for
@@ -39,19 +40,13 @@ static const char *const rules_dirs[] = { "/etc/udev/rules.d", "/usr/local/lib/u
 #define KERNEL_NAMES_END "|zd*\", GOTO=\"persistent_storage_end\""
 #define KERNEL_NAMES_END_ZRAM "|zd*|zram*\", GOTO=\"persistent_storage_end\""
 
-static char *made_list_path(void) {
-        return g_build_filename(harness_tmpdir(), "udev-dev-dirs", NULL);
-}
-
 static int private_dev_dirs(void) {
-        g_autoptr(GString) made = g_string_new(NULL);
-        g_autofree char *list = made_list_path();
-
         for (size_t i = 0; i < ELEMENTSOF(dev_dirs); i++) {
                 if (mkdir(dev_dirs[i], 0755) == 0) {
-                        g_string_append_printf(made, "%s\n", dev_dirs[i]);
-                        if (!g_file_set_contents(list, made->str, -1, NULL))
-                                return -EIO;
+                        int r = harness_list_append(HARNESS_LIST_DEV_DIRS, dev_dirs[i]);
+
+                        if (r < 0)
+                                return r;
                 } else if (errno != EEXIST)
                         return -errno;
                 if (mount("tmpfs", dev_dirs[i], "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755") < 0)
@@ -115,24 +110,22 @@ int harness_udev_prepare(void) {
 }
 
 void harness_udev_release(void) {
-        g_autofree char *list = NULL, *contents = NULL;
+        g_autofree char *contents = harness_list_read(HARNESS_LIST_DEV_DIRS);
         g_auto(GStrv) made = NULL;
 
-        if (!harness_tmpdir())
-                return;
-        list = made_list_path();
-        if (!g_file_get_contents(list, &contents, NULL, NULL))
+        if (!contents)
                 return;
         made = g_strsplit(contents, "\n", -1);
         for (size_t i = 0; made[i]; i++) {
                 if (!*made[i])
                         continue;
-                /* The tmpfs first: the directory under it is the host's, and empty. */
+                /* The tmpfs first (in the private namespace; the janitor, back in the host's,
+                 * has none): the directory under it is the host's, and empty. */
                 (void) umount2(made[i], MNT_DETACH);
                 if (rmdir(made[i]) < 0 && errno != ENOENT)
                         harness_log("cannot remove %s: %s", made[i], g_strerror(errno));
         }
-        (void) unlink(list);
+        harness_list_remove(HARNESS_LIST_DEV_DIRS);
 }
 
 char *harness_udevd_path(void) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * zram disks for tests that need a real block device that is not a loop device (Mount
- * by path). Each disk the harness makes is listed in <tmpdir>/zram-devices, so that the
+ * by path). Each disk the harness makes is listed (HARNESS_LIST_ZRAM), so that the
  * supervisor can remove it even when the test process dies half-way: it lazily unmounts
  * whatever still uses the disk in the private namespace, turns swap off, and hot-removes it.
  */
@@ -19,23 +19,18 @@
 #include "harness.h"
 #include "macro.h"
 
-static char *list_path(void) {
-        return g_build_filename(harness_tmpdir(), "zram-devices", NULL);
-}
-
 static void list_update(int id, bool add) {
-        g_autofree char *path = list_path(), *contents = NULL;
+        g_autofree char *contents = harness_list_read(HARNESS_LIST_ZRAM);
         g_autoptr(GString) out = g_string_new(NULL);
         g_auto(GStrv) lines = NULL;
 
-        (void) g_file_get_contents(path, &contents, NULL, NULL);
         lines = g_strsplit(contents ?: "", "\n", -1);
         for (size_t i = 0; lines[i]; i++)
                 if (*lines[i] && atoi(lines[i]) != id)
                         g_string_append_printf(out, "%s\n", lines[i]);
         if (add)
                 g_string_append_printf(out, "%d\n", id);
-        (void) g_file_set_contents(path, out->str, -1, NULL);
+        (void) harness_list_write(HARNESS_LIST_ZRAM, out->str);
 }
 
 int harness_zram_new(const char *size, char **ret_node) {
@@ -101,14 +96,11 @@ int harness_zram_free(const char *node) {
 }
 
 int harness_release_leftover_zrams(void) {
-        g_autofree char *path = NULL, *contents = NULL;
+        g_autofree char *contents = harness_list_read(HARNESS_LIST_ZRAM);
         g_auto(GStrv) lines = NULL;
         int n = 0;
 
-        if (!harness_tmpdir())
-                return 0;
-        path = list_path();
-        if (!g_file_get_contents(path, &contents, NULL, NULL))
+        if (!contents)
                 return 0;
         lines = g_strsplit(contents, "\n", -1);
         for (size_t i = 0; lines[i]; i++) {

@@ -37,6 +37,7 @@
 
 Harness harness = {
         .bus_fd = -EBADF,
+        .host_mntns_fd = -EBADF,
 };
 
 /* A process the harness started and must stop at teardown. */
@@ -425,11 +426,75 @@ static int supervisor_kill_descendants(void) {
         }
 }
 
-/* ---- processes to kill at the end ---- */
+/* ---- the lists of what to release ---- */
 
-static char *kill_list_path(void) {
-        return g_build_filename(harness.tmpdir, "kill-at-exit", NULL);
+static GHashTable *kept_lists; /* the janitor's copy: name -> text */
+
+static const char *const list_names[] = {
+        HARNESS_LIST_KILL, HARNESS_LIST_ZRAM, HARNESS_LIST_CGROUPS, HARNESS_LIST_DEV_DIRS,
+        HARNESS_LIST_LOOPS_BEFORE,
+};
+
+char *harness_list_read(const char *name) {
+        g_autofree char *path = NULL;
+        char *contents = NULL;
+
+        if (kept_lists)
+                return g_strdup(g_hash_table_lookup(kept_lists, name));
+        if (!harness.tmpdir)
+                return NULL;
+        path = g_build_filename(harness.tmpdir, name, NULL);
+        if (!g_file_get_contents(path, &contents, NULL, NULL))
+                return NULL;
+        return contents;
 }
+
+int harness_list_write(const char *name, const char *contents) {
+        g_autofree char *path = NULL;
+
+        if (kept_lists) {
+                g_hash_table_insert(kept_lists, g_strdup(name), g_strdup(contents));
+                return 0;
+        }
+        if (!harness.tmpdir)
+                return -EINVAL;
+        path = g_build_filename(harness.tmpdir, name, NULL);
+        return g_file_set_contents(path, contents, -1, NULL) ? 0 : -EIO;
+}
+
+int harness_list_append(const char *name, const char *line) {
+        g_autofree char *old = harness_list_read(name), *all = NULL;
+
+        all = g_strdup_printf("%s%s\n", strempty(old), line);
+        return harness_list_write(name, all);
+}
+
+void harness_list_remove(const char *name) {
+        g_autofree char *path = NULL;
+
+        if (kept_lists) {
+                g_hash_table_remove(kept_lists, name);
+                return;
+        }
+        if (!harness.tmpdir)
+                return;
+        path = g_build_filename(harness.tmpdir, name, NULL);
+        (void) unlink(path);
+}
+
+void harness_lists_keep(void) {
+        GHashTable *lists = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+
+        for (size_t i = 0; i < ELEMENTSOF(list_names); i++) {
+                char *contents = harness_list_read(list_names[i]);
+
+                if (contents)
+                        g_hash_table_insert(lists, g_strdup(list_names[i]), contents);
+        }
+        kept_lists = lists;
+}
+
+/* ---- processes to kill at the end ---- */
 
 /* The start time of pid (/proc/PID/stat field 22), or 0. */
 static unsigned long long process_start_time(pid_t pid) {
@@ -446,29 +511,24 @@ static unsigned long long process_start_time(pid_t pid) {
 }
 
 int harness_kill_at_exit(pid_t pid) {
-        g_autofree char *path = NULL, *contents = NULL, *all = NULL;
+        g_autofree char *line = NULL;
         unsigned long long start = process_start_time(pid);
 
         if (!harness.tmpdir || pid <= 0)
                 return -EINVAL;
         if (start == 0)
                 return -ESRCH;
-        path = kill_list_path();
-        (void) g_file_get_contents(path, &contents, NULL, NULL);
-        all = g_strdup_printf("%s%d %llu\n", strempty(contents), (int) pid, start);
-        return g_file_set_contents(path, all, -1, NULL) ? 0 : -EIO;
+        line = g_strdup_printf("%d %llu", (int) pid, start);
+        return harness_list_append(HARNESS_LIST_KILL, line);
 }
 
 /* Kills what harness_kill_at_exit() listed and still runs (the same process: same start
  * time), and forgets the list. */
 static void harness_kill_listed(void) {
-        g_autofree char *path = NULL, *contents = NULL;
+        g_autofree char *contents = harness_list_read(HARNESS_LIST_KILL);
         g_auto(GStrv) lines = NULL;
 
-        if (!harness.tmpdir)
-                return;
-        path = kill_list_path();
-        if (!g_file_get_contents(path, &contents, NULL, NULL))
+        if (!contents)
                 return;
         lines = g_strsplit(contents, "\n", -1);
         for (size_t i = 0; lines[i]; i++) {
@@ -479,11 +539,12 @@ static void harness_kill_listed(void) {
                     process_start_time(pid) == start)
                         kill(pid, SIGKILL);
         }
-        (void) unlink(path);
+        harness_list_remove(HARNESS_LIST_KILL);
 }
 
-/* What only code can undo, after the processes are gone: devices, cgroups, directories. */
-static int release_leftovers(void) {
+/* What only code can undo, after the processes are gone: devices, cgroups, directories.
+ * wait_ms: how long devices still being released (unmounted lazily, detached) may take. */
+static int release_leftovers(int wait_ms) {
         int n;
 
         harness_kill_listed();
@@ -491,7 +552,7 @@ static int release_leftovers(void) {
         /* A container's cgroups empty a moment after its processes died. */
         for (int i = 0; i < 100 && harness_cgroup_remove() == -EBUSY; i++)
                 usleep(20 * 1000);
-        n += harness_release_added_loops();
+        n += harness_release_new_loops(wait_ms);
         harness_udev_release();
         return n;
 }
@@ -516,7 +577,7 @@ static _noreturn_ void supervisor_run(pid_t child) {
         /* A process stuck in the kernel (a hung filesystem) must not hang the test run. */
         alarm(20);
         killed = supervisor_kill_descendants();
-        detached = release_leftovers();
+        detached = release_leftovers(5000);
         if (killed > 0 || detached > 0)
                 harness_log("supervisor: killed %d leftover process(es), removed %d loop or "
                             "zram device(s)", killed, detached);
@@ -557,26 +618,34 @@ static void start_janitor(pid_t supervisor) {
         (void) setsid();
         (void) prctl(PR_SET_NAME, "um-harness-jan");
         {
-                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                /* Nothing of the test's but the supervisor's pidfd (3) and the mount
+                 * namespace the harness started in (4), moved out of the way first. */
                 int pidfd = (int) syscall(SYS_pidfd_open, supervisor, 0);
+                int high_pidfd = pidfd >= 0 ? fcntl(pidfd, F_DUPFD_CLOEXEC, 100) : -1;
+                int high_mntns = harness.host_mntns_fd >= 0 ?
+                                         fcntl(harness.host_mntns_fd, F_DUPFD_CLOEXEC, 100) : -1;
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                struct pollfd p = { .fd = 3, .events = POLLIN };
 
                 if (null >= 0) {
                         dup2(null, STDIN_FILENO);
                         dup2(null, STDOUT_FILENO);
                         dup2(null, STDERR_FILENO);
                 }
-                if (pidfd >= 0) {
-                        struct pollfd p = { .fd = 3, .events = POLLIN };
-
-                        if (pidfd != 3 && dup2(pidfd, 3) < 0)
-                                _exit(1);
-                        close_range(4, ~0U, 0);
-                        while (poll(&p, 1, -1) < 0 && errno == EINTR)
-                                ;
-                } else
-                        close_range(3, ~0U, 0);
+                harness.host_mntns_fd = high_mntns >= 0 && dup2(high_mntns, 4) >= 0 ? 4 : -EBADF;
+                if (high_pidfd < 0 || dup2(high_pidfd, 3) < 0)
+                        p.fd = -1; /* the supervisor is gone already */
+                close_range(5, ~0U, 0);
+                while (p.fd >= 0 && poll(&p, 1, -1) < 0 && errno == EINTR)
+                        ;
         }
-        (void) release_leftovers();
+        /* What to release, from the lists on the private /run: then out of the private
+         * namespaces, which die with the last process in them (this one), and with them
+         * every mount that still held a device. */
+        harness_lists_keep();
+        if (harness.host_mntns_fd >= 0)
+                (void) setns(harness.host_mntns_fd, CLONE_NEWNS);
+        (void) release_leftovers(10000);
         _exit(0);
 }
 
@@ -1073,7 +1142,11 @@ int harness_init(const HarnessOptions *options) {
         if (inherited && g_test_subprocess())
                 return attach(inherited);
 
+        /* Where the janitor goes back to, to let the private namespaces go. */
+        harness.host_mntns_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
         r = setup_namespace(!options->namespace_only && !options->without_udevd);
+        if (r >= 0)
+                r = harness_loops_note_existing();
         if (r < 0) {
                 harness_log("cannot set up a private mount namespace: %s", g_strerror(-r));
                 return r;
@@ -1145,7 +1218,7 @@ void harness_teardown(void) {
         harness_loops_release();
         if (harness_detach_leftover_loops() > 0)
                 harness_log("teardown detached loop devices nobody released");
-        (void) harness_release_added_loops();
+        (void) harness_release_new_loops(2000);
         (void) harness_cgroup_remove();
         harness_udev_release();
 }

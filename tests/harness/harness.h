@@ -318,10 +318,11 @@ int harness_loop_attach(const char *path, bool read_only, char **ret_device);
 int harness_loop_detach(const char *device);
 
 /* Makes sure at least count loop devices exist that nothing is attached to, adding
- * devices through /dev/loop-control where needed (the harness removes those it added at
- * teardown, or the supervisor does), and returns every /dev/loopN node there is now
- * (NULL-terminated, g_strfreev()). For a system that cannot see devices made later, such
- * as a container whose /dev is bound at start. */
+ * devices through /dev/loop-control where needed, and returns every /dev/loopN node there
+ * is now (NULL-terminated, g_strfreev()). For a system that cannot see devices made
+ * later, such as a container whose /dev is bound at start. (At teardown the harness
+ * removes every free loop device that was not there when it started, however it was
+ * made: here, or by the kernel for LOOP_CTL_GET_FREE when none was free.) */
 int harness_loop_reserve(unsigned count, char ***ret_nodes);
 
 /* Mounts an image as root in the private namespace, on a new directory under
