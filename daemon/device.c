@@ -2,10 +2,11 @@
 /*
  * Block devices named by path (Mount). device_open() turns a caller's string into an fd
  * without ever leaving /dev: the string is checked first, then resolved with
- * lookup_beneath() below an O_PATH fd of /dev, inspected with fstat() and sysfs while it is still an O_PATH
- * fd (so no driver's open() runs for a device that is refused), and only then reopened for
- * I/O. device_check_not_partitioned() and device_check_not_busy() decide from sysfs, an
- * exclusive open and the swap and mount tables whether the device may be mounted at all.
+ * lookup_beneath() below an O_PATH fd of /dev, inspected with fstat() and sysfs while it is
+ * still an O_PATH fd (so no driver's open() runs for a device that is refused), and only
+ * then reopened for I/O. device_check_not_partitioned() and device_check_not_busy() decide
+ * from sysfs, an exclusive open and the swap and mount tables whether the device may be
+ * mounted at all.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -14,7 +15,6 @@
 #include <linux/major.h>
 #include <stdint.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
 #include "device.h"

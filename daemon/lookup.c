@@ -241,8 +241,9 @@ static int walk(int dir_fd, const char *path, int open_flags, LookupFlags flags)
                         continue;
                 }
 
-                /* "a/b" walks through a; "a/" wants a directory too. */
-                walk_through = p[0] == '/' || (p[strspn(p, "/")] == 0 && (open_flags & O_DIRECTORY));
+                /* "a/b" walks through a, "a/" wants a directory, and so does O_DIRECTORY
+                 * of the last name (p is then at the end). */
+                walk_through = p[0] == '/' || (open_flags & O_DIRECTORY);
                 fd = open_component(walk_top(&w), name, walk_through);
                 if (fd < 0)
                         return fd;

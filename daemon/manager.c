@@ -35,9 +35,9 @@ int manager_new(Manager **ret) {
         if (!m)
                 return -ENOMEM;
         m->runtime_dir = strdup(USERMOUNT_RUNDIR);
-        m->watch_interval_usec = MANAGER_WATCH_INTERVAL_USEC;
         if (!m->runtime_dir)
                 return -ENOMEM;
+        m->watch_interval_usec = MANAGER_WATCH_INTERVAL_USEC;
         r = conf_new_default(&m->conf);
         if (r < 0)
                 return r;

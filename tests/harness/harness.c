@@ -388,17 +388,32 @@ static void supervisor_forward_signal(int sig) {
                 kill(supervised_pid, sig);
 }
 
-static pid_t proc_parent_of(const char *pid) {
-        g_autofree char *path = g_strdup_printf("/proc/%s/stat", pid), *contents = NULL;
-        const char *p;
+int harness_process_stat(pid_t pid, HarnessProcessStat *ret) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int) pid), *stat = NULL;
+        const char *open_paren, *close_paren;
+        HarnessProcessStat st = {};
         int ppid;
 
-        if (!g_file_get_contents(path, &contents, NULL, NULL))
-                return -1;
-        p = strrchr(contents, ')');
-        if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-                return -1;
-        return ppid;
+        if (!g_file_get_contents(path, &stat, NULL, NULL))
+                return -ESRCH;
+        /* "pid (comm) state ppid ... starttime(22) ...": comm may hold anything. */
+        open_paren = strchr(stat, '(');
+        close_paren = strrchr(stat, ')');
+        if (!open_paren || !close_paren || close_paren < open_paren ||
+            sscanf(close_paren + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+                                    "%*d %*d %*d %*d %llu", &st.state, &ppid, &st.start_time) != 3)
+                return -EBADMSG;
+        st.ppid = (pid_t) ppid;
+        g_strlcpy(st.comm, open_paren + 1,
+                  MIN(sizeof(st.comm), (size_t) (close_paren - open_paren)));
+        *ret = st;
+        return 0;
+}
+
+static pid_t proc_parent_of(const char *pid) {
+        HarnessProcessStat st;
+
+        return harness_process_stat((pid_t) atoi(pid), &st) < 0 ? -1 : st.ppid;
 }
 
 /* Kills every process below the supervisor. It is a child subreaper, so orphans of the
@@ -498,16 +513,9 @@ void harness_lists_keep(void) {
 
 /* The start time of pid (/proc/PID/stat field 22), or 0. */
 static unsigned long long process_start_time(pid_t pid) {
-        g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int) pid), *stat = NULL;
-        unsigned long long start = 0;
-        const char *p;
+        HarnessProcessStat st;
 
-        if (!g_file_get_contents(path, &stat, NULL, NULL) || !(p = strrchr(stat, ')')))
-                return 0;
-        if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-                          "%*d %*d %*d %llu", &start) != 1)
-                return 0;
-        return start;
+        return harness_process_stat(pid, &st) < 0 ? 0 : st.start_time;
 }
 
 int harness_kill_at_exit(pid_t pid) {
@@ -1033,7 +1041,8 @@ static int start_udevd(void) {
         int r;
 
         if (!program) {
-                harness_log("systemd-udevd not found; the udev package has it (tools/install-deps)");
+                harness_log("systemd-udevd not found; the udev package has it "
+                            "(tools/install-deps)");
                 g_free(s.name);
                 return -ENOENT;
         }

@@ -152,6 +152,18 @@ const char *harness_source_root(void);
  * parent directories. -EOPNOTSUPP when /etc is not an overlay (see above). */
 int harness_write_etc(const char *relative_path, const char *contents);
 
+/* What /proc/PID/stat says of a process the tests look for. */
+typedef struct HarnessProcessStat {
+        char comm[64];
+        char state;                    /* 'R', 'S', 'Z', ... */
+        pid_t ppid;
+        unsigned long long start_time; /* clock ticks after boot: a pid and this name one
+                                        * process, even when the pid is reused */
+} HarnessProcessStat;
+
+/* -ESRCH when there is no such process. */
+int harness_process_stat(pid_t pid, HarnessProcessStat *ret);
+
 /* Lists pid, a process the test started that may outlive the test process's tree (such
  * as a container's PID 1, whose PID namespace keeps it alive when its parent dies), to be
  * killed (SIGKILL) by the supervisor, or by the harness's janitor when the whole process

@@ -299,13 +299,10 @@ static int agent_self_main(void *userdata) {
 }
 
 static uint64_t process_start_time(pid_t pid) {
-        g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int) pid), *stat = NULL;
-        g_auto(GStrv) fields = NULL;
+        HarnessProcessStat st;
 
-        g_assert_true(g_file_get_contents(path, &stat, NULL, NULL));
-        fields = g_strsplit(strrchr(stat, ')') + 2, " ", -1);
-        g_assert_cmpuint(g_strv_length(fields), >, 19);
-        return g_ascii_strtoull(fields[19], NULL, 10);
+        g_assert_cmpint(harness_process_stat(pid, &st), ==, 0);
+        return st.start_time;
 }
 
 static int on_check_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {

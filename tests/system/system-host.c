@@ -303,23 +303,11 @@ static pid_t child_named(pid_t pid, const char *comm) {
         const char *name;
 
         while (dir && (name = g_dir_read_name(dir))) {
-                g_autofree char *path = NULL, *stat = NULL;
-                char c[64];
-                int ppid;
-                const char *close_paren;
+                HarnessProcessStat st;
 
-                if (!g_ascii_isdigit(name[0]))
-                        continue;
-                path = g_strdup_printf("/proc/%s/stat", name);
-                if (!g_file_get_contents(path, &stat, NULL, NULL))
-                        continue;
-                /* "pid (comm) state ppid ..." */
-                close_paren = strrchr(stat, ')');
-                if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1 ||
-                    ppid != pid)
-                        continue;
-                snprintf(c, sizeof(c), "(%s)", comm);
-                if (g_str_has_prefix(strchr(stat, '('), c))
+                if (g_ascii_isdigit(name[0]) &&
+                    harness_process_stat((pid_t) atoi(name), &st) == 0 && st.ppid == pid &&
+                    streq(st.comm, comm))
                         return (pid_t) atoi(name);
         }
         return 0;

@@ -505,7 +505,8 @@ static void test_userns_without_rule(void) {
         g_assert_false(prompted);
         g_assert_cmpint(r, ==, EXIT_NOT_AUTHORIZED);
         assert_contains(out, "it runs in a user namespace");
-        assert_contains(out, "/usr/share/usermount/polkit-rules/50-usermount-namespace-images.rules");
+        assert_contains(out, "/usr/share/usermount/polkit-rules/"
+                             "50-usermount-namespace-images.rules");
         assert_contains(out, "run usermount outside the namespace");
         assert_lacks(out, "Run usermount on a terminal");
         g_assert_cmpint(count_agents(), ==, 0);
@@ -536,8 +537,10 @@ static void test_userns_with_rule(void) {
                                "mkdir -p /tmp/ns && usermount mount ~/ns.img /tmp/ns && "
                                "stat -c \"owner=%u:%g\" /tmp/ns && "
                                "grep \" /tmp/ns \" /proc/self/mountinfo && "
-                               "touch /tmp/ns/by-container && stat -c \"file=%u\" /tmp/ns/by-container && "
-                               "if mount -o remount,bind,suid,dev,exec /tmp/ns; then echo CLEA\"\"RED; "
+                               "touch /tmp/ns/by-container && "
+                               "stat -c \"file=%u\" /tmp/ns/by-container && "
+                               "if mount -o remount,bind,suid,dev,exec /tmp/ns; "
+                               "then echo CLEA\"\"RED; "
                                "else echo still\"\"-locked; fi && umount /tmp/ns'",
                                NULL, NULL, &out);
         g_test_message("terminal:\n%s", out);
