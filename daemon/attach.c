@@ -932,8 +932,10 @@ static void become_root_for_files(void) {
 /*
  * Whether the new mount is where the target was checked: at its name in the checked
  * parent. The caller could have moved the target directory elsewhere (into a directory
- * others write to, say) between the checks and the move; a mount point cannot be moved
- * once mounted on, so what this finds stays true.
+ * others write to, say) between the checks and the move. Once mounted on, it cannot be
+ * moved to another directory (the kernel refuses, and serializes such a rename with the
+ * mount); a rename within the same directory that raced the mount can still give it
+ * another name there, which changes nothing: that directory is the checked one.
  */
 static int check_target_placement(const Target *t, uint64_t mount_id) {
         _cleanup_close_ int fd = -EBADF;
