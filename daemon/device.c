@@ -12,8 +12,10 @@
 #include <fcntl.h>
 #include <libmount/libmount.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <linux/major.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -26,7 +28,7 @@
 /* How many partition names a message lists before it says "and N more". */
 #define PARTITION_LIST_MAX 200
 
-#define LOOP_HINT "images are mounted through MountFd with an fd you opened: usermount mount IMAGE"
+#define LOOP_HINT "mount the image file behind it instead: usermount mount IMAGE"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct libmnt_table *, mnt_unref_table);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct libmnt_iter *, mnt_free_iter);
@@ -693,12 +695,14 @@ static bool held_by(dev_t devnum, char *buf, size_t size) {
  * the superblock's s_dev, which btrfs replaces with an anonymous number, so the source
  * path is matched as well.
  */
-static bool mounted_at(dev_t devnum, const char *node, char *buf, size_t size) {
+bool device_mountinfo_find(FILE *mountinfo, dev_t devnum, const char *node, char *buf,
+                           size_t size) {
         _cleanup_(mnt_unref_tablep) struct libmnt_table *tb = NULL;
         struct libmnt_fs *fs;
 
-        tb = mnt_new_table_from_file("/proc/self/mountinfo");
-        if (!tb)
+        /* The name makes libmount read a procfs stream whole first, as from a file name. */
+        tb = mnt_new_table();
+        if (!tb || mnt_table_parse_stream(tb, mountinfo, "/proc/self/mountinfo") != 0)
                 return false;
         fs = mnt_table_find_devno(tb, devnum, MNT_ITER_FORWARD);
         if (!fs)
@@ -707,6 +711,12 @@ static bool mounted_at(dev_t devnum, const char *node, char *buf, size_t size) {
                 return false;
         esc(mnt_fs_get_target(fs), buf, size);
         return true;
+}
+
+static bool mounted_at(dev_t devnum, const char *node, char *buf, size_t size) {
+        _cleanup_(fclosep) FILE *f = fopen("/proc/self/mountinfo", "re");
+
+        return f && device_mountinfo_find(f, devnum, node, buf, size);
 }
 
 /* Why devnum (called node) is busy: "is in use as swap", "is held by ...", "is mounted at". */
@@ -814,4 +824,37 @@ int device_check_not_busy(dev_t devnum, UmError *error) {
                                     esc(node, shown, sizeof(shown)), strerror(-excl_fd));
         }
         return refuse_busy(devnum, node, error);
+}
+
+/* ---- checks of a device the caller passed as an fd ------------------------------------ */
+
+int device_check_kind(dev_t devnum, UmError *error) {
+        _cleanup_free_ char *node = NULL;
+        char shown[128];
+
+        if (sysfs_devname(devnum, &node) < 0)
+                snprintf(shown, sizeof(shown), "the device %u:%u", major(devnum), minor(devnum));
+        else
+                esc(node, shown, sizeof(shown));
+        return refuse_device_kind(devnum, shown, error);
+}
+
+int device_check_not_listed_busy(dev_t devnum, UmError *error) {
+        _cleanup_free_ char *node = NULL;
+        char reason[400];
+
+        if (sysfs_devname(devnum, &node) < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, ENODEV,
+                                    "the device %u:%u has no entry in /sys; is it still "
+                                    "plugged in?", major(devnum), minor(devnum));
+        if (busy_reason(devnum, node, reason, sizeof(reason)) ||
+            related_busy_reason(devnum, reason, sizeof(reason)))
+                return refuse_busy(devnum, node, error);
+        return 0;
+}
+
+bool device_is_read_only(int fd) {
+        int ro = 0;
+
+        return ioctl(fd, BLKROGET, &ro) >= 0 && ro;
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "um-error.h"
@@ -25,6 +26,15 @@
  * bus edge may call it before anything else; device_open() calls it too.
  */
 int device_check_path(const char *path, UmError *error);
+
+/*
+ * Where devnum (or else the source path node) is mounted according to mountinfo, a stream
+ * in the format of /proc/PID/mountinfo (parsed with libmount): true and the mount point,
+ * escaped, in buf; false when it is not listed or the text cannot be parsed. Reads only
+ * the stream (tests/fuzz feeds it arbitrary text).
+ */
+bool device_mountinfo_find(FILE *mountinfo, dev_t devnum, const char *node, char *buf,
+                           size_t size);
 
 /*
  * Opens the block device at path for the daemon: path must pass device_check_path() and
@@ -63,3 +73,21 @@ int device_check_not_partitioned(dev_t devnum, UmError *error);
  * -ENODEV/-ENOENT/-ENXIO (no such device or node, INVALID_SOURCE), else FAILED.
  */
 int device_check_not_busy(dev_t devnum, UmError *error);
+
+/*
+ * Refuses what device_open() refuses by kind for a device the caller passed as an fd:
+ * loop devices and their partitions (the image behind one goes through MountFd itself),
+ * device-mapper and md devices.
+ */
+int device_check_kind(dev_t devnum, UmError *error);
+
+/*
+ * The part of device_check_not_busy() that opens nothing: refuses a device that the swap
+ * list, sysfs holders or this namespace's mount table show in use (or whose disk or
+ * partition they do). For the time before authorization, when the device must not be
+ * claimed; device_check_not_busy() decides after it.
+ */
+int device_check_not_listed_busy(dev_t devnum, UmError *error);
+
+/* Whether the block device behind fd is read-only to the kernel (write-protected). */
+bool device_is_read_only(int fd);

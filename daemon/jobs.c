@@ -14,6 +14,7 @@
 #include "attach.h"
 #include "device.h"
 #include "fscheck.h"
+#include "fsrefs.h"
 #include "jobs.h"
 #include "loop.h"
 #include "mountbuild.h"
@@ -76,10 +77,14 @@ void job_probe(void *userdata, WorkerReply *reply, int *ret_fd) {
         }
         if (reply->source.type == SOURCE_BLOCK_DEVICE) {
                 /* The same checks as for device paths: an fd proves access, not that the
-                 * device is free (swap, dm/md holders) or a single filesystem. */
-                r = device_check_not_partitioned(reply->source.rdev, &reply->error);
+                 * device is of a kind usermount mounts (a loop device the caller could
+                 * read is someone's image), free (swap, dm/md holders) or a single
+                 * filesystem. Nothing is claimed before authorization: job_build() does. */
+                r = device_check_kind(reply->source.rdev, &reply->error);
                 if (r >= 0)
-                        r = device_check_not_busy(reply->source.rdev, &reply->error);
+                        r = device_check_not_partitioned(reply->source.rdev, &reply->error);
+                if (r >= 0)
+                        r = device_check_not_listed_busy(reply->source.rdev, &reply->error);
         } else {
                 /* A mount released a moment ago lets go of its loop device asynchronously:
                  * give it up to two seconds before calling the image busy. */
@@ -98,6 +103,11 @@ void job_probe(void *userdata, WorkerReply *reply, int *ret_fd) {
         }
         if (r >= 0)
                 r = source_probe(req->source_fd, &reply->probe, &reply->error);
+        if (r >= 0)
+                r = fsrefs_check_superblock(req->source_fd, reply->probe.fstype, &reply->error);
+        if (r >= 0 && reply->source.type == SOURCE_IMAGE)
+                r = fsrefs_check_names(reply->probe.fstype, reply->probe.uuid,
+                                       reply->probe.label, 0, &reply->error);
         if (r >= 0)
                 r = job_read_idmap(req, reply);
         reply->r = r;
@@ -180,8 +190,9 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
         int r;
 
         if (req->source.type == SOURCE_IMAGE) {
-                r = loop_attach(req->source_fd, req->mount_options.read_only, &loop_fd,
-                                &loop_path, &reply->error);
+                r = loop_attach_marked(req->source_fd, req->mount_options.read_only,
+                                       req->manager->runtime_dir, &loop_fd, &loop_path,
+                                       &reply->error);
                 if (r < 0) {
                         reply->r = r;
                         return;
@@ -198,15 +209,25 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
                          strempty(req->source_path));
                 r = job_check_image(req, loop_fd, &reply->error);
                 if (r < 0) {
+                        loop_unmark(req->manager->runtime_dir, loop_path);
                         reply->r = r;
                         return;
                 }
-        } else
+        } else {
+                /* Authorized now: the exclusive claim that proves nothing else holds the
+                 * device (a superblock in another namespace, swap, a holder). */
+                r = device_check_not_busy(req->source.rdev, &reply->error);
+                if (r < 0) {
+                        reply->r = r;
+                        return;
+                }
                 block_device_node(req->source.rdev, req->source_fd, reply->device,
                                   sizeof(reply->device));
+        }
 
         r = mountbuild_locked(&spec, req->manager->runtime_dir, &mount_fd, &reply->error);
         if (r < 0) {
+                loop_unmark(req->manager->runtime_dir, loop_path);
                 reply->r = r;
                 return;
         }
@@ -225,17 +246,16 @@ void job_open_device(void *userdata, WorkerReply *reply, int *ret_fd) {
         struct stat st;
         int r;
 
-        r = device_open(req->device_path, req->params.read_only, &fd, &node, &reply->error);
-        if (r < 0 && !req->params.read_only && (r == -EROFS || r == -EACCES || r == -EPERM)) {
-                /* A write-protected medium: mount it read-only rather than not at all. */
-                reply->error = (UmError) {};
-                r = device_open(req->device_path, true, &fd, &node, &reply->error);
-                reply->read_only = r >= 0;
-        }
+        /* Read-only until polkit said yes: a write open of a block device makes udevd
+         * synthesize change events (and re-read partitions) on close, for any caller. The
+         * mount itself opens the device for writing, by its node, after authorization. */
+        r = device_open(req->device_path, true, &fd, &node, &reply->error);
         if (r < 0) {
                 reply->r = r;
                 return;
         }
+        /* A write-protected medium: mount it read-only rather than not at all. */
+        reply->read_only = device_is_read_only(fd);
         if (fstat(fd, &st) < 0) {
                 reply->r = um_error_set(&reply->error, UM_ERROR_KIND_INVALID_SOURCE, errno,
                                         "Could not examine the device.");
@@ -243,9 +263,11 @@ void job_open_device(void *userdata, WorkerReply *reply, int *ret_fd) {
         }
         r = device_check_not_partitioned(st.st_rdev, &reply->error);
         if (r >= 0)
-                r = device_check_not_busy(st.st_rdev, &reply->error);
+                r = device_check_not_listed_busy(st.st_rdev, &reply->error);
         if (r >= 0)
                 r = source_probe(fd, &reply->probe, &reply->error);
+        if (r >= 0)
+                r = fsrefs_check_superblock(fd, reply->probe.fstype, &reply->error);
         if (r >= 0)
                 r = job_read_idmap(req, reply);
         if (r < 0) {

@@ -5,6 +5,8 @@
  * no window in which it is bound but not yet set up, and nothing outlives the last user.
  */
 #include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
 #include <linux/loop.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
@@ -12,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "loop.h"
 
@@ -60,23 +64,137 @@ static int check_backing_fd(int backing_fd, UmError *error) {
         return 0;
 }
 
-/* One attempt: a free device, opened and bound; -EAGAIN if another process won the race. */
-static int loop_claim(int control_fd, int backing_fd, bool read_only, int *ret_fd, int *ret_nr) {
+/* ---- marks for udev ------------------------------------------------------------------ */
+
+static int mark_path(const char *dir, const char *name, char *buf, size_t size) {
+        if ((size_t) snprintf(buf, size, "%s/%s/%s", dir, LOOP_MARK_DIR, name) >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+/* An empty mark: the device's uevent comes before its disk sequence number is known. */
+static int loop_mark(const char *dir, int nr) {
         _cleanup_close_ int fd = -EBADF;
+        char path[PATH_MAX], name[32];
+        int r;
+
+        r = mark_path(dir, "", path, sizeof(path));
+        if (r < 0)
+                return r;
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        snprintf(name, sizeof(name), "loop%d", nr);
+        r = mark_path(dir, name, path, sizeof(path));
+        if (r < 0)
+                return r;
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        return 0;
+}
+
+static void loop_mark_seq(const char *dir, int nr, int loop_fd) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        char path[PATH_MAX], name[32];
+        uint64_t seq = 0;
+
+        snprintf(name, sizeof(name), "loop%d", nr);
+        if (mark_path(dir, name, path, sizeof(path)) < 0 ||
+            ioctl(loop_fd, BLKGETDISKSEQ, &seq) < 0)
+                return;
+        f = fopen(path, "we");
+        if (f)
+                fprintf(f, "%" PRIu64 "\n", seq);
+}
+
+void loop_unmark(const char *dir, const char *device) {
+        const char *name = device ? strrchr(device, '/') : NULL;
+        char path[PATH_MAX];
+
+        if (!dir || !name || strncmp(name + 1, "loop", 4) != 0 ||
+            mark_path(dir, name + 1, path, sizeof(path)) < 0)
+                return;
+        (void) unlink(path);
+}
+
+/* A mark is stale when its device is unbound or bound anew (another disk sequence). */
+static bool mark_stale(int dir_fd, const char *name) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        char path[PATH_MAX];
+        uint64_t mark_seq, seq;
+        struct stat st;
+        int fd;
+
+        snprintf(path, sizeof(path), "/sys/block/%s/loop", name);
+        if (access(path, F_OK) < 0)
+                return true;
+        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return false;
+        f = fdopen(fd, "re");
+        if (!f) {
+                close(fd);
+                return false;
+        }
+        if (fscanf(f, "%" SCNu64, &mark_seq) != 1)
+                /* Being bound right now, or left half-made by a worker that died. */
+                return fstat(fileno(f), &st) == 0 &&
+                       st.st_mtime + LOOP_MARK_PENDING_SEC < time(NULL);
+        snprintf(path, sizeof(path), "/sys/block/%s/diskseq", name);
+        _cleanup_(fclosep) FILE *s = fopen(path, "re");
+        return !s || fscanf(s, "%" SCNu64, &seq) != 1 || seq != mark_seq;
+}
+
+void loop_sweep_marks(const char *dir) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        char path[PATH_MAX];
+        struct dirent *de;
+
+        if (mark_path(dir, "", path, sizeof(path)) < 0)
+                return;
+        d = opendir(path);
+        if (!d)
+                return;
+        while ((de = readdir(d)))
+                if (strncmp(de->d_name, "loop", 4) == 0 && mark_stale(dirfd(d), de->d_name))
+                        (void) unlinkat(dirfd(d), de->d_name, 0);
+}
+
+/* One attempt: a free device, opened and bound; -EAGAIN if another process won the race. */
+static int loop_claim(int control_fd, int backing_fd, bool read_only, const char *mark_dir,
+                      int *ret_fd, int *ret_nr) {
+        _cleanup_close_ int fd = -EBADF;
+        char name[32];
         int nr = -1, r;
 
         r = loop_open_free(control_fd, read_only, &fd, &nr);
         if (r < 0)
                 return r;
+        snprintf(name, sizeof(name), "/dev/loop%d", nr);
+        if (mark_dir) {
+                r = loop_mark(mark_dir, nr);
+                if (r < 0)
+                        return r;
+        }
         r = loop_configure(fd, backing_fd, read_only);
-        if (r < 0)
+        if (r < 0) {
+                /* Someone else's device now: it gets its links. */
+                loop_unmark(mark_dir, name);
                 return r;
+        }
+        if (mark_dir)
+                loop_mark_seq(mark_dir, nr, fd);
         *ret_fd = TAKE_FD(fd);
         *ret_nr = nr;
         return 0;
 }
 
 int loop_attach(int backing_fd, bool read_only, int *ret_fd, char **ret_path, UmError *error) {
+        return loop_attach_marked(backing_fd, read_only, NULL, ret_fd, ret_path, error);
+}
+
+int loop_attach_marked(int backing_fd, bool read_only, const char *mark_dir, int *ret_fd,
+                       char **ret_path, UmError *error) {
         _cleanup_close_ int control_fd = -EBADF, loop_fd = -EBADF;
         char path[32];
         int r, nr = -1;
@@ -91,7 +209,7 @@ int loop_attach(int backing_fd, bool read_only, int *ret_fd, char **ret_path, Um
                                     "loop devices are not available (/dev/loop-control)");
 
         for (int attempt = 0; attempt < LOOP_ATTACH_ATTEMPTS; attempt++) {
-                r = loop_claim(control_fd, backing_fd, read_only, &loop_fd, &nr);
+                r = loop_claim(control_fd, backing_fd, read_only, mark_dir, &loop_fd, &nr);
                 if (r != -EAGAIN)
                         break;
         }
@@ -107,8 +225,10 @@ int loop_attach(int backing_fd, bool read_only, int *ret_fd, char **ret_path, Um
         /* From here on, closing loop_fd on failure detaches the device (autoclear). */
         snprintf(path, sizeof(path), "/dev/loop%d", nr);
         p = strdup(path);
-        if (!p)
+        if (!p) {
+                loop_unmark(mark_dir, path);
                 return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "out of memory");
+        }
         *ret_fd = TAKE_FD(loop_fd);
         *ret_path = p;
         return 0;

@@ -19,6 +19,27 @@
 int loop_attach(int backing_fd, bool read_only, int *ret_fd, char **ret_path, UmError *error);
 
 /*
+ * Marks for udev. A user's image on a loop device must not look like a disk of the
+ * system's: with /dev/disk/by-uuid and by-label links, root's "mount LABEL=", an fstab
+ * line that systemd mounts when its link appears, or btrfs's device registration would
+ * find it, and the kernel would hand root the user's superblock (setuid files included).
+ * loop_attach_marked() creates <mark_dir>/loops/loopN before the device is bound, so the
+ * change uevent of the binding already finds it: the shipped udev rule
+ * (59-usermount-loop.rules) then skips the persistent-storage rules for the device. The
+ * mark is filled with the device's disk sequence number once bound.
+ *
+ * loop_unmark() removes the mark of device ("/dev/loopN"; NULL dir or device: nothing).
+ * loop_sweep_marks() removes marks whose device is unbound or bound again since (another
+ * disk sequence number), and empty marks older than LOOP_MARK_PENDING_SEC.
+ */
+#define LOOP_MARK_DIR "loops"
+#define LOOP_MARK_PENDING_SEC 60
+int loop_attach_marked(int backing_fd, bool read_only, const char *mark_dir, int *ret_fd,
+                       char **ret_path, UmError *error);
+void loop_unmark(const char *dir, const char *device);
+void loop_sweep_marks(const char *dir);
+
+/*
  * Whether the file behind backing_fd already backs a loop device that is in use (held
  * exclusively, as by a mounted filesystem), compared by device and inode through
  * LOOP_GET_STATUS64, so renames and other paths do not hide it: 1 and

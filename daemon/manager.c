@@ -20,6 +20,7 @@
 #include "config.h"
 #include "jobs.h"
 #include "log.h"
+#include "loop.h"
 #include "manager.h"
 #include "mountns.h"
 #include "service.h"
@@ -362,6 +363,8 @@ void manager_reconcile(Manager *m) {
                          * the detach looks for the mount itself. */
                         manager_cleanup_vanished(m, rec);
         }
+        /* Marks of loop devices that were released (OpenMount's too) go with them. */
+        loop_sweep_marks(m->runtime_dir);
 }
 
 static int on_mountinfo_changed(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -479,6 +482,7 @@ int manager_load_registry(Manager *m) {
                 if (rec->backing_file && looptrack_diskseq((dev_t) rec->devnum, &seq) >= 0)
                         (void) looptrack_add(&m->loops, (dev_t) rec->devnum, seq, rec->owner_uid);
         }
+        loop_sweep_marks(m->runtime_dir);
         if (m->registry->n_records > 0)
                 log_info("Watching %zu mounts from before the restart.", m->registry->n_records);
         return manager_watch_mounts(m);
@@ -498,6 +502,8 @@ void manager_forget_mount(Manager *m, MountRecord *rec) {
         int r;
 
         (void) bus_emit_mount_signal(m, "MountRemoved", rec);
+        if (rec->backing_file)
+                loop_unmark(m->runtime_dir, rec->device);
         r = registry_remove(m->registry, rec);
         if (r < 0)
                 log_warning_errno(r, "Failed to save the registry: %m");
@@ -1007,8 +1013,10 @@ static void on_probe_done(Worker *w, int r, const WorkerReply *reply, const UmEr
                 r = source_inspect_fd(req->source_fd, &req->source, &e);
                 if (r < 0)
                         return request_fail(req, &e);
-                req->params.read_only = req->params.read_only || reply->read_only ||
-                                        req->source.read_only;
+                /* The worker opened it read-only (a write open waits for polkit): only a
+                 * write-protected medium makes the mount read-only. */
+                req->source.read_only = reply->read_only;
+                req->params.read_only = req->params.read_only || reply->read_only;
                 free(req->source_path);
                 req->source_path = strdup(reply->device);
                 if (!req->source_path)

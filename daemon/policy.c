@@ -47,6 +47,8 @@ typedef struct OptionRule {
         const char *const *choices; /* VALUE_ENUM, NULL-terminated */
         bool value_optional;        /* the key may also be given as a flag */
         bool read_only_only;        /* only on read-only mounts (skips journal replay) */
+        bool needs_journal;         /* ext3/4: refused by the driver without the journal,
+                                     * which read-only mounts never load (noload) */
 } OptionRule;
 
 #define FLAG(k) { .key = (k), .kind = VALUE_FLAG }
@@ -76,13 +78,13 @@ static const OptionRule ext2_rules[] = {
 
 /* ext3 is mounted by the ext4 driver on every kernel usermount supports. */
 static const OptionRule ext4_rules[] = {
-        NUMBER("commit", 0, 86400),
-        ENUM("data", ext_data_modes),
+        { .key = "commit", .kind = VALUE_NUMBER, .min = 0, .max = 86400, .needs_journal = true },
+        { .key = "data", .kind = VALUE_ENUM, .choices = ext_data_modes, .needs_journal = true },
         FLAG("barrier"),
         FLAG("nobarrier"),
         FLAG("discard"),
         FLAG("nodiscard"),
-        FLAG("journal_checksum"),
+        { .key = "journal_checksum", .kind = VALUE_FLAG, .needs_journal = true },
         FLAG("nodelalloc"),
         FLAG("noauto_da_alloc"),
         FLAG("dioread_nolock"),
@@ -375,15 +377,25 @@ typedef struct FsPolicy {
         const Refusal *refused;      /* NULL, or terminated by a NULL key */
         bool read_only_media;        /* the driver never writes: the mount is read-only, and
                                       * says so (attributes, polkit's "read-only" detail) */
+        const char *read_only_key;   /* added to every read-only mount: skip log replay */
+        const char *read_only_value;
 } FsPolicy;
+
+/*
+ * A read-only mount must not write one byte to the device. A block device that the caller
+ * could only read may still be writable to the kernel, and ext3/4, xfs and btrfs replay a
+ * dirty journal or log on mount, read-only or not ("write access will be enabled during
+ * recovery"): their read-only mounts always skip the replay.
+ */
 
 /* The allow-list, in the order policy_fstypes() reports it. */
 static const FsPolicy fs_policies[] = {
         { "ext2", ext2_rules, ext_forced, NULL },
-        { "ext3", ext4_rules, ext_forced, NULL },
-        { "ext4", ext4_rules, ext_forced, NULL },
-        { "xfs", xfs_rules, NULL, NULL },
-        { "btrfs", btrfs_rules, NULL, btrfs_refused },
+        { "ext3", ext4_rules, ext_forced, NULL, .read_only_key = "noload" },
+        { "ext4", ext4_rules, ext_forced, NULL, .read_only_key = "noload" },
+        { "xfs", xfs_rules, NULL, NULL, .read_only_key = "norecovery" },
+        { "btrfs", btrfs_rules, NULL, btrfs_refused, .read_only_key = "rescue",
+          .read_only_value = "nologreplay" },
         { "squashfs", squashfs_rules, NULL, NULL, .read_only_media = true },
         { "erofs", erofs_rules, NULL, erofs_refused, .read_only_media = true },
         { "vfat", vfat_rules, owner_umask_forced, NULL },
@@ -952,6 +964,7 @@ typedef struct Build {
         uint64_t attr_set;             /* atime and nodiratime bits asked for */
         const char *atime;             /* the atime mode given, if any */
         const char *needs_ro;          /* the first option that is allowed only read-only */
+        const char *needs_journal;     /* the first option that needs the journal loaded */
         bool ro, rw;
 } Build;
 
@@ -1116,6 +1129,8 @@ static int build_item(Build *b, ItemOrigin origin, size_t i, UmError *error) {
                 return r;
         if (rule->read_only_only && !b->needs_ro)
                 b->needs_ro = rule->key;
+        if (rule->needs_journal && !b->needs_journal)
+                b->needs_journal = rule->key;
         it->to_fs = true;
         return 0;
 }
@@ -1132,6 +1147,13 @@ static bool build_default_applies(const Build *b, const OptionItem *d) {
                         return false;
         if (streq(d->key, "rw"))
                 return !(b->in->read_only || b->in->source_read_only || b->fs->read_only_media);
+        if (b->in->read_only || b->in->source_read_only || b->ro) {
+                const OptionRule *rule = rule_find(b->fs, d->key);
+
+                /* A default for the journal yields to a read-only mount, which loads none. */
+                if (rule && rule->needs_journal && b->fs->read_only_key)
+                        return false;
+        }
         return true;
 }
 
@@ -1202,6 +1224,12 @@ static int build_check_combined(const Build *b, bool read_only, UmError *error) 
                                     "%s option '%s' is only allowed on read-only mounts: it "
                                     "skips replaying the journal, which leaves a writable "
                                     "filesystem inconsistent", b->fs->name, b->needs_ro);
+        if (b->needs_journal && read_only && b->fs->read_only_key)
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "%s option '%s' needs the journal, and a read-only mount "
+                                    "never loads it (it is mounted with %s, so that not one "
+                                    "byte of the device is written)", b->fs->name,
+                                    b->needs_journal, b->fs->read_only_key);
         return 0;
 }
 
@@ -1245,9 +1273,22 @@ static int build_add_forced(const Build *b, bool first, MountOptions *o) {
         return 0;
 }
 
+/* The key that skips log replay, unless the caller's items already have it. */
+static const char *build_read_only_key(const Build *b, bool read_only) {
+        if (!read_only || !b->fs->read_only_key)
+                return NULL;
+        for (size_t l = 0; l < _ORIGIN_MAX; l++)
+                for (size_t i = 0; i < b->lists[l].n_items; i++)
+                        if (b->lists[l].items[i].to_fs &&
+                            streq(b->lists[l].items[i].key, b->fs->read_only_key))
+                                return NULL;
+        return b->fs->read_only_key;
+}
+
 /* The filesystem parameters, in the order documented at policy_build_options(). */
 static int build_items(const Build *b, MountOptions *o) {
-        size_t n = 0;
+        const char *read_only_key = build_read_only_key(b, o->read_only);
+        size_t n = !!read_only_key;
         int r;
 
         for (const ForcedOption *f = b->fs->forced; f && f->key; f++)
@@ -1274,6 +1315,11 @@ static int build_items(const Build *b, MountOptions *o) {
                         if (r < 0)
                                 return r;
                 }
+        if (read_only_key) {
+                r = item_set(&o->items[o->n_items++], read_only_key, b->fs->read_only_value);
+                if (r < 0)
+                        return r;
+        }
         return build_add_forced(b, false, o);
 }
 

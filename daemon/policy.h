@@ -109,7 +109,8 @@ void policy_describe_forced(const char *fstype, char *buf, size_t size);
  * Full check of in->options for in->fstype, one key at a time through libmount's option
  * parser, against the per-type allow-list; adds forced options (errors=remount-ro on
  * ext2/3/4, uid=/gid= on filesystems without Unix ownership, umask= where such a type has
- * one) and computes the mount attributes.
+ * one; on read-only mounts the option that skips journal or log replay: noload on ext3/4,
+ * norecovery on xfs, rescue=nologreplay on btrfs) and computes the mount attributes.
  *
  * With in->fs_conf: a type the configuration does not allow is refused; when AllowedOptions=
  * is set, caller options not listed are refused (ro, nosuid, nodev and noexec always pass);
@@ -117,7 +118,8 @@ void policy_describe_forced(const char *fstype, char *buf, size_t size);
  * items are added unless the caller gave the same key, its no-twin, or another option of
  * its group (atime modes, ro/rw); ForcedOptions= items are added. Order of the items:
  * umask= (the base that the caller's dmask=/fmask= refine), the caller's, the defaults,
- * the configured forced ones, the built-in forced ones. On success fills *ret (owned by the caller) and returns 0; on failure
+ * the configured forced ones, the replay skip of a read-only mount, the built-in forced ones.
+ * On success fills *ret (owned by the caller) and returns 0; on failure
  * returns -EINVAL/-EPERM with error set, and *ret is untouched.
  */
 int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *error);

@@ -9,8 +9,8 @@
  *     has no such directory (no udevd runs there), an empty one is made to mount on, and
  *     removed again at teardown (listed, HARNESS_LIST_DEV_DIRS, for the supervisor and
  *     the janitor);
- *   - only Debian's 60-persistent-storage.rules is loaded (bind mounts over the rules
- *     directories): the rules that set owners and modes of device nodes would change the
+ *   - only Debian's 60-persistent-storage.rules and usermount's own 59-usermount-loop.rules
+ *     (as built) are loaded (bind mounts over the rules directories): the rules that set owners and modes of device nodes would change the
  *     host's /dev. zram disks are added to the kernel names it serves, as the stand-in for
  *     the USB disks this machine does not have;
  *   - it runs in the harness's own network namespace (harness.c), so the events it sends
@@ -55,7 +55,21 @@ static int private_dev_dirs(void) {
         return 0;
 }
 
-/* Debian's rules for /dev/disk/by-*, serving zram disks as well. */
+/* usermount's own rule, as installed: no persistent links for the daemon's loop devices. */
+static int write_loop_rules(const char *dir) {
+        g_autofree char *to = g_build_filename(dir, "59-usermount-loop.rules", NULL);
+        g_autofree char *rules = NULL;
+
+        if (!g_file_get_contents(HARNESS_LOOP_RULES, &rules, NULL, NULL)) {
+                harness_log("cannot read %s: is the tree built?", HARNESS_LOOP_RULES);
+                return -ENOENT;
+        }
+        if (!g_file_set_contents(to, rules, -1, NULL))
+                return -EIO;
+        return 0;
+}
+
+/* Debian's rules for /dev/disk/by-*, serving zram disks as well, and usermount's. */
 static int write_rules(const char *dir) {
         g_autofree char *from = g_build_filename("/usr/lib/udev/rules.d",
                                                  PERSISTENT_STORAGE_RULES, NULL);
@@ -78,7 +92,7 @@ static int write_rules(const char *dir) {
         g_string_append(s, end + strlen(KERNEL_NAMES_END));
         if (!g_file_set_contents(to, s->str, -1, NULL))
                 return -EIO;
-        return 0;
+        return write_loop_rules(dir);
 }
 
 int harness_udev_prepare(void) {

@@ -695,9 +695,9 @@ static void test_action_mount_image(void) {
         g_autofree char *dir = make_dir("image", HARNESS_UID_USER1);
         const char *const granted[] = { UM_ACTION_MOUNT_IMAGE, NULL };
         const Call c = { .kind = CALL_MOUNT_FD, .path = image_a, .fstype = "ext4",
-                         .options = "noatime,commit=30", .target = dir, .read_only = true };
+                         .options = "noatime,acl", .target = dir, .read_only = true };
         const Details want = { { image_a, "ext4", LABEL_A, UUID_A, "true", "false", "none", dir,
-                                 "noatime,commit=30" } };
+                                 "noatime,acl" } };
 
         assert_label_matters(HARNESS_UID_USER1, &c, granted, &want);
         g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER1, &c, granted, &want);
@@ -816,7 +816,7 @@ static void test_action_unmount_others(void) {
         g_autofree char *dir = make_dir("others", HARNESS_UID_USER1);
         const char *const granted[] = { UM_ACTION_UNMOUNT_OTHERS, NULL };
         const char *const image_only[] = { UM_ACTION_MOUNT_IMAGE, NULL };
-        const Call m = { .kind = CALL_MOUNT_FD, .path = image_a, .options = "commit=30",
+        const Call m = { .kind = CALL_MOUNT_FD, .path = image_a, .options = "noatime",
                          .target = dir, .read_only = true, .exec = true };
         const Call list = { .kind = CALL_LIST };
         const Call u = { .kind = CALL_UNMOUNT, .path = dir };

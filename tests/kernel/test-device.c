@@ -27,7 +27,7 @@
 #include "loop.h"
 #include "macro.h"
 
-#define LOOP_HINT "images are mounted through MountFd with an fd you opened: usermount mount IMAGE"
+#define LOOP_HINT "mount the image file behind it instead: usermount mount IMAGE"
 
 /* ---- helpers ----------------------------------------------------------------------- */
 
@@ -463,7 +463,7 @@ static void test_open_loop(const char *arg) {
         assert_open_refused(path, EINVAL, UM_ERROR_KIND_INVALID_SOURCE, "is a loop device; " LOOP_HINT);
         /* Read-write makes no difference, and nothing was opened for writing. */
         assert_refused(device_open(path, false, &out, &node, &e), &e, EINVAL,
-                       UM_ERROR_KIND_INVALID_SOURCE, "MountFd");
+                       UM_ERROR_KIND_INVALID_SOURCE, "usermount mount IMAGE");
         g_assert_cmpint(out, ==, -1234);
         /* A free loop device is refused as well: it is the caller's choice that is refused. */
         assert_open_refused("/dev/loop0", EINVAL, UM_ERROR_KIND_INVALID_SOURCE, "is a loop device");

@@ -166,9 +166,40 @@ static bool is_read_only_media(const char *fstype) {
                                fstype);
 }
 
-static void expect_built(const PolicyInput *in, const char *items, uint64_t attr, bool read_only) {
+/* What a read-only mount of a type gets so that no journal or log is replayed. */
+static const char *replay_skip(const char *fstype) {
+        if (g_strv_contains((const char *const[]){ "ext3", "ext4", NULL }, fstype))
+                return "noload";
+        if (streq(fstype, "xfs"))
+                return "norecovery";
+        if (streq(fstype, "btrfs"))
+                return "rescue=nologreplay";
+        return NULL;
+}
+
+/*
+ * The items a read-only mount really gets: the tables below write the caller's items and
+ * the forced ones; the replay skip goes between them unless the caller gave it.
+ */
+static char *with_replay_skip(const char *fstype, const char *items, bool read_only) {
+        const char *skip = replay_skip(fstype), *last = forced_last(fstype);
+        size_t n = strlen(items), l = strlen(last);
+        g_autofree char *head = NULL;
+
+        if (!read_only || !skip || strstr(items, skip))
+                return g_strdup(items);
+        if (l > 0 && n >= l && streq(items + n - l, last)) {
+                head = g_strndup(items, n - l);
+                return g_strdup_printf("%s%s,%s", head, skip, last);
+        }
+        return g_strdup_printf("%s%s%s", items, *items ? "," : "", skip);
+}
+
+static void expect_built(const PolicyInput *in, const char *items_written, uint64_t attr,
+                         bool read_only) {
         UmError e = { .kind = UM_ERROR_KIND_LIMIT_EXCEEDED, .message = "untouched" };
         MountOptions o = {};
+        g_autofree char *items = NULL;
         char *s;
         int r;
 
@@ -177,6 +208,7 @@ static void expect_built(const PolicyInput *in, const char *items, uint64_t attr
                 read_only = true;
                 attr |= MOUNT_ATTR_RDONLY;
         }
+        items = with_replay_skip(in->fstype, items_written, read_only);
 
         r = policy_build_options(in, &o, &e);
         if (r < 0)
@@ -204,6 +236,47 @@ static void expect_built(const PolicyInput *in, const char *items, uint64_t attr
 }
 
 /* squashfs, erofs and iso9660 are read-only whatever the caller asks. */
+/* Written out, not through with_replay_skip(): a read-only mount never replays a log. */
+static void test_read_only_skips_replay(void) {
+        static const struct {
+                const char *fstype, *options;
+                unsigned flags;
+                const char *items;
+        } cases[] = {
+                { "ext4", "", IN_RO, "noload,errors=remount-ro" },
+                { "ext3", "", IN_SOURCE_RO, "noload,errors=remount-ro" },
+                { "ext4", "ro", 0, "noload,errors=remount-ro" },
+                { "ext4", "noload,ro", 0, "noload,errors=remount-ro" },
+                { "ext4", "", 0, "errors=remount-ro" },
+                { "ext2", "", IN_RO, "errors=remount-ro" },
+                { "xfs", "", IN_RO, "norecovery" },
+                { "xfs", "norecovery", IN_SOURCE_RO, "norecovery" },
+                { "xfs", "", 0, "" },
+                { "btrfs", "", IN_RO, "rescue=nologreplay" },
+                { "btrfs", "", 0, "" },
+        };
+
+        for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+                PolicyInput in = input(cases[i].fstype, cases[i].options, cases[i].flags);
+                _cleanup_(mount_options_done) MountOptions o = {};
+                g_autofree char *s = NULL;
+                UmError e = {};
+
+                g_assert_cmpint(policy_build_options(&in, &o, &e), ==, 0);
+                s = mount_options_to_string(&o);
+                g_assert_cmpstr(s, ==, cases[i].items);
+        }
+        /* What the driver refuses without its journal is refused by name. */
+        for (size_t i = 0; i < 3; i++) {
+                const char *option = (const char *[]){ "commit=5", "data=journal",
+                                                       "journal_checksum" }[i];
+                PolicyInput in = input("ext4", option, IN_RO);
+
+                expect_refused(&in, -EPERM, UM_ERROR_KIND_OPTION_NOT_ALLOWED,
+                               "needs the journal, and a read-only mount never loads it");
+        }
+}
+
 static void test_read_only_media(void) {
         for (const char *const *t = (const char *const[]){ "squashfs", "erofs", "iso9660", NULL };
              *t; t++) {
@@ -1225,10 +1298,21 @@ static bool type_accepts(const char *fstype, const char *option) {
         g_assert_not_reached();
 }
 
+/* ext3/4 options the driver refuses without a journal: read-only mounts load none. */
+static bool needs_journal(const char *fstype, const char *option) {
+        g_autofree char *key = g_strndup(option, strcspn(option, "="));
+
+        return g_strv_contains((const char *const[]){ "ext3", "ext4", NULL }, fstype) &&
+               g_strv_contains((const char *const[]){ "commit", "data", "journal_checksum",
+                                                      NULL },
+                               key);
+}
+
 static void test_matrix(const void *data) {
         const TypedCase *t = data;
         const char *option = t->row;
-        PolicyInput in = input(t->fstype, option, IN_RO);
+        bool journal = needs_journal(t->fstype, option);
+        PolicyInput in = input(t->fstype, option, journal ? 0 : IN_RO);
         MountOptions o = sentinel();
         UmError e = {};
         char *items;
@@ -1236,7 +1320,8 @@ static void test_matrix(const void *data) {
 
         if (type_accepts(t->fstype, option)) {
                 items = with_forced(t->fstype, option);
-                expect_built(&in, items, ATTR_BASE | MOUNT_ATTR_RDONLY, true);
+                expect_built(&in, items, ATTR_BASE | (journal ? 0 : MOUNT_ATTR_RDONLY),
+                             !journal);
                 g_free(items);
                 return;
         }
@@ -1290,7 +1375,8 @@ static void test_matrix_all_at_once(const void *data) {
         for (const char *const *a = t->accepted; *a; a++) {
                 char *key = g_strndup(*a, strcspn(*a, "="));
 
-                if (!has_key(options->str, key))
+                /* All at once, read-only: the journal's options have their own test. */
+                if (!has_key(options->str, key) && !needs_journal(t->fstype, *a))
                         g_string_append_printf(options, "%s%s", options->len ? "," : "", *a);
                 g_free(key);
         }
@@ -1432,6 +1518,7 @@ static void add_fstype_tests(void) {
                 add_row("/policy/fstype/refused", refused_fstypes[i], refused_fstypes[i],
                         test_fstype_refused);
         g_test_add_func("/policy/fstype/read-only-media", test_read_only_media);
+        g_test_add_func("/policy/read-only-skips-replay", test_read_only_skips_replay);
         g_test_add_func("/policy/fstype/list", test_fstype_list);
         g_test_add_func("/policy/fstype/null", test_fstype_null);
         g_test_add_func("/policy/fstype/message-escaped", test_fstype_message_escaped);
@@ -1672,7 +1759,9 @@ static void test_conf_empty_section(const void *data) {
 
         for (size_t i = 0; i < G_N_ELEMENTS(type_samples); i++)
                 for (const char *const *o = type_samples[i].accepted; *o; o++) {
-                        PolicyInput in = input(s->fstype, *o, IN_RO), with = in;
+                        PolicyInput in = input(s->fstype, *o,
+                                               needs_journal(s->fstype, *o) ? 0 : IN_RO),
+                                    with = in;
                         MountOptions a = {}, b = {};
                         UmError ea = {}, eb = {};
                         int ra, rb;

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Superblocks that name other devices, and names that collide with the system's (see
+ * fsrefs.h). The on-disk layouts read here are the kernel's own (fs/ext4/ext4.h,
+ * fs/xfs/libxfs/xfs_format.h, fs/btrfs/accessors.h); only the few fields that say
+ * "another device" are looked at.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libmount/libmount.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "fsrefs.h"
+#include "macro.h"
+
+#define EXT_SB_OFFSET 1024
+#define EXT_MAGIC 0xEF53
+#define EXT_COMPAT_HAS_JOURNAL 0x0004
+#define EXT_INCOMPAT_JOURNAL_DEV 0x0008
+
+#define BTRFS_SB_OFFSET 65536
+#define BTRFS_MAGIC "_BHRfS_M"
+
+/* ---- reading the superblock -------------------------------------------------------- */
+
+/* A private read-only description of the source, so that its offset stays the caller's. */
+static int read_at(int fd, off_t offset, void *buf, size_t size) {
+        _cleanup_close_ int rfd = -EBADF;
+        char path[64];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (rfd < 0)
+                return -errno;
+        n = pread(rfd, buf, size, offset);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n < size)
+                return -ENODATA;
+        return 0;
+}
+
+static uint32_t le32_at(const uint8_t *p) {
+        uint32_t v;
+
+        memcpy(&v, p, sizeof(v));
+        return le32toh(v);
+}
+
+static uint64_t le64_at(const uint8_t *p) {
+        uint64_t v;
+
+        memcpy(&v, p, sizeof(v));
+        return le64toh(v);
+}
+
+static uint64_t be64_at(const uint8_t *p) {
+        uint64_t v;
+
+        memcpy(&v, p, sizeof(v));
+        return be64toh(v);
+}
+
+static int refuse(UmError *error, const char *what) {
+        return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                            "the filesystem %s; usermount mounts filesystems that live on the "
+                            "one device or image they came from", what);
+}
+
+/* ext3/ext4: a journal that is not an inode of the filesystem is on another device. */
+static int check_ext(int fd, UmError *error) {
+        uint8_t sb[1024];
+        int r;
+
+        r = read_at(fd, EXT_SB_OFFSET, sb, sizeof(sb));
+        if (r < 0)
+                return r;
+        if ((sb[0x38] | sb[0x39] << 8) != EXT_MAGIC)
+                return refuse(error, "changed while it was being checked");
+        if (le32_at(sb + 0x60) & EXT_INCOMPAT_JOURNAL_DEV)
+                return refuse(error, "is an external journal device");
+        if (!(le32_at(sb + 0x5C) & EXT_COMPAT_HAS_JOURNAL))
+                return 0;
+        if (le32_at(sb + 0xE0) == 0 || le32_at(sb + 0xE4) != 0)
+                return refuse(error, "has its journal on another device (an external "
+                                     "journal)");
+        return 0;
+}
+
+/* xfs: an internal log has a start block; a realtime section needs a device of its own. */
+static int check_xfs(int fd, UmError *error) {
+        uint8_t sb[512];
+        int r;
+
+        r = read_at(fd, 0, sb, sizeof(sb));
+        if (r < 0)
+                return r;
+        if (memcmp(sb, "XFSB", 4) != 0)
+                return refuse(error, "changed while it was being checked");
+        if (be64_at(sb + 48) == 0)
+                return refuse(error, "has its log on another device (an external log)");
+        if (be64_at(sb + 16) != 0 || be64_at(sb + 24) != 0)
+                return refuse(error, "has a realtime section on another device");
+        return 0;
+}
+
+/* btrfs: one device; its FSID must not be one the kernel has mounted already. */
+static int check_btrfs(int fd, UmError *error) {
+        uint8_t sb[4096];
+        char fsid[37], path[64];
+        uint64_t n;
+        int r;
+
+        r = read_at(fd, BTRFS_SB_OFFSET, sb, sizeof(sb));
+        if (r < 0)
+                return r;
+        if (memcmp(sb + 64, BTRFS_MAGIC, 8) != 0)
+                return refuse(error, "changed while it was being checked");
+        n = le64_at(sb + 136);
+        if (n != 1) {
+                char what[96];
+
+                snprintf(what, sizeof(what), "spans %llu devices (btrfs num_devices); the "
+                         "kernel would look for the others", (unsigned long long) n);
+                return refuse(error, what);
+        }
+        snprintf(fsid, sizeof(fsid),
+                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 sb[32], sb[33], sb[34], sb[35], sb[36], sb[37], sb[38], sb[39], sb[40], sb[41],
+                 sb[42], sb[43], sb[44], sb[45], sb[46], sb[47]);
+        snprintf(path, sizeof(path), "/sys/fs/btrfs/%s", fsid);
+        if (access(path, F_OK) == 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EEXIST,
+                                    "a mounted btrfs filesystem already has the FSID %s; the "
+                                    "kernel would take the two for one filesystem", fsid);
+        return 0;
+}
+
+int fsrefs_check_superblock(int fd, const char *fstype, UmError *error) {
+        int r;
+
+        if (streq(fstype, "ext3") || streq(fstype, "ext4") || streq(fstype, "ext2"))
+                r = check_ext(fd, error);
+        else if (streq(fstype, "xfs"))
+                r = check_xfs(fd, error);
+        else if (streq(fstype, "btrfs"))
+                r = check_btrfs(fd, error);
+        else
+                return 0;
+        if (r < 0 && error->kind == UM_ERROR_KIND_NONE)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, -r,
+                                    "the %s superblock could not be read: %s", fstype,
+                                    strerror(-r));
+        return r;
+}
+
+/* ---- names ----------------------------------------------------------------------------- */
+
+/* The name udev gave a link (\xNN escapes, as in /dev/disk/by-label), decoded into buf. */
+static void udev_decode(const char *s, char *buf, size_t size) {
+        size_t o = 0;
+
+        while (*s && o + 1 < size) {
+                unsigned v;
+
+                if (s[0] == '\\' && s[1] == 'x' && isxdigit((unsigned char) s[2]) &&
+                    isxdigit((unsigned char) s[3]) && sscanf(s + 2, "%2x", &v) == 1 && v) {
+                        buf[o++] = (char) v;
+                        s += 4;
+                } else
+                        buf[o++] = *s++;
+        }
+        buf[o] = 0;
+}
+
+typedef struct Names {
+        const char *uuid, *label;
+} Names;
+
+/* "UUID=x", "LABEL=x", /dev/disk/by-uuid/x, /dev/disk/by-label/x: does spec name ours? */
+static const char *spec_matches(const char *spec, const Names *n) {
+        char decoded[256];
+
+        if (!spec)
+                return NULL;
+        if (!isempty(n->uuid) && strncasecmp(spec, "UUID=", 5) == 0 &&
+            strcasecmp(spec + 5, n->uuid) == 0)
+                return "UUID";
+        if (!isempty(n->label) && strncmp(spec, "LABEL=", 6) == 0 && streq(spec + 6, n->label))
+                return "label";
+        if (!isempty(n->uuid) && strncmp(spec, "/dev/disk/by-uuid/", 18) == 0) {
+                udev_decode(spec + 18, decoded, sizeof(decoded));
+                if (strcasecmp(decoded, n->uuid) == 0)
+                        return "UUID";
+        }
+        if (!isempty(n->label) && strncmp(spec, "/dev/disk/by-label/", 19) == 0) {
+                udev_decode(spec + 19, decoded, sizeof(decoded));
+                if (streq(decoded, n->label))
+                        return "label";
+        }
+        return NULL;
+}
+
+static void mnt_free_tablep(struct libmnt_table **t) {
+        mnt_unref_table(*t);
+}
+
+static const char *fstab_match(const char *path, const Names *n) {
+        _cleanup_(mnt_free_tablep) struct libmnt_table *tb = mnt_new_table();
+        struct libmnt_iter *it;
+        struct libmnt_fs *fs;
+        const char *found = NULL;
+
+        if (!tb || access(path, F_OK) < 0 || mnt_table_parse_fstab(tb, path) < 0)
+                return NULL;
+        it = mnt_new_iter(MNT_ITER_FORWARD);
+        if (!it)
+                return NULL;
+        while (!found && mnt_table_next_fs(tb, it, &fs) == 0)
+                found = spec_matches(mnt_fs_get_source(fs), n);
+        mnt_free_iter(it);
+        return found;
+}
+
+/* crypttab: "name device [keyfile [options]]"; the device field is what is looked up. */
+static const char *crypttab_match(const char *path, const Names *n) {
+        _cleanup_(fclosep) FILE *f = fopen(path, "re");
+        char line[4096], name[256], device[1024];
+        const char *found = NULL;
+
+        while (f && !found && fgets(line, sizeof(line), f)) {
+                char *p = line + strspn(line, " \t");
+
+                if (*p == '#' || sscanf(p, "%255s %1023s", name, device) != 2)
+                        continue;
+                found = spec_matches(device, n);
+        }
+        return found;
+}
+
+/* A /dev/disk/<kind>/ link naming value that is some other device than self. */
+static bool link_names_other(const char *dir, const char *value, bool ignore_case, dev_t self,
+                             char *buf, size_t size) {
+        _cleanup_(closedirp) DIR *d = opendir(dir);
+        char decoded[256];
+        struct dirent *de;
+        struct stat st;
+
+        while (d && (de = readdir(d))) {
+                udev_decode(de->d_name, decoded, sizeof(decoded));
+                if (!(ignore_case ? strcasecmp(decoded, value) == 0 : streq(decoded, value)))
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISBLK(st.st_mode) ||
+                    st.st_rdev == self)
+                        continue;
+                snprintf(buf, size, "the device %u:%u", major(st.st_rdev), minor(st.st_rdev));
+                return true;
+        }
+        return false;
+}
+
+static int collision(UmError *error, const char *what, const char *value, const char *where) {
+        char shown[128];
+
+        return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EEXIST,
+                            "the filesystem's %s '%s' is also %s; root's own mounts could "
+                            "take this filesystem for that one, so it is not mounted (give it "
+                            "a %s of its own, e.g. with tune2fs, xfs_admin or btrfstune)",
+                            what, um_escape(value, shown, sizeof(shown)), where, what);
+}
+
+int fsrefs_check_names_in(const char *fstab, const char *crypttab, const char *disk_dir,
+                          const char *fstype, const char *uuid, const char *label, dev_t self,
+                          UmError *error) {
+        const Names n = { uuid, label };
+        const char *what;
+        char where[256], dir[PATH_MAX];
+
+        if (fstab && (what = fstab_match(fstab, &n))) {
+                snprintf(where, sizeof(where), "named in %s", fstab);
+                return collision(error, what, streq(what, "UUID") ? uuid : label, where);
+        }
+        if (crypttab && (what = crypttab_match(crypttab, &n))) {
+                snprintf(where, sizeof(where), "named in %s", crypttab);
+                return collision(error, what, streq(what, "UUID") ? uuid : label, where);
+        }
+        if (!disk_dir)
+                return 0;
+        if (!isempty(uuid)) {
+                char other[64];
+
+                snprintf(dir, sizeof(dir), "%s/by-uuid", disk_dir);
+                if (link_names_other(dir, uuid, true, self, other, sizeof(other))) {
+                        snprintf(where, sizeof(where), "the UUID of %s", other);
+                        return collision(error, "UUID", uuid, where);
+                }
+        }
+        if (!isempty(label)) {
+                char other[64];
+
+                snprintf(dir, sizeof(dir), "%s/by-label", disk_dir);
+                if (link_names_other(dir, label, false, self, other, sizeof(other))) {
+                        snprintf(where, sizeof(where), "the label of %s", other);
+                        return collision(error, "label", label, where);
+                }
+        }
+        return 0;
+}
+
+int fsrefs_check_names(const char *fstype, const char *uuid, const char *label, dev_t self,
+                       UmError *error) {
+        return fsrefs_check_names_in("/etc/fstab", "/etc/crypttab", "/dev/disk", fstype, uuid,
+                                     label, self, error);
+}

@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Security round 2 (SECURITY-TESTS.md, "One level out"): what the rest of the system does
+ * with the devices and superblocks usermount makes, and devices the kernel would pull in
+ * on its own. Each test runs the real daemon with the harness's real udevd and polkitd,
+ * with unprivileged callers, and ends with nothing left behind.
+ *
+ *   31 loop devices get no /dev/disk links; names that collide with fstab, crypttab or
+ *      another device are refused
+ *   32 superblocks that name other devices are refused before any mount
+ *   33 a read-only mount changes no byte of its device (no journal replay)
+ *   34 a refused request never opened the device for writing nor claimed it
+ *   40 a caller's fd of a loop device is refused like its path
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "macro.h"
+#include "test-calls.h"
+#include "usermount-names.h"
+
+#ifndef EXT4_IOC_SHUTDOWN
+#define EXT4_IOC_SHUTDOWN _IOR('X', 125, __u32)
+#endif
+#define EXT4_GOING_FLAGS_LOGFLUSH 0x1
+
+#define LABEL "secimage"
+#define UUID "7d2c1e9a-5b3f-4a6d-8e1c-2f4b6a8d0c13"
+#define UUID_OTHER "0b9f8e7d-6c5b-4a39-8271-605f4e3d2c1b"
+
+static pid_t daemon_pid;
+static HarnessSnapshot baseline;
+
+static const char rules[] = CALLS_RULES_ALLOW_USER1;
+
+/* ---- callers ------------------------------------------------------------------------------ */
+
+typedef struct Call {
+        const char *method; /* "MountFd", "Mount" or "Unmount" */
+        const char *path;   /* the source (opened by the caller for MountFd), or mount point */
+        int open_flags;     /* MountFd: O_RDONLY or O_RDWR */
+        bool read_only;
+} Call;
+
+static int caller(void *userdata) {
+        const Call *c = userdata;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const Param ro[] = { { "read-only", "b", "true" }, { NULL } };
+        sd_bus *bus = NULL;
+        const char *mp;
+        int r;
+
+        g_assert_cmpint(harness_sd_bus_connect(&bus), >=, 0);
+        g_assert_cmpint(sd_bus_message_new_method_call(bus, &call, UM_BUS_NAME, UM_OBJECT_PATH,
+                                                       UM_MANAGER_INTERFACE, c->method), >=, 0);
+        if (streq(c->method, "MountFd")) {
+                fd = open(c->path, c->open_flags | O_CLOEXEC);
+                if (fd < 0) {
+                        harness_report("result=open-failed");
+                        return 0;
+                }
+                g_assert_cmpint(sd_bus_message_append(call, "hss", fd, "", ""), >=, 0);
+        } else if (streq(c->method, "Mount"))
+                g_assert_cmpint(sd_bus_message_append(call, "sss", c->path, "", ""), >=, 0);
+        else
+                g_assert_cmpint(sd_bus_message_append(call, "s", c->path), >=, 0);
+        g_assert_cmpint(calls_append_params(call, c->read_only ? ro : NULL), >=, 0);
+        r = sd_bus_call(bus, call, 60 * G_USEC_PER_SEC, &error, &reply);
+        if (calls_report_result(r, &error) >= 0 && !streq(c->method, "Unmount")) {
+                g_assert_cmpint(sd_bus_message_read(reply, "s", &mp), >, 0);
+                harness_report("mount-point=%s", mp);
+                calls_report_info(reply, "info-");
+        }
+        sd_bus_flush_close_unref(bus);
+        return 0;
+}
+
+static GHashTable *call_as(uid_t uid, gid_t gid, const Call *c) {
+        g_autofree char *output = NULL;
+
+        g_assert_cmpint(harness_run_as(uid, gid, 0, caller, (void *) c, &output), ==, 0);
+        g_test_message("%s %s as %u:\n%s", c->method, c->path, (unsigned) uid, output ?: "");
+        return calls_parse_report(output);
+}
+
+static GHashTable *call_as_user1(const Call *c) {
+        return call_as(HARNESS_UID_USER1, HARNESS_GID_USER1, c);
+}
+
+static void unmount_user1(const char *mount_point) {
+        const Call c = { .method = "Unmount", .path = mount_point };
+        g_autoptr(GHashTable) t = call_as_user1(&c);
+
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+}
+
+static void assert_refused(GHashTable *t, const char *error, const char *message_part) {
+        g_assert_cmpstr(report_get(t, "result"), ==, error);
+        if (!strstr(report_get(t, "message") ?: "", message_part))
+                g_error("message \"%s\" does not contain \"%s\"", report_get(t, "message"),
+                        message_part);
+}
+
+static void assert_clean(void) {
+        calls_assert_clean(daemon_pid, &baseline);
+}
+
+/* ---- images and disks -------------------------------------------------------------------- */
+
+/* An ext4 image of user1's (mode 0600) with LABEL and uuid. */
+static char *user_image(const char *uuid) {
+        const HarnessImageSpec spec = { .label = LABEL, .root_uid = HARNESS_UID_USER1,
+                                        .root_gid = HARNESS_GID_USER1 };
+        g_autofree char *cmd = NULL;
+        char *image = NULL;
+
+        g_assert_cmpint(harness_make_image("ext4", &spec, &image), ==, 0);
+        cmd = g_strdup_printf("tune2fs -U %s %s >&2", uuid, image);
+        g_assert_cmpint(system(cmd), ==, 0);
+        g_assert_cmpint(chown(image, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
+        g_assert_cmpint(chmod(image, 0600), ==, 0);
+        return image;
+}
+
+static void run(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+static void run(const char *fmt, ...) {
+        g_autofree char *cmd = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        cmd = g_strdup_vprintf(fmt, ap);
+        va_end(ap);
+        if (system(cmd) != 0)
+                g_error("failed: %s", cmd);
+}
+
+static char *sha256(const char *path) {
+        g_autofree char *data = NULL;
+        gsize n = 0;
+
+        g_assert_true(g_file_get_contents(path, &data, &n, NULL));
+        return g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *) data, n);
+}
+
+/* A file bound over an /etc file in the test's (and the daemon's) mount namespace. */
+static char *bind_etc(const char *name, const char *contents) {
+        g_autofree char *file = g_build_filename(harness_tmpdir(), name, NULL);
+        char *target = g_build_filename("/etc", name, NULL);
+
+        g_assert_true(g_file_set_contents(file, contents, -1, NULL));
+        if (access(target, F_OK) < 0) {
+                g_assert_true(g_file_set_contents(target, "", -1, NULL));
+                g_test_message("made an empty %s", target);
+        }
+        g_assert_cmpint(mount(file, target, NULL, MS_BIND, NULL), ==, 0);
+        return target;
+}
+
+static void unbind_etc(char *target) {
+        g_assert_cmpint(umount2(target, 0), ==, 0);
+        g_free(target);
+}
+
+/* ---- 31: names ----------------------------------------------------------------------------- */
+
+/* The daemon's loop device: udevd saw it (the change event of its binding) and made no
+ * /dev/disk link and no ID_FS_* property for it; root's by-uuid lookup finds nothing. */
+static void test_loop_no_links(void) {
+        g_autofree char *image = user_image(UUID);
+        const Call c = { .method = "MountFd", .path = image, .open_flags = O_RDWR };
+        g_autoptr(GHashTable) t = call_as_user1(&c);
+        g_autofree char *db = NULL, *db_path = NULL, *name = NULL;
+        const char *device = report_get(t, "info-device");
+        struct stat st;
+
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        g_assert_nonnull(device);
+        g_assert_cmpint(harness_udev_settle(), ==, 0);
+        g_assert_cmpint(access("/dev/disk/by-label/" LABEL, F_OK), <, 0);
+        g_assert_cmpint(access("/dev/disk/by-uuid/" UUID, F_OK), <, 0);
+        /* udevd did handle the device: its database entry says it was ours. */
+        g_assert_cmpint(stat(device, &st), ==, 0);
+        db_path = g_strdup_printf("/run/udev/data/b%u:%u", major(st.st_rdev), minor(st.st_rdev));
+        g_assert_true(g_file_get_contents(db_path, &db, NULL, NULL));
+        g_assert_nonnull(strstr(db, "E:USERMOUNT_IMAGE=1"));
+        g_assert_null(strstr(db, "ID_FS_UUID"));
+
+        unmount_user1(report_get(t, "mount-point"));
+        assert_clean();
+}
+
+/* For comparison, the same image on a loop device of root's gets its links: the rule
+ * keys on the daemon's mark, not on loop devices as such. */
+static void test_root_loop_has_links(void) {
+        g_autofree char *image = user_image(UUID);
+        g_autofree char *device = NULL;
+
+        g_assert_cmpint(harness_loop_attach(image, true, &device), ==, 0);
+        g_assert_cmpint(harness_udev_trigger(device, "change"), ==, 0);
+        g_assert_cmpint(harness_udev_settle(), ==, 0);
+        g_assert_cmpint(access("/dev/disk/by-uuid/" UUID, F_OK), ==, 0);
+        g_assert_cmpint(harness_loop_detach(device), ==, 0);
+        g_assert_cmpint(harness_udev_settle(), ==, 0);
+}
+
+static void test_collision_fstab(void) {
+        g_autofree char *image = user_image(UUID);
+        const Call c = { .method = "MountFd", .path = image, .open_flags = O_RDWR };
+        char *fstab = bind_etc("fstab", "# the backup disk, mounted by systemd when present\n"
+                                        "UUID=" UUID " /backup ext4 nofail 0 2\n");
+        g_autoptr(GHashTable) t = call_as_user1(&c);
+
+        assert_refused(t, UM_ERROR_INVALID_SOURCE, "UUID '" UUID "' is also named in /etc/fstab");
+        unbind_etc(fstab);
+
+        fstab = bind_etc("fstab", "LABEL=" LABEL " /backup ext4 nofail 0 2\n");
+        g_autoptr(GHashTable) t2 = call_as_user1(&c);
+        assert_refused(t2, UM_ERROR_INVALID_SOURCE, "label '" LABEL "' is also named in /etc/fstab");
+        unbind_etc(fstab);
+
+        char *crypttab = bind_etc("crypttab", "backup /dev/disk/by-uuid/" UUID " none luks\n");
+        g_autoptr(GHashTable) t3 = call_as_user1(&c);
+        assert_refused(t3, UM_ERROR_INVALID_SOURCE, "is also named in /etc/crypttab");
+        unbind_etc(crypttab);
+
+        /* Nothing named: mounted. */
+        g_autoptr(GHashTable) ok = call_as_user1(&c);
+        g_assert_cmpstr(report_get(ok, "result"), ==, "ok");
+        unmount_user1(report_get(ok, "mount-point"));
+        assert_clean();
+}
+
+/* A disk of the system's (a zram disk udevd linked) with the UUID, then the label. */
+static void test_collision_device(void) {
+        g_autofree char *image = user_image(UUID);
+        g_autofree char *node = NULL;
+        const Call c = { .method = "MountFd", .path = image, .open_flags = O_RDWR };
+
+        g_assert_cmpint(harness_zram_new("64M", &node), ==, 0);
+        run("mkfs.ext4 -q -U %s -L otherlabel %s", UUID, node);
+        g_assert_cmpint(harness_udev_trigger(node, "change"), ==, 0);
+        g_assert_cmpint(harness_udev_settle(), ==, 0);
+        g_autoptr(GHashTable) t = call_as_user1(&c);
+        assert_refused(t, UM_ERROR_INVALID_SOURCE, "UUID '" UUID "' is also the UUID of the device");
+
+        run("tune2fs -U %s -L %s %s >&2", UUID_OTHER, LABEL, node);
+        g_assert_cmpint(harness_udev_trigger(node, "change"), ==, 0);
+        g_assert_cmpint(harness_udev_settle(), ==, 0);
+        g_autoptr(GHashTable) t2 = call_as_user1(&c);
+        assert_refused(t2, UM_ERROR_INVALID_SOURCE, "label '" LABEL "' is also the label of the device");
+
+        g_assert_cmpint(harness_zram_free(node), ==, 0);
+        g_assert_cmpint(harness_udev_settle(), ==, 0);
+        assert_clean();
+}
+
+/* ---- 32: superblocks naming other devices -------------------------------------------------- */
+
+static void write_at(const char *path, off_t offset, const void *data, size_t n) {
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+        g_assert_cmpint(fd, >=, 0);
+        g_assert_cmpint(pwrite(fd, data, n, offset), ==, (ssize_t) n);
+}
+
+static void assert_image_refused(const char *image, const char *message_part) {
+        const Call c = { .method = "MountFd", .path = image, .open_flags = O_RDWR };
+
+        g_assert_cmpint(chown(image, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
+        g_autoptr(GHashTable) t = call_as_user1(&c);
+        assert_refused(t, UM_ERROR_INVALID_SOURCE, message_part);
+        assert_clean();
+}
+
+/* ext4 whose superblock names a journal device (debugfs ssv journal_dev), as found. */
+static void test_ext4_external_journal(void) {
+        const HarnessImageSpec spec = { .root_uid = HARNESS_UID_USER1 };
+        g_autofree char *image = NULL;
+
+        g_assert_cmpint(harness_make_image("ext4", &spec, &image), ==, 0);
+        run("debugfs -w -R 'ssv journal_dev 0x0701' %s >&2", image);
+        assert_image_refused(image, "has its journal on another device");
+}
+
+static void test_xfs_external_log(void) {
+        const HarnessImageSpec spec = { .root_uid = HARNESS_UID_USER1 };
+        g_autofree char *image = NULL;
+        const uint8_t zero[8] = {};
+
+        g_assert_cmpint(harness_make_image("xfs", &spec, &image), ==, 0);
+        /* sb_logstart = 0: the log lives on a logdev. */
+        write_at(image, 48, zero, sizeof(zero));
+        assert_image_refused(image, "has its log on another device");
+}
+
+static void test_btrfs_two_devices(void) {
+        const HarnessImageSpec spec = { .root_uid = HARNESS_UID_USER1 };
+        g_autofree char *image = NULL;
+        const uint8_t two[8] = { 2 };
+
+        g_assert_cmpint(harness_make_image("btrfs", &spec, &image), ==, 0);
+        write_at(image, 65536 + 136, two, sizeof(two));
+        assert_image_refused(image, "spans 2 devices");
+}
+
+/* ---- 33: read-only means read-only ------------------------------------------------------- */
+
+/* A zram disk with ext4 whose journal holds committed, unreplayed transactions. */
+static char *dirty_journal_disk(void) {
+        g_autofree char *dir = g_build_filename(harness_tmpdir(), "dirty", NULL);
+        g_autofree char *file = g_build_filename(dir, "victim", NULL);
+        __u32 flags = EXT4_GOING_FLAGS_LOGFLUSH;
+        char *node = NULL;
+        int fd;
+
+        g_assert_cmpint(harness_zram_new("64M", &node), ==, 0);
+        run("mkfs.ext4 -q -U %s %s", UUID_OTHER, node);
+        g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+        g_assert_cmpint(mount(node, dir, "ext4", MS_NOSUID | MS_NODEV, "commit=600"), ==, 0);
+        g_assert_true(g_file_set_contents(file, "before", -1, NULL));
+        fd = open(file, O_WRONLY | O_CLOEXEC);
+        g_assert_cmpint(fd, >=, 0);
+        g_assert_cmpint(write(fd, "after!", 6), ==, 6);
+        g_assert_cmpint(fsync(fd), ==, 0);
+        close(fd);
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        g_assert_cmpint(ioctl(fd, EXT4_IOC_SHUTDOWN, &flags), ==, 0);
+        close(fd);
+        g_assert_cmpint(umount2(dir, 0), ==, 0);
+        g_assert_cmpint(rmdir(dir), ==, 0);
+        /* The user may read the disk, not write it. */
+        g_assert_cmpint(chmod(node, 0604), ==, 0);
+        return node;
+}
+
+static void test_read_only_device_unchanged(void) {
+        g_autofree char *node = dirty_journal_disk();
+        g_autofree char *before = sha256(node);
+        const Call c = { .method = "MountFd", .path = node, .open_flags = O_RDONLY };
+        g_autoptr(GHashTable) t = call_as_user1(&c);
+        g_autofree char *after = NULL;
+
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        g_assert_nonnull(strstr(report_get(t, "info-options"), "noload"));
+        g_assert_nonnull(strstr(report_get(t, "info-attributes"), "ro"));
+        unmount_user1(report_get(t, "mount-point"));
+        after = sha256(node);
+        g_assert_cmpstr(after, ==, before);
+        g_assert_cmpint(harness_zram_free(node), ==, 0);
+        assert_clean();
+}
+
+/* The read-only parameter, on an image the caller could write: the same. */
+static void test_read_only_param_unchanged(void) {
+        g_autofree char *image = user_image(UUID);
+        g_autofree char *before = sha256(image);
+        const Call c = { .method = "MountFd", .path = image, .open_flags = O_RDWR,
+                         .read_only = true };
+        g_autoptr(GHashTable) t = call_as_user1(&c);
+        g_autofree char *after = NULL;
+
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        g_assert_nonnull(strstr(report_get(t, "info-options"), "noload"));
+        unmount_user1(report_get(t, "mount-point"));
+        after = sha256(image);
+        g_assert_cmpstr(after, ==, before);
+        assert_clean();
+}
+
+/* ---- 34: nothing before authorization ---------------------------------------------------- */
+
+/*
+ * umtest2 (no rule) asks to mount a disk. The test holds an exclusive claim on it: a
+ * daemon that claimed the device before asking polkit would answer DeviceBusy; and it
+ * watches the node: a write open before the refusal shows as IN_CLOSE_WRITE.
+ */
+static void test_refused_never_opened_for_writing(void) {
+        g_autofree char *node = NULL;
+        const Call c = { .method = "Mount", .path = NULL };
+        _cleanup_close_ int excl = -EBADF, in = -EBADF;
+        char events[4096];
+        ssize_t n;
+
+        g_assert_cmpint(harness_zram_new("64M", &node), ==, 0);
+        run("mkfs.ext4 -q %s", node);
+        Call call = c;
+        call.path = node;
+        excl = open(node, O_RDONLY | O_EXCL | O_CLOEXEC);
+        g_assert_cmpint(excl, >=, 0);
+        in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        g_assert_cmpint(inotify_add_watch(in, node, IN_CLOSE_WRITE | IN_OPEN), >=, 0);
+
+        g_autoptr(GHashTable) t = call_as(HARNESS_UID_USER2, HARNESS_GID_USER2, &call);
+        g_assert_true(g_str_has_prefix(report_get(t, "result"), UM_ERROR_NOT_AUTHORIZED));
+        while ((n = read(in, events, sizeof(events))) > 0)
+                for (char *p = events; p < events + n;) {
+                        const struct inotify_event *e = (const struct inotify_event *) p;
+
+                        g_assert_false(e->mask & IN_CLOSE_WRITE);
+                        p += sizeof(*e) + e->len;
+                }
+
+        /* Authorized, the same claim is found (after polkit) and refused as busy. */
+        g_autoptr(GHashTable) t2 = call_as_user1(&call);
+        g_assert_cmpstr(report_get(t2, "result"), ==, UM_ERROR_DEVICE_BUSY);
+        excl = safe_close(excl);
+        g_assert_cmpint(harness_zram_free(node), ==, 0);
+        assert_clean();
+}
+
+/* ---- 40: loop devices by fd -------------------------------------------------------------- */
+
+static void test_loop_fd_refused(void) {
+        g_autofree char *image = user_image(UUID);
+        g_autofree char *device = NULL;
+
+        g_assert_cmpint(harness_loop_attach(image, false, &device), ==, 0);
+        g_assert_cmpint(chmod(device, 0666), ==, 0);
+        const Call c = { .method = "MountFd", .path = device, .open_flags = O_RDWR };
+        g_autoptr(GHashTable) t = call_as_user1(&c);
+        assert_refused(t, UM_ERROR_INVALID_SOURCE, "is a loop device");
+        g_assert_cmpint(chmod(device, 0660), ==, 0);
+        g_assert_cmpint(harness_loop_detach(device), ==, 0);
+        assert_clean();
+}
+
+int main(int argc, char *argv[]) {
+        int r;
+
+        g_test_init(&argc, &argv, NULL);
+        harness_init_or_exit(NULL);
+        if (!harness_daemon_path()) {
+                printf("1..0 # SKIP usermountd was not built\n");
+                return 0;
+        }
+        g_assert_cmpint(harness_set_rules(rules), ==, 0);
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
+        g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
+
+        g_test_add_func("/security/names/loop-no-links", test_loop_no_links);
+        g_test_add_func("/security/names/root-loop-has-links", test_root_loop_has_links);
+        g_test_add_func("/security/names/fstab-crypttab", test_collision_fstab);
+        g_test_add_func("/security/names/device", test_collision_device);
+        g_test_add_func("/security/other-devices/ext4-journal", test_ext4_external_journal);
+        g_test_add_func("/security/other-devices/xfs-log", test_xfs_external_log);
+        g_test_add_func("/security/other-devices/btrfs", test_btrfs_two_devices);
+        g_test_add_func("/security/read-only/device", test_read_only_device_unchanged);
+        g_test_add_func("/security/read-only/param", test_read_only_param_unchanged);
+        g_test_add_func("/security/refused/no-write-open", test_refused_never_opened_for_writing);
+        g_test_add_func("/security/loop-fd", test_loop_fd_refused);
+
+        r = g_test_run();
+        harness_stop_daemon(daemon_pid, NULL);
+        return r;
+}
