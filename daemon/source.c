@@ -16,6 +16,7 @@
 #include <sys/vfs.h>
 
 #include "pseudofs.h"
+#include "removable.h"
 #include "source.h"
 
 /*
@@ -131,42 +132,15 @@ static int check_image(int fd, const struct stat *st, UmError *error) {
         return 0;
 }
 
-/* Reads the first line of a small sysfs file into buf; false if it cannot be read. */
-static bool read_sysfs_line(const char *path, char *buf, size_t n) {
-        _cleanup_(fclosep) FILE *f = NULL;
-
-        f = fopen(path, "re");
-        if (!f || !fgets(buf, (int) n, f))
-                return false;
-        buf[strcspn(buf, "\n")] = 0;
-        return true;
-}
-
 /*
- * A device is removable when its whole disk says so in sysfs ("removable" is a property of
- * the disk, not of a partition), or when it sits on a USB or MMC/SD bus: many USB sticks
- * and card readers report removable=0.
+ * Whether the block device is removable media, by the rules of removable.h (the media
+ * flag, an SD card but never eMMC, a parent the kernel marks removable). A device sysfs
+ * cannot tell about is not removable: mount-system, the action that asks more.
  */
 static bool block_device_removable(dev_t rdev) {
-        _cleanup_free_ char *sys = NULL;
-        char path[PATH_MAX + 32], value[16];
+        _cleanup_close_ int sysfs_fd = open("/sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-        snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(rdev), minor(rdev));
-        sys = realpath(path, NULL);
-        if (!sys)
-                return false;
-        if (strstr(sys, "/usb") || strstr(sys, "/mmc"))
-                return true;
-
-        snprintf(path, sizeof(path), "%s/partition", sys);
-        if (access(path, F_OK) == 0) {
-                char *slash = strrchr(sys, '/');
-
-                if (slash)
-                        *slash = 0;
-        }
-        snprintf(path, sizeof(path), "%s/removable", sys);
-        return read_sysfs_line(path, value, sizeof(value)) && streq(value, "1");
+        return sysfs_fd >= 0 && removable_check(sysfs_fd, rdev, NULL) > 0;
 }
 
 int source_check_access(int fd, SourceInfo *ret, UmError *error) {

@@ -21,7 +21,7 @@ typedef struct SourceInfo {
         SourceType type;
         bool read_only; /* the fd was opened O_RDONLY */
         dev_t rdev;     /* block devices */
-        bool removable; /* block devices: sysfs "removable", or on a USB/MMC/SD bus */
+        bool removable; /* block devices: removable media by the rules of removable.h */
 } SourceInfo;
 
 /*

@@ -760,8 +760,9 @@ static void test_action_mount_system(void) {
  * mount-removable. This kernel has no SCSI (so no scsi_debug), USB or MMC bus, so no block
  * device here is removable. The lowest real level is the daemon's own reading of sysfs:
  * a real zram disk whose "removable" attribute is replaced by a file saying 1 (only in
- * this test's mount namespace, which the daemon shares). The daemon's other criterion (a
- * USB or MMC parent in sysfs) cannot be shown here.
+ * this test's mount namespace, which the daemon shares). The daemon's other criteria (an SD
+ * card on the MMC bus, a parent device the kernel marks removable) are covered by the unit
+ * test with fake sysfs trees (tests/unit/test-removable.c).
  */
 static void test_action_mount_removable(void) {
         g_autofree char *attr = NULL;
