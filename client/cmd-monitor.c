@@ -31,8 +31,10 @@ static void monitor_help(void) {
                "\n"
                "Print a line whenever usermountd mounts or unmounts a filesystem, including\n"
                "mounts taken down because their device went away, until interrupted (Ctrl+C,\n"
-               "SIGINT or SIGTERM; exit status 0). The system bus shows you the events that its\n"
-               "policy lets you receive. Mounts that usermount attaches itself inside a\n"
+               "SIGINT or SIGTERM; exit status 0). usermountd tells you about your own mounts,\n"
+               "and about everybody's if you are root or polkit allows you to unmount other\n"
+               "users' mounts; it tells nobody else (monitor subscribes, and subscribes again\n"
+               "when usermountd restarts). Mounts that usermount attaches itself inside a\n"
                "namespace of your own are not events of usermountd's.\n"
                "\n"
                "Each line is '+' for a new mount or '-' for one that is gone, then the mount\n"
@@ -124,10 +126,34 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
         return sd_event_exit(sd_event_source_get_event(s), EXIT_STATUS_OK);
 }
 
-/* Subscribes to MountAdded and MountRemoved from usermountd, whoever owns the name now. */
+/* Asks usermountd (starting it if need be) to send this connection its signals. */
+static int monitor_call_subscribe(sd_bus *bus) {
+        return sd_bus_call_method(bus, UM_BUS_NAME, UM_OBJECT_PATH, UM_MANAGER_INTERFACE,
+                                  "Subscribe", NULL, NULL, "");
+}
+
+/* usermountd restarted (its name has a new owner): the subscription was the old one's. */
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const char *name, *old_owner, *new_owner;
+
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
+            !streq(name, UM_BUS_NAME) || new_owner[0] == 0)
+                return 0;
+        return sd_bus_call_method_async(sd_bus_message_get_bus(m), NULL, UM_BUS_NAME,
+                                        UM_OBJECT_PATH, UM_MANAGER_INTERFACE, "Subscribe",
+                                        NULL, NULL, "");
+}
+
+/* Receives MountAdded and MountRemoved from usermountd, whoever owns the name now. */
 static int monitor_subscribe(sd_bus *bus, Monitor *monitor) {
         static const char *const members[] = { "MountAdded", "MountRemoved" };
         int r;
+
+        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                "org.freedesktop.DBus", "NameOwnerChanged",
+                                on_name_owner_changed, monitor);
+        if (r < 0)
+                return r;
 
         for (size_t i = 0; i < ELEMENTSOF(members); i++) {
                 r = sd_bus_match_signal(bus, NULL, UM_BUS_NAME, UM_OBJECT_PATH,
@@ -137,9 +163,13 @@ static int monitor_subscribe(sd_bus *bus, Monitor *monitor) {
                         return r;
         }
         /* sd-bus reports the end of the connection as this local signal. */
-        return sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus.Local",
-                                   "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
-                                   "Disconnected", on_disconnected, monitor);
+        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus.Local",
+                                "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
+                                "Disconnected", on_disconnected, monitor);
+        if (r < 0)
+                return r;
+        /* After the matches: no signal sent once the daemon knows us can be missed. */
+        return monitor_call_subscribe(bus);
 }
 
 static ExitStatus monitor_run(const MonitorArgs *args) {

@@ -117,7 +117,7 @@ static int read_param(sd_bus_message *m, const char *key, MountParams *p, unsign
 }
 
 /* Parses the a{sv} params; unknown keys, wrong types and repeats are InvalidArgument. */
-static int bus_read_params(sd_bus_message *m, MountParams *p, UmError *error) {
+int bus_read_params(sd_bus_message *m, MountParams *p, UmError *error) {
         unsigned seen = 0, n = 0;
         int r;
 
@@ -530,6 +530,57 @@ static int method_list_mounts(sd_bus_message *m, void *userdata, sd_bus_error *r
         return 1;
 }
 
+/* Subscribe(): the caller's connection receives the signals of the mounts it may see. */
+static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(request_freep) Request *req = NULL;
+        UmError error = {};
+
+        req = request_new(userdata, m);
+        if (!req)
+                return -ENOMEM;
+        req->method = METHOD_SUBSCRIBE;
+        (void) bus_read_caller(m, req, &error);
+        if (error.kind != UM_ERROR_KIND_NONE)
+                return bus_reply_error(m, &error) < 0 ? -EIO : 1;
+        manager_start_request(userdata, TAKE_PTR(req));
+        return 1;
+}
+
+int bus_reply_subscribe(Request *req) {
+        int r;
+
+        r = subscribers_add(&req->manager->subscribers, sd_bus_message_get_sender(req->message),
+                            req->uid, req->uid == 0 || req->list_all);
+        if (r < 0)
+                return sd_bus_reply_method_errno(req->message, r, NULL);
+        return sd_bus_reply_method_return(req->message, NULL);
+}
+
+static int method_unsubscribe(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Manager *manager = userdata;
+
+        (void) subscribers_remove(&manager->subscribers, sd_bus_message_get_sender(m));
+        return sd_bus_reply_method_return(m, NULL);
+}
+
+/* A subscriber's connection closed: its unique name lost its owner. */
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Manager *manager = userdata;
+        const char *name, *old_owner, *new_owner;
+
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
+                return 0;
+        if (name[0] == ':' && isempty(new_owner))
+                (void) subscribers_remove(&manager->subscribers, name);
+        return 0;
+}
+
+int bus_watch_subscribers(Manager *m) {
+        return sd_bus_match_signal_async(m->bus, &m->name_owner_slot, "org.freedesktop.DBus",
+                                         "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                         "NameOwnerChanged", on_name_owner_changed, NULL, m);
+}
+
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
                                 const char *property, sd_bus_message *reply, void *userdata,
                                 sd_bus_error *ret_error) {
@@ -701,20 +752,40 @@ int bus_reply_list_mounts(Request *req) {
         return r;
 }
 
-int bus_emit_mount_signal(Manager *m, const char *member, const MountRecord *rec) {
+/* One signal to one subscriber: never broadcast (subscribers.h). */
+static int emit_to(Manager *m, const char *destination, const char *member,
+                   const MountRecord *rec) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *signal = NULL;
         int r;
 
-        if (!m->bus)
-                return 0;
         r = sd_bus_message_new_signal(m->bus, &signal, UM_OBJECT_PATH, UM_MANAGER_INTERFACE,
                                       member);
+        if (r >= 0)
+                r = sd_bus_message_set_destination(signal, destination);
         if (r >= 0)
                 r = sd_bus_message_append(signal, "s", strempty(rec->mount_point));
         if (r >= 0)
                 r = append_record_info(signal, rec, true);
         if (r >= 0)
                 r = sd_bus_send(m->bus, signal, NULL);
+        return r;
+}
+
+int bus_emit_mount_signal(Manager *m, const char *member, const MountRecord *rec) {
+        int r = 0;
+
+        if (!m->bus)
+                return 0;
+        for (size_t i = 0; i < m->subscribers.n; i++) {
+                const Subscriber *sub = &m->subscribers.items[i];
+
+                if (subscriber_sees(sub, rec->owner_uid)) {
+                        int k = emit_to(m, sub->name, member, rec);
+
+                        if (k < 0 && r >= 0)
+                                r = k;
+                }
+        }
         return r;
 }
 
@@ -744,6 +815,8 @@ const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_NAMES("ListMounts", "a{sv}", SD_BUS_PARAM(params),
                                  "aa{sv}", SD_BUS_PARAM(mounts),
                                  method_list_mounts, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Subscribe", "", "", method_subscribe, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Unsubscribe", "", "", method_unsubscribe, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_NAMES("MountAdded", "sa{sv}", SD_BUS_PARAM(mount_point) SD_BUS_PARAM(info), 0),
         SD_BUS_SIGNAL_WITH_NAMES("MountRemoved", "sa{sv}", SD_BUS_PARAM(mount_point) SD_BUS_PARAM(info), 0),
         SD_BUS_VTABLE_END,

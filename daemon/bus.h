@@ -12,6 +12,16 @@
 
 extern const sd_bus_vtable manager_vtable[];
 
+/*
+ * Reads the a{sv} params of OpenMount, MountFd and Mount from m into p, which must be
+ * zeroed with p->userns_fd = -EBADF; what it fills in is owned by p (target, userns_fd)
+ * even on failure. Unknown keys, wrong types, repeats, more than 32 entries and "userns"
+ * without idmap "namespace" are -EINVAL/-E2BIG with error set (InvalidArgument); other
+ * failures are sd-bus's -errno, error untouched. Pure apart from dup()ing params["userns"]
+ * (tests/fuzz reaches it with messages built from arbitrary bytes).
+ */
+int bus_read_params(sd_bus_message *m, MountParams *p, UmError *error);
+
 /* Replies to message with error (mapped in errors.c). */
 int bus_reply_error(sd_bus_message *message, const UmError *error);
 
@@ -24,5 +34,11 @@ int bus_reply_mount(Request *req, const MountRecord *rec);
 /* Replies to ListMounts with the records req may see. */
 int bus_reply_list_mounts(Request *req);
 
-/* Emits MountAdded or MountRemoved (member) for rec. */
+/* Subscribes the caller of req (Subscribe) and replies; req->list_all: sees every mount. */
+int bus_reply_subscribe(Request *req);
+
+/* Drops subscribers whose connection closed, from now on (NameOwnerChanged). */
+int bus_watch_subscribers(Manager *m);
+
+/* Sends MountAdded or MountRemoved (member) for rec to each subscriber that may see it. */
 int bus_emit_mount_signal(Manager *m, const char *member, const MountRecord *rec);

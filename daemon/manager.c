@@ -72,6 +72,8 @@ Manager *manager_free(Manager *m) {
         conf_unref(m->conf);
         free(m->conf_path);
         looptrack_done(&m->loops);
+        subscribers_done(&m->subscribers);
+        sd_bus_slot_unref(m->name_owner_slot);
         free(m);
         return NULL;
 }
@@ -209,6 +211,9 @@ int manager_connect_bus(Manager *m) {
         r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+        r = bus_watch_subscribers(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the bus for closed connections: %m");
         r = sd_bus_request_name(m->bus, UM_BUS_NAME, 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to acquire %s on the system bus: %m",
@@ -1121,9 +1126,13 @@ static void on_list_authorized(int r, const UmError *error, void *userdata) {
         req->polkit_slot = sd_bus_slot_unref(req->polkit_slot);
         /* No authorization for others' mounts is not an error: the caller sees its own. */
         req->list_all = r >= 0;
-        r = bus_reply_list_mounts(req);
+        if (req->method == METHOD_SUBSCRIBE)
+                r = bus_reply_subscribe(req);
+        else
+                r = bus_reply_list_mounts(req);
         if (r < 0)
-                log_warning_errno(r, "Failed to reply to ListMounts: %m");
+                log_warning_errno(r, "Failed to reply to %s: %m",
+                                  req->method == METHOD_SUBSCRIBE ? "Subscribe" : "ListMounts");
         request_free(req);
 }
 
@@ -1251,6 +1260,7 @@ void manager_start_request(Manager *m, Request *req) {
         case METHOD_UNMOUNT:
                 return request_start_unmount(req);
         case METHOD_LIST_MOUNTS:
+        case METHOD_SUBSCRIBE:
                 return request_start_list(req);
         case METHOD_MOUNT:
                 keep[0] = req->params.userns_fd;

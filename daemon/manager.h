@@ -22,6 +22,7 @@
 #include "policy.h"
 #include "registry.h"
 #include "source.h"
+#include "subscribers.h"
 #include "um-error.h"
 #include "worker.h"
 
@@ -50,6 +51,7 @@ typedef enum RequestMethod {
         METHOD_MOUNT,       /* device path opened by the daemon, attached and registered */
         METHOD_UNMOUNT,
         METHOD_LIST_MOUNTS,
+        METHOD_SUBSCRIBE,   /* ListMounts' authorization, then a subscription */
 } RequestMethod;
 
 /* What a detach worker needs (jobs.h); the child gets a copy through fork(). */
@@ -142,6 +144,8 @@ struct Manager {
         LoopTrack loops;   /* loop devices made for users that still exist */
 
         Registry *registry;
+        Subscribers subscribers;          /* who receives MountAdded/MountRemoved */
+        sd_bus_slot *name_owner_slot;     /* NameOwnerChanged: subscribers that went */
         sd_event_source *mountinfo_watch; /* POLLPRI on /proc/self/mountinfo */
         sd_event_source *reconcile_timer; /* periodic check of every registered mount */
         uint64_t watch_interval_usec;     /* its period; 0: no timer, events only */

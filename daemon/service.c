@@ -29,8 +29,10 @@ static size_t manager_n_mounts(const Manager *m) {
 
 bool service_is_idle(Manager *m) {
         /* Cheap checks first: the loop devices are looked up in sysfs. */
+        /* A subscriber would miss the events of the next instance: it keeps this one. */
         return m->n_requests == 0 && worker_count_alive() == 0 && m->n_cleanups == 0 &&
-               manager_n_mounts(m) == 0 && looptrack_count(&m->loops, (uid_t) -1) == 0;
+               manager_n_mounts(m) == 0 && m->subscribers.n == 0 &&
+               looptrack_count(&m->loops, (uid_t) -1) == 0;
 }
 
 /* STATUS= only when what it says changed, not on every event. */

@@ -54,6 +54,9 @@ GHashTable *calls_parse_report(const char *output);
  * if it never comes. */
 void calls_watch_signals(void);
 void calls_forget_signals(void);
+/* Subscribe() on harness_bus() (root: every mount's signals); signals go to subscribers
+ * only. calls_forget_signals() does it again, for a daemon started since. */
+void calls_subscribe(void);
 void calls_await_signal(const char *member, const char *mount_point);
 
 /* In the test: the daemon still serves and nothing is left compared to the baseline. */

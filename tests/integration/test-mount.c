@@ -678,6 +678,7 @@ int main(int argc, char *argv[]) {
         calls_watch_signals();
         g_assert_cmpint(harness_set_rules(rules), ==, 0);
         g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
+        calls_subscribe();
         g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
 
         g_test_add_func("/mount/fd/default-target", test_mount_fd_default_target);

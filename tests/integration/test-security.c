@@ -10,6 +10,7 @@
  *   32 superblocks that name other devices are refused before any mount
  *   33 a read-only mount changes no byte of its device (no journal replay)
  *   34 a refused request never opened the device for writing nor claimed it
+ *   37 MountAdded and MountRemoved reach only subscribers that may see the mount
  *   40 a caller's fd of a loop device is refused like its path
  */
 #include <errno.h>
@@ -437,6 +438,75 @@ static void test_loop_fd_refused(void) {
         assert_clean();
 }
 
+/* ---- 37: signals ---------------------------------------------------------------------- */
+
+static int on_mount_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const char *mp = NULL;
+
+        (void) sd_bus_message_read(m, "s", &mp);
+        harness_report("signal=%s %s", sd_bus_message_get_member(m), strempty(mp));
+        return 0;
+}
+
+/* Subscribes, says so, and reports every signal that reaches it for SUBSCRIBER_SEC. */
+#define SUBSCRIBER_SEC 4
+static int caller_subscriber(void *userdata) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        gint64 end = g_get_monotonic_time() + SUBSCRIBER_SEC * G_USEC_PER_SEC;
+        sd_bus *bus = NULL;
+
+        g_assert_cmpint(harness_sd_bus_connect(&bus), >=, 0);
+        /* The old way too: a match for any sender of the interface's signals. */
+        g_assert_cmpint(sd_bus_match_signal(bus, NULL, NULL, UM_OBJECT_PATH,
+                                            UM_MANAGER_INTERFACE, NULL, on_mount_signal, NULL),
+                        >=, 0);
+        g_assert_cmpint(sd_bus_call_method(bus, UM_BUS_NAME, UM_OBJECT_PATH,
+                                           UM_MANAGER_INTERFACE, "Subscribe", &error, NULL, ""),
+                        >=, 0);
+        harness_report("subscribed=1");
+        while (g_get_monotonic_time() < end) {
+                if (sd_bus_process(bus, NULL) > 0)
+                        continue;
+                (void) sd_bus_wait(bus, 100 * 1000);
+        }
+        sd_bus_flush_close_unref(bus);
+        return 0;
+}
+
+static HarnessCaller *subscriber_new(uid_t uid, gid_t gid) {
+        HarnessCaller *c = NULL;
+        g_autofree char *line = NULL;
+
+        g_assert_cmpint(harness_caller_spawn(uid, gid, 0, caller_subscriber, NULL, &c), ==, 0);
+        g_assert_cmpint(harness_caller_read_line(c, 10000, &line), ==, 0);
+        g_assert_cmpstr(line, ==, "subscribed=1");
+        return c;
+}
+
+/* umtest1 mounts in its own directory: umtest1 hears of it, umtest2 does not, even with a
+ * match rule for every sender of the interface's signals. */
+static void test_signals_private(void) {
+        g_autofree char *image = user_image(UUID);
+        const Call c = { .method = "MountFd", .path = image, .open_flags = O_RDWR };
+        g_autoptr(HarnessCaller) own = subscriber_new(HARNESS_UID_USER1, HARNESS_GID_USER1);
+        g_autoptr(HarnessCaller) other = subscriber_new(HARNESS_UID_USER2, HARNESS_GID_USER2);
+        g_autofree char *own_out = NULL, *other_out = NULL, *added = NULL, *removed = NULL;
+
+        g_autoptr(GHashTable) t = call_as_user1(&c);
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        added = g_strdup_printf("signal=MountAdded %s", report_get(t, "mount-point"));
+        removed = g_strdup_printf("signal=MountRemoved %s", report_get(t, "mount-point"));
+        unmount_user1(report_get(t, "mount-point"));
+
+        g_assert_cmpint(harness_caller_wait(own, 20000, &own_out), ==, 0);
+        g_assert_cmpint(harness_caller_wait(other, 20000, &other_out), ==, 0);
+        g_test_message("umtest1 heard:\n%s\numtest2 heard:\n%s", own_out ?: "", other_out ?: "");
+        g_assert_nonnull(strstr(own_out ?: "", added));
+        g_assert_nonnull(strstr(own_out ?: "", removed));
+        g_assert_null(strstr(other_out ?: "", "signal="));
+        assert_clean();
+}
+
 int main(int argc, char *argv[]) {
         int r;
 
@@ -461,6 +531,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/security/read-only/param", test_read_only_param_unchanged);
         g_test_add_func("/security/refused/no-write-open", test_refused_never_opened_for_writing);
         g_test_add_func("/security/loop-fd", test_loop_fd_refused);
+        g_test_add_func("/security/signals/private", test_signals_private);
 
         r = g_test_run();
         harness_stop_daemon(daemon_pid, NULL);

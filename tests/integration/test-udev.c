@@ -241,6 +241,7 @@ int main(int argc, char *argv[]) {
         calls_watch_signals();
         g_assert_cmpint(harness_set_rules(CALLS_RULES_ALLOW_USER1), ==, 0);
         g_assert_cmpint(harness_start_daemon(harness_daemon_path(), args, &daemon_pid), ==, 0);
+        calls_subscribe();
         g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
 
         g_test_add_func("/udev/links", test_links);

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Who receives MountAdded and MountRemoved: the bus connections that called Subscribe(),
+ * each with the uid it had then and whether it may see every user's mounts (root, or
+ * polkit's unmount-others). Signals go to each of them unicast, and only for mounts they
+ * may see; nothing is broadcast (org.freedesktop.UserMount1(5), "Signals").
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct Subscriber {
+        char *name; /* unique bus name, ":1.42" */
+        uid_t uid;
+        bool all;   /* sees every user's mounts */
+} Subscriber;
+
+typedef struct Subscribers {
+        Subscriber *items;
+        size_t n;
+} Subscribers;
+
+/* Adds name, or updates it (Subscribe is idempotent). 0 or -ENOMEM. */
+int subscribers_add(Subscribers *s, const char *name, uid_t uid, bool all);
+
+/* Removes name if subscribed; true if it was. */
+bool subscribers_remove(Subscribers *s, const char *name);
+
+/* Whether subscriber i may see a mount of owner_uid. */
+bool subscriber_sees(const Subscriber *sub, uid_t owner_uid);
+
+void subscribers_done(Subscribers *s);
