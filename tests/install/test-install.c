@@ -137,6 +137,7 @@ static int overlay_installed(const char *dir) {
 static void ensure_overlay(void) {
         const char *const files[] = { INSTALLED_DAEMON, SERVICE_DIR "/" ACTIVATION_FILE,
                 INSTALL_MANDIR "/man1/usermount.1", INSTALL_MANDIR "/man5/usermount.conf.5",
+                INSTALL_MANDIR "/man5/org.freedesktop.UserMount1.5",
                 INSTALL_MANDIR "/man8/usermountd.8" };
 
         if (overlaid)
@@ -328,6 +329,8 @@ static void test_tree_complete(void) {
                 INSTALL_MANDIR "/man1/usermount.1",
                 INSTALL_MANDIR "/man8/usermountd.8",
                 INSTALL_MANDIR "/man5/usermount.conf.5",
+                INSTALL_MANDIR "/man5/org.freedesktop.UserMount1.5",
+                INSTALL_PREFIX "/lib/udev/rules.d/59-usermount-loop.rules",
                 INSTALL_COMPLETIONDIR "/usermount",
         };
         const char *const executables[] = { INSTALL_BINDIR "/usermount", INSTALLED_DAEMON };

@@ -22,7 +22,7 @@ result() { # result NAME OK [DIAGNOSTIC...]
         fi
 }
 
-for page in usermount.1 usermountd.8 usermount.conf.5; do
+for page in usermount.1 usermountd.8 usermount.conf.5 org.freedesktop.UserMount1.5; do
         out=$(groff -man -ww -z "$src/man/$page" 2>&1)
         result "$page renders with groff -ww without warnings" "$([ -z "$out" ]; echo $?)" "$out"
         if command -v man >/dev/null; then
