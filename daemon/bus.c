@@ -105,6 +105,7 @@ static int read_param(sd_bus_message *m, const char *key, MountParams *p, unsign
                 r = read_variant(m, key, "s", &s, error);
                 if (r < 0)
                         return r;
+                p->idmap_given = true;
                 return parse_idmap(s, &p->idmap, error);
         }
         /* userns */

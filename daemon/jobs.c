@@ -209,7 +209,6 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
                          strempty(req->source_path));
                 r = job_check_image(req, loop_fd, &reply->error);
                 if (r < 0) {
-                        loop_unmark(req->manager->runtime_dir, loop_path);
                         reply->r = r;
                         return;
                 }
@@ -227,13 +226,13 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
 
         r = mountbuild_locked(&spec, req->manager->runtime_dir, &mount_fd, &reply->error);
         if (r < 0) {
-                loop_unmark(req->manager->runtime_dir, loop_path);
                 reply->r = r;
                 return;
         }
         (void) mountbuild_mount_id(mount_fd, &reply->mount_id);
         reply->uid_map = req->idmap.uid_map;
         reply->gid_map = req->idmap.gid_map;
+        reply->idmap_mode = req->idmap.mode;
         /* The superblock now holds the loop device; closing our fd arms autoclear. */
         reply->r = 0;
         *ret_fd = TAKE_FD(mount_fd);

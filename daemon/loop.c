@@ -72,7 +72,8 @@ static int mark_path(const char *dir, const char *name, char *buf, size_t size) 
         return 0;
 }
 
-/* An empty mark: the device's uevent comes before its disk sequence number is known. */
+/* The pending mark "loopN": the binding's uevent may come before its sequence number is
+ * known to us. */
 static int loop_mark(const char *dir, int nr) {
         _cleanup_close_ int fd = -EBADF;
         char path[PATH_MAX], name[32];
@@ -93,56 +94,53 @@ static int loop_mark(const char *dir, int nr) {
         return 0;
 }
 
-static void loop_mark_seq(const char *dir, int nr, int loop_fd) {
-        _cleanup_(fclosep) FILE *f = NULL;
+static void loop_unmark_pending(const char *dir, int nr) {
         char path[PATH_MAX], name[32];
+
+        snprintf(name, sizeof(name), "loop%d", nr);
+        if (dir && mark_path(dir, name, path, sizeof(path)) >= 0)
+                (void) unlink(path);
+}
+
+/* Bound: the mark becomes "loopN-SEQ", which matches this binding's events only. */
+static void loop_mark_bound(const char *dir, int nr, int loop_fd) {
+        char from[PATH_MAX], to[PATH_MAX], name[64];
         uint64_t seq = 0;
 
         snprintf(name, sizeof(name), "loop%d", nr);
-        if (mark_path(dir, name, path, sizeof(path)) < 0 ||
-            ioctl(loop_fd, BLKGETDISKSEQ, &seq) < 0)
+        if (mark_path(dir, name, from, sizeof(from)) < 0)
                 return;
-        f = fopen(path, "we");
-        if (f)
-                fprintf(f, "%" PRIu64 "\n", seq);
+        if (ioctl(loop_fd, BLKGETDISKSEQ, &seq) < 0) {
+                /* No sequence numbers (before Linux 5.15): the pending mark stays. */
+                return;
+        }
+        snprintf(name, sizeof(name), "loop%d-%" PRIu64, nr, seq);
+        if (mark_path(dir, name, to, sizeof(to)) >= 0)
+                (void) rename(from, to);
 }
 
-void loop_unmark(const char *dir, const char *device) {
-        const char *name = device ? strrchr(device, '/') : NULL;
-        char path[PATH_MAX];
-
-        if (!dir || !name || strncmp(name + 1, "loop", 4) != 0 ||
-            mark_path(dir, name + 1, path, sizeof(path)) < 0)
-                return;
-        (void) unlink(path);
-}
-
-/* A mark is stale when its device is unbound or bound anew (another disk sequence). */
+/*
+ * "loopN-SEQ" is stale once loopN is unbound or bound anew (another sequence number);
+ * a pending "loopN" once it is older than LOOP_MARK_PENDING_SEC (a worker died between
+ * binding and renaming it).
+ */
 static bool mark_stale(int dir_fd, const char *name) {
+        char path[PATH_MAX], device[32];
         _cleanup_(fclosep) FILE *f = NULL;
-        char path[PATH_MAX];
         uint64_t mark_seq, seq;
         struct stat st;
-        int fd;
+        int n = 0;
 
-        snprintf(path, sizeof(path), "/sys/block/%s/loop", name);
+        if (sscanf(name, "%31[a-z0-9]-%" SCNu64 "%n", device, &mark_seq, &n) != 2 ||
+            name[n] != 0)
+                return fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                       st.st_mtime + LOOP_MARK_PENDING_SEC < time(NULL);
+        snprintf(path, sizeof(path), "/sys/block/%s/loop", device);
         if (access(path, F_OK) < 0)
                 return true;
-        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return false;
-        f = fdopen(fd, "re");
-        if (!f) {
-                close(fd);
-                return false;
-        }
-        if (fscanf(f, "%" SCNu64, &mark_seq) != 1)
-                /* Being bound right now, or left half-made by a worker that died. */
-                return fstat(fileno(f), &st) == 0 &&
-                       st.st_mtime + LOOP_MARK_PENDING_SEC < time(NULL);
-        snprintf(path, sizeof(path), "/sys/block/%s/diskseq", name);
-        _cleanup_(fclosep) FILE *s = fopen(path, "re");
-        return !s || fscanf(s, "%" SCNu64, &seq) != 1 || seq != mark_seq;
+        snprintf(path, sizeof(path), "/sys/block/%s/diskseq", device);
+        f = fopen(path, "re");
+        return !f || fscanf(f, "%" SCNu64, &seq) != 1 || seq != mark_seq;
 }
 
 void loop_sweep_marks(const char *dir) {
@@ -164,13 +162,11 @@ void loop_sweep_marks(const char *dir) {
 static int loop_claim(int control_fd, int backing_fd, bool read_only, const char *mark_dir,
                       int *ret_fd, int *ret_nr) {
         _cleanup_close_ int fd = -EBADF;
-        char name[32];
         int nr = -1, r;
 
         r = loop_open_free(control_fd, read_only, &fd, &nr);
         if (r < 0)
                 return r;
-        snprintf(name, sizeof(name), "/dev/loop%d", nr);
         if (mark_dir) {
                 r = loop_mark(mark_dir, nr);
                 if (r < 0)
@@ -179,11 +175,11 @@ static int loop_claim(int control_fd, int backing_fd, bool read_only, const char
         r = loop_configure(fd, backing_fd, read_only);
         if (r < 0) {
                 /* Someone else's device now: it gets its links. */
-                loop_unmark(mark_dir, name);
+                loop_unmark_pending(mark_dir, nr);
                 return r;
         }
         if (mark_dir)
-                loop_mark_seq(mark_dir, nr, fd);
+                loop_mark_bound(mark_dir, nr, fd);
         *ret_fd = TAKE_FD(fd);
         *ret_nr = nr;
         return 0;
@@ -225,10 +221,8 @@ int loop_attach_marked(int backing_fd, bool read_only, const char *mark_dir, int
         /* From here on, closing loop_fd on failure detaches the device (autoclear). */
         snprintf(path, sizeof(path), "/dev/loop%d", nr);
         p = strdup(path);
-        if (!p) {
-                loop_unmark(mark_dir, path);
+        if (!p)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "out of memory");
-        }
         *ret_fd = TAKE_FD(loop_fd);
         *ret_path = p;
         return 0;

@@ -24,19 +24,17 @@ int loop_attach(int backing_fd, bool read_only, int *ret_fd, char **ret_path, Um
  * line that systemd mounts when its link appears, or btrfs's device registration would
  * find it, and the kernel would hand root the user's superblock (setuid files included).
  * loop_attach_marked() creates <mark_dir>/loops/loopN before the device is bound, so the
- * change uevent of the binding already finds it: the shipped udev rule
- * (59-usermount-loop.rules) then skips the persistent-storage rules for the device. The
- * mark is filled with the device's disk sequence number once bound.
- *
- * loop_unmark() removes the mark of device ("/dev/loopN"; NULL dir or device: nothing).
- * loop_sweep_marks() removes marks whose device is unbound or bound again since (another
- * disk sequence number), and empty marks older than LOOP_MARK_PENDING_SEC.
+ * change uevent of the binding already finds it, and renames it to loopN-SEQ (the disk
+ * sequence number of this binding) once bound: the shipped udev rule
+ * (59-usermount-loop.rules) skips the persistent-storage rules for a device with either
+ * mark, and a later binding of loopN (someone else's, with another SEQ) matches neither.
+ * A mark outlives its mount harmlessly; loop_sweep_marks() removes marks whose device is
+ * unbound or bound anew, and pending ones older than LOOP_MARK_PENDING_SEC.
  */
 #define LOOP_MARK_DIR "loops"
 #define LOOP_MARK_PENDING_SEC 60
 int loop_attach_marked(int backing_fd, bool read_only, const char *mark_dir, int *ret_fd,
                        char **ret_path, UmError *error);
-void loop_unmark(const char *dir, const char *device);
 void loop_sweep_marks(const char *dir);
 
 /*

@@ -72,6 +72,7 @@ Manager *manager_free(Manager *m) {
         conf_unref(m->conf);
         free(m->conf_path);
         looptrack_done(&m->loops);
+        owner_map_done(&m->owners);
         subscribers_done(&m->subscribers);
         sd_bus_slot_unref(m->name_owner_slot);
         free(m);
@@ -340,6 +341,33 @@ static bool record_device_present(const MountRecord *rec) {
         return stat(path, &st) == 0;
 }
 
+/*
+ * Follows a mount whose mount point was renamed or moved (from any mount namespace: the
+ * mount goes with its directory): the record takes the path the kernel reports now, so
+ * that the mount stays listed and unmountable. A directory the daemon made is no longer
+ * its to remove once it moved. Returns statmount's answer: 1 mounted, 0 gone, -errno.
+ */
+int manager_follow_mount(Manager *m, MountRecord *rec) {
+        _cleanup_free_ char *now = NULL;
+        char old_esc[256], now_esc[256];
+        int r;
+
+        r = mountns_mount_exists(rec->mntns_id, rec->mount_id, &now);
+        if (r <= 0 || !now || streq(now, rec->mount_point))
+                return r;
+        log_request_mount(LOG_LEVEL_INFO, rec->owner_uid, rec->device, "moved", rec->fstype,
+                          now, "%s was moved to %s; following it.",
+                          um_escape(rec->mount_point, old_esc, sizeof(old_esc)),
+                          um_escape(now, now_esc, sizeof(now_esc)));
+        free(rec->mount_point);
+        rec->mount_point = TAKE_PTR(now);
+        rec->created_dir = false;
+        r = registry_save(m->registry);
+        if (r < 0)
+                log_warning_errno(r, "Failed to save the registry: %m");
+        return 1;
+}
+
 void manager_reconcile(Manager *m) {
         if (!m->registry)
                 return;
@@ -349,7 +377,7 @@ void manager_reconcile(Manager *m) {
 
                 if (registry_mount_busy(m, rec))
                         continue;
-                r = mountns_mount_exists(rec->mntns_id, rec->mount_id, NULL);
+                r = manager_follow_mount(m, rec);
                 if (r == -ENOSYS && !m->warned_no_statmount) {
                         log_warning("statmount() is refused here (an old kernel, or a seccomp "
                                     "filter that does not know it): mounts unmounted behind "
@@ -443,6 +471,20 @@ static int manager_watch_mounts(Manager *m) {
         return sd_event_source_set_enabled(m->reconcile_timer, SD_EVENT_ON);
 }
 
+/* Reads /etc/subuid again if it changed since it was last read (owner.h): one stat() per
+ * request. */
+static void manager_refresh_owners(Manager *m) {
+        int r = owner_map_refresh(&m->owners, IDMAP_SUBUID_PATH, NULL);
+
+        if (r == -EFBIG)
+                log_warning("%s is larger than %u bytes: only the ranges in its first %u bytes "
+                            "count their uids as their owners for the limits.",
+                            IDMAP_SUBUID_PATH, OWNER_FILE_MAX, OWNER_FILE_MAX);
+        else if (r < 0)
+                log_warning_errno(r, "Failed to read %s (the ranges read before stay in use "
+                                  "for the limits): %m", IDMAP_SUBUID_PATH);
+}
+
 int manager_load_registry(Manager *m) {
         _cleanup_free_ char *path = NULL;
         UmError error = {};
@@ -480,12 +522,14 @@ int manager_load_registry(Manager *m) {
                 }
         }
         /* Their loop devices count against their owners' limits again. */
+        manager_refresh_owners(m);
         for (size_t i = 0; i < m->registry->n_records; i++) {
                 MountRecord *rec = m->registry->records[i];
                 uint64_t seq;
 
                 if (rec->backing_file && looptrack_diskseq((dev_t) rec->devnum, &seq) >= 0)
-                        (void) looptrack_add(&m->loops, (dev_t) rec->devnum, seq, rec->owner_uid);
+                        (void) looptrack_add(&m->loops, (dev_t) rec->devnum, seq,
+                                             owner_map_lookup(&m->owners, rec->owner_uid));
         }
         loop_sweep_marks(m->runtime_dir);
         if (m->registry->n_records > 0)
@@ -506,9 +550,10 @@ int manager_register_mount(Manager *m, MountRecord *rec) {
 void manager_forget_mount(Manager *m, MountRecord *rec) {
         int r;
 
+        /* The loop device's mark stays until the device is released for real (the sweep of
+         * manager_reconcile()): the kernel lets go of it after the unmount, and a uevent in
+         * between must not give it the links of its filesystem. */
         (void) bus_emit_mount_signal(m, "MountRemoved", rec);
-        if (rec->backing_file)
-                loop_unmark(m->runtime_dir, rec->device);
         r = registry_remove(m->registry, rec);
         if (r < 0)
                 log_warning_errno(r, "Failed to save the registry: %m");
@@ -588,13 +633,23 @@ Request *request_free(Request *req) {
         return NULL;
 }
 
-unsigned manager_count_requests(Manager *m, uid_t uid) {
+unsigned manager_count_requests(Manager *m, uid_t owner) {
         unsigned n = 0;
 
         for (Request *r = m->requests; r; r = r->next)
-                if (r->uid == uid)
+                if (r->owner == owner)
                         n++;
         return n;
+}
+
+/* " (together with uid N, ...)" for a caller the per-user limits charge to the user
+ * /etc/subuid delegates its uid to, else "": a limit message then says whose it is. */
+static const char *owner_note(const Request *req, char *buf, size_t size) {
+        if (req->owner == req->uid)
+                return "";
+        snprintf(buf, size, " (together with uid %u, to whom %s delegates your uid)",
+                 (unsigned) req->owner, IDMAP_SUBUID_PATH);
+        return buf;
 }
 
 static const char *request_what(const Request *req) {
@@ -630,6 +685,7 @@ static void request_fail_errno(Request *req, int r, const char *what) {
  * device is still a process. Root's requests are not limited. */
 static int request_check_worker_limits(Request *req, UmError *error) {
         const ConfLimits *l = &req->manager->conf->limits;
+        char note[128];
         unsigned n;
 
         if (req->uid == 0)
@@ -639,12 +695,19 @@ static int request_check_worker_limits(Request *req, UmError *error) {
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EAGAIN,
                                     "usermountd is running %u workers already, the most it "
                                     "may (MaxWorkers=); try again later.", n);
-        n = worker_count_busy(req->uid);
+        n = worker_count_busy(req->owner);
         if (n >= l->max_workers_per_user)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EAGAIN,
-                                    "usermountd is running %u workers for you already, the most "
-                                    "one user may have (MaxWorkersPerUser=); wait for your other "
-                                    "requests to finish.", n);
+                                    "usermountd is running %u workers for you%s already, the "
+                                    "most one user may have (MaxWorkersPerUser=); wait for your "
+                                    "other requests to finish.", n,
+                                    owner_note(req, note, sizeof(note)));
+        n = req->unauthorized ? worker_count_busy_unauthorized() : 0;
+        if (n >= l->max_unauthorized_requests)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EAGAIN,
+                                    "usermountd is running %u workers for requests that polkit "
+                                    "has not authorized yet, the most it may "
+                                    "(MaxUnauthorizedRequests=); try again later.", n);
         return 0;
 }
 
@@ -662,7 +725,9 @@ static void request_spawn_timeout(Request *req, RequestStage stage, uint64_t tim
                          &req->worker);
         if (r < 0)
                 return request_fail_errno(req, r, "start a worker");
-        worker_set_owner(req->worker, req->uid);
+        worker_set_owner(req->worker, req->owner);
+        if (req->unauthorized)
+                worker_set_unauthorized(req->worker);
 }
 
 static void request_spawn(Request *req, RequestStage stage, const int *keep, size_t n_keep,
@@ -796,13 +861,15 @@ static void on_build_done(Worker *w, int r, const WorkerReply *reply, const UmEr
         if (reply->loop_devnum != 0) {
                 /* From now on the loop device is counted by what exists, not by the request. */
                 r = looptrack_add(&req->manager->loops, (dev_t) reply->loop_devnum,
-                                  reply->loop_diskseq, req->uid);
+                                  reply->loop_diskseq, req->owner);
                 if (r < 0) {
                         safe_close(fd);
                         return request_fail_errno(req, r, "record the loop device");
                 }
                 req->wants_loop = false;
         }
+        /* The worker may have chosen "user" for a root directory that is not the caller's. */
+        req->idmap.mode = (IdmapMode) reply->idmap_mode;
         r = request_make_record(req, reply);
         if (r < 0) {
                 safe_close(fd);
@@ -836,6 +903,19 @@ static void on_build_done(Worker *w, int r, const WorkerReply *reply, const UmEr
 
 static void request_build(Request *req) {
         uint64_t timeout = req->conf->limits.request_timeout_usec;
+        int r;
+
+        /* The daemon attaches Mount's and MountFd's mounts; in a mount namespace others use,
+         * the root directory must be the caller's (mountbuild.c, check_own_root()). A
+         * caller cannot move from a namespace of its own into one of those later: that
+         * takes privilege over the host's user namespace. */
+        req->idmap.mode_given = req->params.idmap_given;
+        if (req->method != METHOD_OPEN_MOUNT && req->uid != 0) {
+                r = mountns_shared_with_host(req->caller_pidfd, req->pid);
+                if (r < 0)
+                        return request_fail_errno(req, r, "look at your mount namespace");
+                req->idmap.own_root = r > 0;
+        }
 
         /* The read-only check of an image runs inside the build worker, with its own limit. */
         if (req->conf->image_check && req->source.type == SOURCE_IMAGE)
@@ -869,7 +949,41 @@ typedef struct AuthDetails {
         const char *fstype, *label, *uuid, *idmap, *options;
         bool read_only, exec;
         char target[4096];
+        char device_number[32], image_owner_uid[16], image_inode[64];
+        const char *facts[7]; /* those of the three that apply: key, value, ..., NULL */
 } AuthDetails;
+
+/*
+ * Facts about the source that no path and no mount namespace can change, for rules that
+ * must not be fooled: "device" is the path the source's fd has in the caller's mount
+ * namespace, which a caller with a namespace of its own lays out at will. For an image,
+ * owner and inode come from statx() with AT_STATX_DONT_SYNC: the attributes the kernel
+ * has, so that the main loop never waits on a FUSE or network filesystem's server.
+ */
+static void auth_details_facts(AuthDetails *d, dev_t devnum, int image_fd) {
+        struct statx stx = {};
+        size_t n = 0;
+
+        if (devnum != 0) {
+                snprintf(d->device_number, sizeof(d->device_number), "%u:%u", major(devnum),
+                         minor(devnum));
+                d->facts[n++] = "device-number";
+                d->facts[n++] = d->device_number;
+        }
+        if (image_fd >= 0 &&
+            statx(image_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_UID | STATX_INO,
+                  &stx) >= 0 &&
+            (stx.stx_mask & (STATX_UID | STATX_INO)) == (STATX_UID | STATX_INO)) {
+                snprintf(d->image_owner_uid, sizeof(d->image_owner_uid), "%u", stx.stx_uid);
+                snprintf(d->image_inode, sizeof(d->image_inode), "%u:%u:%llu", stx.stx_dev_major,
+                         stx.stx_dev_minor, (unsigned long long) stx.stx_ino);
+                d->facts[n++] = "image-owner-uid";
+                d->facts[n++] = d->image_owner_uid;
+                d->facts[n++] = "image-inode";
+                d->facts[n++] = d->image_inode;
+        }
+        d->facts[n] = NULL;
+}
 
 static void request_auth_details(Request *req, AuthDetails *d) {
         MountRecord *rec = NULL;
@@ -886,8 +1000,11 @@ static void request_auth_details(Request *req, AuthDetails *d) {
                 d->read_only = rec->attr_set & MOUNT_ATTR_RDONLY;
                 d->exec = !(rec->attr_set & MOUNT_ATTR_NOEXEC);
                 snprintf(d->target, sizeof(d->target), "%s", strempty(rec->mount_point));
+                auth_details_facts(d, rec->devnum, -EBADF);
                 return;
         }
+        auth_details_facts(d, req->source.type == SOURCE_BLOCK_DEVICE ? req->source.rdev : 0,
+                           req->source.type == SOURCE_IMAGE ? req->source_fd : -EBADF);
         snprintf(d->device, sizeof(d->device), "%s", req->source_path ?: request_what(req));
         d->fstype = req->probe.fstype;
         d->label = req->probe.label;
@@ -934,6 +1051,7 @@ static void request_authorize_next(Request *req) {
                 "idmap", d.idmap,
                 "target", d.target,
                 "options", d.options,
+                d.facts[0], d.facts[1], d.facts[2], d.facts[3], d.facts[4], d.facts[5],
                 NULL,
         };
         r = authorize_check_async(req->manager->bus, req->message, req->actions[req->n_actions_done],
@@ -1065,10 +1183,20 @@ static void on_detach_done(Worker *w, int r, const WorkerReply *reply, const UmE
         req->worker = worker_release(w);
         safe_close(fd);
         rec = registry_find_mount_id(req->manager->registry, req->unmount_id);
-        if (r == -ENOENT && rec) {
+        if (r == -ENOENT && rec && manager_follow_mount(req->manager, rec) == 0) {
                 /* Already gone from its namespace: forget it, and say so. */
                 manager_forget_mount(req->manager, rec);
                 return request_fail(req, error);
+        }
+        if (r == -ENOENT && rec) {
+                UmError e = {};
+                char esc[256];
+
+                /* Still mounted, somewhere else now: never forgotten while mounted. */
+                um_error_set(&e, UM_ERROR_KIND_NOT_MOUNTED, ENOENT,
+                             "The mount moved while it was being unmounted; it is at %s now.",
+                             um_escape(rec->mount_point, esc, sizeof(esc)));
+                return request_fail(req, &e);
         }
         if (r < 0)
                 return request_fail(req, error);
@@ -1104,6 +1232,11 @@ static void request_start_unmount(Request *req) {
         r = mountns_id_of_process(req->caller_pidfd, req->pid, &mntns);
         if (r < 0)
                 return request_fail_errno(req, r, "find your mount namespace");
+        /* By the path each mount has now: mounts follow their directories. */
+        for (size_t i = 0; i < m->registry->n_records; i++)
+                if (m->registry->records[i]->mntns_id == mntns &&
+                    !registry_mount_busy(m, m->registry->records[i]))
+                        (void) manager_follow_mount(m, m->registry->records[i]);
         rec = registry_find_mount_point(m->registry, mntns, req->unmount_point);
         if (!rec || registry_mount_busy(m, rec)) {
                 um_error_set(&e, UM_ERROR_KIND_NOT_MOUNTED, ENOENT,
@@ -1126,6 +1259,13 @@ static void on_list_authorized(int r, const UmError *error, void *userdata) {
         req->polkit_slot = sd_bus_slot_unref(req->polkit_slot);
         /* No authorization for others' mounts is not an error: the caller sees its own. */
         req->list_all = r >= 0;
+        for (size_t i = 0; req->manager->registry && i < req->manager->registry->n_records; i++) {
+                MountRecord *rec = req->manager->registry->records[i];
+
+                if ((req->list_all || rec->owner_uid == req->uid) &&
+                    !registry_mount_busy(req->manager, rec))
+                        (void) manager_follow_mount(req->manager, rec);
+        }
         if (req->method == METHOD_SUBSCRIBE)
                 r = bus_reply_subscribe(req);
         else
@@ -1152,29 +1292,62 @@ static void request_start_list(Request *req) {
 
 /* After authorization: what the method does. */
 static void request_continue(Request *req) {
+        /* polkit said yes: no longer charged to the budget of requests nobody authorized,
+         * and neither are the owner's next ones before polkit answers them (owner.h). */
+        if (req->uid != 0)
+                owner_known_add(&req->manager->authorized_owners, req->owner);
+        req->unauthorized = false;
         if (req->method == METHOD_UNMOUNT)
                 request_detach(req);
         else
                 request_build(req);
 }
 
-/* Requests of uid in flight (all with (uid_t) -1) that will attach a loop device. */
-static unsigned manager_count_pending_loops(Manager *m, uid_t uid) {
+/* Requests of owner in flight (all with (uid_t) -1) that will attach a loop device. */
+static unsigned manager_count_pending_loops(Manager *m, uid_t owner) {
         unsigned n = 0;
 
         for (Request *r = m->requests; r; r = r->next)
-                if (r->wants_loop && (uid == (uid_t) -1 || r->uid == uid))
+                if (r->wants_loop && (owner == (uid_t) -1 || r->owner == owner))
                         n++;
         return n;
 }
 
-/* Mount and MountFd requests of uid in flight (all with (uid_t) -1): mounts to come. */
-static size_t manager_count_pending_mounts(Manager *m, uid_t uid) {
+/* Mount and MountFd requests of owner in flight (all with (uid_t) -1): mounts to come. */
+static size_t manager_count_pending_mounts(Manager *m, uid_t owner) {
         size_t n = 0;
 
         for (Request *r = m->requests; r; r = r->next)
                 if ((r->method == METHOD_MOUNT || r->method == METHOD_MOUNT_FD) &&
-                    (uid == (uid_t) -1 || r->uid == uid))
+                    (owner == (uid_t) -1 || r->owner == owner))
+                        n++;
+        return n;
+}
+
+/* Registered mounts of owner: records keep the caller's own uid, mapped as they are counted. */
+static size_t manager_count_mounts_of(Manager *m, uid_t owner) {
+        size_t n = 0;
+
+        for (size_t i = 0; m->registry && i < m->registry->n_records; i++)
+                if (owner_map_lookup(&m->owners, m->registry->records[i]->owner_uid) == owner)
+                        n++;
+        return n;
+}
+
+/* Whether req is charged to MaxUnauthorizedRequests= from its start: a mount request (they
+ * probe before polkit is asked) of anybody but root whose owner polkit has not said yes to
+ * since the daemon started. Unmount and ListMounts start no worker before polkit answers. */
+static bool manager_charges_unauthorized(Manager *m, const Request *req) {
+        return req->uid != 0 && req->method != METHOD_UNMOUNT &&
+               req->method != METHOD_LIST_MOUNTS &&
+               !owner_known_has(&m->authorized_owners, req->owner);
+}
+
+static unsigned manager_count_unauthorized(Manager *m) {
+        unsigned n = 0;
+
+        for (Request *r = m->requests; r; r = r->next)
+                if (r->unauthorized)
                         n++;
         return n;
 }
@@ -1184,6 +1357,8 @@ static size_t manager_count_pending_mounts(Manager *m, uid_t uid) {
 static int manager_check_limits(Manager *m, Request *req, UmError *error) {
         const ConfLimits *l = &m->conf->limits;
         bool mounts = req->method == METHOD_MOUNT || req->method == METHOD_MOUNT_FD;
+        char note[128];
+        unsigned n;
 
         if (m->n_requests >= l->max_requests)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EBUSY,
@@ -1191,24 +1366,31 @@ static int manager_check_limits(Manager *m, Request *req, UmError *error) {
                                     "may (MaxRequests=); try again later.", m->n_requests);
         if (req->uid == 0)
                 return 0;
-        if (manager_count_requests(m, req->uid) >= l->max_requests_per_user)
+        if (manager_count_requests(m, req->owner) >= l->max_requests_per_user)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EBUSY,
-                                    "You have %u requests in flight already, the most one user "
-                                    "may have (MaxRequestsPerUser=); wait for them to finish.",
-                                    l->max_requests_per_user);
-        if (mounts && registry_count_owner(m->registry, req->uid) +
-                                  manager_count_pending_mounts(m, req->uid) >=
+                                    "You have %u requests in flight already%s, the most one "
+                                    "user may have (MaxRequestsPerUser=); wait for them to "
+                                    "finish.", l->max_requests_per_user,
+                                    owner_note(req, note, sizeof(note)));
+        if (mounts && manager_count_mounts_of(m, req->owner) +
+                                  manager_count_pending_mounts(m, req->owner) >=
                               l->max_mounts_per_user)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EMFILE,
-                                    "You have %u mounts from usermount already, the most one "
+                                    "You have %u mounts from usermount already%s, the most one "
                                     "user may have (MaxMountsPerUser=); unmount one first.",
-                                    l->max_mounts_per_user);
+                                    l->max_mounts_per_user, owner_note(req, note, sizeof(note)));
         if (mounts && m->registry->n_records + manager_count_pending_mounts(m, (uid_t) -1) >=
                               l->max_mounts)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, ENFILE,
                                     "usermountd has %zu mounts registered already, the most it "
                                     "may (MaxMounts=); try again after some are unmounted.",
                                     m->registry->n_records);
+        n = manager_charges_unauthorized(m, req) ? manager_count_unauthorized(m) : 0;
+        if (n >= l->max_unauthorized_requests)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EBUSY,
+                                    "usermountd is working on %u requests that polkit has not "
+                                    "authorized yet, the most it may (MaxUnauthorizedRequests=); "
+                                    "try again later.", n);
         return 0;
 }
 
@@ -1216,16 +1398,18 @@ static int manager_check_limits(Manager *m, Request *req, UmError *error) {
  * limits. Called once the probe worker has found that the source is an image. */
 static int manager_check_loop_limits(Manager *m, Request *req, UmError *error) {
         const ConfLimits *l = &m->conf->limits;
+        char note[128];
         size_t n;
 
         if (req->uid == 0)
                 return 0;
-        n = looptrack_count(&m->loops, req->uid) + manager_count_pending_loops(m, req->uid);
+        n = looptrack_count(&m->loops, req->owner) + manager_count_pending_loops(m, req->owner);
         if (n >= l->max_loop_devices_per_user)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EMFILE,
-                                    "You hold %zu loop devices from usermount already, the most "
-                                    "one user may (MaxLoopDevicesPerUser=); unmount an image or "
-                                    "close a mount you opened first.", n);
+                                    "You hold %zu loop devices from usermount already%s, the "
+                                    "most one user may (MaxLoopDevicesPerUser=); unmount an "
+                                    "image or close a mount you opened first.", n,
+                                    owner_note(req, note, sizeof(note)));
         n = looptrack_count(&m->loops, (uid_t) -1) + manager_count_pending_loops(m, (uid_t) -1);
         if (n >= l->max_loop_devices)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, ENFILE,
@@ -1247,8 +1431,11 @@ void manager_start_request(Manager *m, Request *req) {
                              "send it again, and the instance that is running now answers it.");
                 return request_fail(req, &error);
         }
+        manager_refresh_owners(m);
+        req->owner = owner_map_lookup(&m->owners, req->uid);
         if (manager_check_limits(m, req, &error) < 0)
                 return request_fail(req, &error);
+        req->unauthorized = manager_charges_unauthorized(m, req);
 
         req->next = m->requests;
         if (m->requests)

@@ -19,6 +19,7 @@
 #include "label.h"
 #include "looptrack.h"
 #include "mountbuild.h"
+#include "owner.h"
 #include "policy.h"
 #include "registry.h"
 #include "source.h"
@@ -39,6 +40,7 @@ typedef struct MountParams {
         bool exec;
         bool interactive;
         IdmapMode idmap;
+        bool idmap_given; /* idmap was in params (not the default) */
         int userns_fd;    /* idmap namespace: the caller's (or given) user namespace, -EBADF
                            * otherwise; owned; closed once its maps are read */
         bool userns_given; /* userns_fd is params["userns"]: anything the caller passed, which
@@ -82,6 +84,9 @@ struct Request {
 
         /* Who asks, from the bus (never from the message's arguments). */
         uid_t uid;
+        uid_t owner;          /* whom the per-user limits charge: uid, or the user /etc/subuid
+                               * delegates it to, as it was when the request started (owner.h) */
+        bool unauthorized;    /* charged to MaxUnauthorizedRequests= until polkit says yes */
         gid_t gid;
         bool gid_known;       /* gid is the primary group from the passwd entry, not a stand-in */
         pid_t pid;
@@ -141,7 +146,9 @@ struct Manager {
 
         LabelLsm lsm;      /* the labelling LSM, detected once at start (label.h) */
         char *runtime_dir; /* root-only directory for staging mounts and the registry */
-        LoopTrack loops;   /* loop devices made for users that still exist */
+        LoopTrack loops;   /* loop devices made for users that still exist, by owner */
+        OwnerMap owners;   /* /etc/subuid, read again when it changes (owner.h) */
+        OwnerKnown authorized_owners; /* owners polkit said yes to since the start */
 
         Registry *registry;
         Subscribers subscribers;          /* who receives MountAdded/MountRemoved */
@@ -187,8 +194,12 @@ int manager_register_mount(Manager *m, MountRecord *rec);
 /* Forgets a registered mount (it was unmounted or vanished), emits MountRemoved, frees rec. */
 void manager_forget_mount(Manager *m, MountRecord *rec);
 
+/* Updates rec's mount point to where the kernel says the mount is now (it was renamed or
+ * moved); 1 mounted, 0 gone, -errno. */
+int manager_follow_mount(Manager *m, MountRecord *rec);
+
 /* Checks every registered mount now: gone ones are forgotten, ones whose device vanished
- * are lazily detached in their namespace. */
+ * are lazily detached in their namespace, moved ones followed. */
 void manager_reconcile(Manager *m);
 
 /* Sends READY=1 and runs the event loop until SIGTERM/SIGINT or the idle exit
@@ -201,8 +212,8 @@ int manager_run(Manager *m);
  */
 void manager_start_request(Manager *m, Request *req);
 
-/* Number of requests in flight for uid. */
-unsigned manager_count_requests(Manager *m, uid_t uid);
+/* Number of requests in flight charged to owner (Request.owner). */
+unsigned manager_count_requests(Manager *m, uid_t owner);
 
 Request *request_new(Manager *m, sd_bus_message *message);
 Request *request_free(Request *req);

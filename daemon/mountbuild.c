@@ -220,12 +220,47 @@ static int fs_create(const MountSpec *spec, int *ret_mount_fd, UmError *error) {
  * the new filesystem's root directory; for "namespace" they were read and checked before
  * authorization. Either way the user namespace is one the worker makes itself.
  */
+/*
+ * own_root: a mount that will appear in a mount namespace others share (the host's) must
+ * not show the caller a directory owned by someone else, or the caller could rename its
+ * mount point, from a namespace of its own, into a directory such as /var/tmp, where a
+ * root-owned directory holding what the caller put on the filesystem would appear. Where
+ * the root directory is not the caller's, the default becomes "user"; an explicit "none"
+ * is refused, and so is a filesystem that cannot be id-mapped.
+ */
+static int check_own_root(int mount_fd, const MountSpec *spec, UmError *error) {
+        MountIdmap *m = spec->idmap;
+        struct stat st;
+
+        if (!m || !m->own_root || m->mode != IDMAP_NONE)
+                return 0;
+        if (fstat(mount_fd, &st) < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "could not learn who owns the filesystem's root directory");
+        if (st.st_uid == m->caller_uid)
+                return 0;
+        if (m->mode_given)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EPERM,
+                                    "the filesystem's root directory belongs to uid %u, and with "
+                                    "idmap 'none' it would appear as theirs in a mount namespace "
+                                    "others use; mount it with idmap 'user' (the default here), "
+                                    "or with OpenMount into a mount namespace of your own",
+                                    (unsigned) st.st_uid);
+        m->mode = IDMAP_USER;
+        return 1;
+}
+
 static int apply_idmap(int mount_fd, const MountSpec *spec, UmError *error) {
         MountIdmap *m = spec->idmap;
         _cleanup_close_ int userns_fd = -EBADF;
         struct stat st;
+        bool automatic;
         int r;
 
+        r = check_own_root(mount_fd, spec, error);
+        if (r < 0)
+                return r;
+        automatic = r > 0;
         if (!m || m->mode == IDMAP_NONE)
                 return 0;
         if (m->mode == IDMAP_USER) {
@@ -239,7 +274,17 @@ static int apply_idmap(int mount_fd, const MountSpec *spec, UmError *error) {
         r = idmap_make_userns(&m->uid_map, &m->gid_map, &userns_fd, error);
         if (r < 0)
                 return r;
-        return idmap_apply(mount_fd, userns_fd, spec->fstype, m->mode, error);
+        r = idmap_apply(mount_fd, userns_fd, spec->fstype, m->mode, error);
+        if (r < 0 && automatic && error->kind == UM_ERROR_KIND_INVALID_ARGUMENT) {
+                *error = (UmError) {};
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EPERM,
+                                    "the filesystem's root directory belongs to uid %u, and the "
+                                    "%s filesystem cannot be id-mapped to show it as yours in a "
+                                    "mount namespace others use; mount it with OpenMount into a "
+                                    "mount namespace of your own", (unsigned) st.st_uid,
+                                    spec->fstype);
+        }
+        return r;
 }
 
 /*

@@ -30,6 +30,8 @@
 /* The id-mapping of a mount (idmap.h). */
 typedef struct MountIdmap {
         IdmapMode mode;
+        bool mode_given;      /* the caller asked for mode (else it is the default) */
+        bool own_root;        /* the root directory must appear as the caller's (below) */
         uint32_t caller_uid;  /* user: who the root directory's owner appears as */
         uint32_t caller_gid;
         IdMap uid_map;        /* namespace: the checked maps; after the build: the maps applied */

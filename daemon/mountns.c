@@ -10,10 +10,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/ioctl.h>
+#include <linux/nsfs.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/pidfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 
@@ -139,6 +141,31 @@ int mountns_id_of_process(int pidfd, pid_t pid, uint64_t *ret_id) {
         return mntns_fd_id(nsfd, ret_id);
 }
 
+int mountns_shared_with_host(int pidfd, pid_t pid) {
+        _cleanup_close_ int nsfd = -EBADF, owner_fd = -EBADF, self_fd = -EBADF;
+        struct stat a, b;
+        char path[64];
+
+        if (pidfd >= 0)
+                nsfd = pidfd_open_mntns(pidfd);
+        else {
+                snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int) pid);
+                nsfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (nsfd < 0)
+                        nsfd = errno == ENOENT ? -ESRCH : -errno;
+        }
+        if (nsfd < 0)
+                return nsfd;
+        owner_fd = ioctl(nsfd, NS_GET_USERNS);
+        if (owner_fd < 0)
+                /* EPERM: owned by an ancestor of the daemon's, which no caller owns. */
+                return errno == EPERM ? 1 : -errno;
+        self_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (self_fd < 0 || fstat(owner_fd, &a) < 0 || fstat(self_fd, &b) < 0)
+                return -errno;
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int mountns_id_self(uint64_t *ret_id) {
         _cleanup_close_ int nsfd = -EBADF;
 
@@ -195,6 +222,25 @@ static int statmount_string(const struct um_statmount *sm, size_t size, uint64_t
 
 static int statmount_mount_point(const struct um_statmount *sm, size_t size, char **ret) {
         return statmount_string(sm, size, UM_STATMOUNT_MNT_POINT, sm->mnt_point, ret);
+}
+
+int mountns_statmount_parse(const void *buf, size_t size, char **ret_mount_point,
+                            char **ret_fstype) {
+        const struct um_statmount *sm = buf;
+        _cleanup_free_ char *mp = NULL, *type = NULL;
+        int r;
+
+        if (!buf || size < sizeof(*sm))
+                return -EBADMSG;
+        r = statmount_mount_point(sm, size, &mp);
+        if (r < 0)
+                return r;
+        r = statmount_string(sm, size, UM_STATMOUNT_FS_TYPE, sm->fs_type, &type);
+        if (r < 0)
+                return r;
+        *ret_mount_point = TAKE_PTR(mp);
+        *ret_fstype = TAKE_PTR(type);
+        return 0;
 }
 
 int mountns_mount_fstype(uint64_t mount_id, char **ret_fstype) {

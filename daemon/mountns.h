@@ -25,6 +25,11 @@ int mountns_id_of_process(int pidfd, pid_t pid, uint64_t *ret_id);
 /* The id of the mount namespace of the calling process. */
 int mountns_id_self(uint64_t *ret_id);
 
+/* Whether the mount namespace of the process (pidfd, else pid) belongs to the daemon's
+ * user namespace (the host's, or one root made) rather than to a user namespace below it
+ * (which a user may own): 1, 0, or -errno. */
+int mountns_shared_with_host(int pidfd, pid_t pid);
+
 /*
  * Whether the mount with unique id mount_id exists in namespace mntns_id: 1 yes, 0 no
  * (also when the namespace is gone), -errno if the kernel could not say. If ret_mount_point
@@ -53,3 +58,13 @@ int mountns_find_process(uint64_t mntns_id, int *ret_pidfd);
  * mount namespace; owned, free(). -ENODATA if the kernel gave none.
  */
 int mountns_mount_fstype(uint64_t mount_id, char **ret_fstype);
+
+/*
+ * The strings of a statmount() reply of size bytes (struct statmount of linux/mount.h,
+ * then its strings), read the way mountns_mount_exists() and mountns_mount_fstype() read
+ * them: the mount point and the filesystem type when the reply's mask has them, else NULL
+ * (owned, free()). -EBADMSG for a reply shorter than the structure or a string that is
+ * not NUL-terminated within it. Pure: tests/fuzz feeds it arbitrary bytes.
+ */
+int mountns_statmount_parse(const void *buf, size_t size, char **ret_mount_point,
+                            char **ret_fstype);

@@ -33,6 +33,7 @@ typedef struct WorkerReply {
         AttachResult attach;     /* attach workers */
         IdMap uid_map;           /* probe workers: the caller's checked maps (idmap namespace); */
         IdMap gid_map;           /* mount workers: the maps applied (idmap user, namespace) */
+        int32_t idmap_mode;      /* mount workers: the id-mapping applied (IdmapMode) */
 } WorkerReply;
 
 typedef struct Worker Worker;
@@ -85,3 +86,11 @@ void close_all_fds_except(int *keep, size_t n_keep);
 
 /* Records whose request w works for (default: nobody's, (uid_t) -1). Accepts NULL. */
 void worker_set_owner(Worker *w, uid_t owner);
+
+/* Marks w as working for a request polkit has not authorized yet, for
+ * MaxUnauthorizedRequests= (owner.h). Accepts NULL. */
+void worker_set_unauthorized(Worker *w);
+
+/* Workers marked so that have not replied, as worker_count_busy() counts them: a probe
+ * worker stuck on a hung device keeps counting after its request timed out. */
+unsigned worker_count_busy_unauthorized(void);

@@ -115,7 +115,11 @@ static void unmount(const char *mount_point) {
 
 static char *make_image(const char *fstype, const char *label) {
         const HarnessEntry entries[] = { { HARNESS_ENTRY_FILE, "hello.txt", "hello\n", 0644 }, {} };
-        const HarnessImageSpec spec = { .label = label, .entries = entries };
+        /* umtest1's images: their root directory is umtest1's (for other callers the
+         * daemon then maps it to them: idmap "user", see test-security.c). */
+        const HarnessImageSpec spec = { .label = label, .entries = entries,
+                                        .root_uid = HARNESS_UID_USER1,
+                                        .root_gid = HARNESS_GID_USER1 };
         char *path = NULL;
 
         g_assert_cmpint(harness_make_image(fstype, &spec, &path), ==, 0);

@@ -207,7 +207,11 @@ static void assert_clean(void) {
 
 static char *make_image(const char *fstype, const char *label) {
         const HarnessEntry entries[] = { { HARNESS_ENTRY_FILE, "hello.txt", "hello\n", 0644 }, {} };
-        const HarnessImageSpec spec = { .label = label, .entries = entries };
+        /* umtest1's images: their root directory is umtest1's (see test-security.c for
+         * what becomes of a root-owned one). */
+        const HarnessImageSpec spec = { .label = label, .entries = entries,
+                                        .root_uid = HARNESS_UID_USER1,
+                                        .root_gid = HARNESS_GID_USER1 };
         char *path = NULL;
 
         g_assert_cmpint(harness_make_image(fstype, &spec, &path), ==, 0);

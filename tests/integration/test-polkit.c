@@ -358,7 +358,11 @@ static GHashTable *call_exact(uid_t uid, const Call *c, const char *const *grant
 
 static char *make_image(const char *fstype, const char *label, const char *uuid) {
         const HarnessEntry entries[] = { { HARNESS_ENTRY_FILE, "hello.txt", "hello\n", 0644 }, {} };
-        const HarnessImageSpec spec = { .label = label, .entries = entries };
+        /* umtest1's images: their root directory is umtest1's (for other callers the
+         * daemon then maps it to them: idmap "user", see test-security.c). */
+        const HarnessImageSpec spec = { .label = label, .entries = entries,
+                                        .root_uid = HARNESS_UID_USER1,
+                                        .root_gid = HARNESS_GID_USER1 };
         g_autofree char *cmd = NULL;
         char *path = NULL;
 
@@ -429,13 +433,14 @@ static void test_example_group_images(void) {
         const Call squash = { .kind = CALL_MOUNT_FD, .path = image_sq };
 
         set_rules(rule, NULL);
+        /* umtest1's image: its root directory appears as the admin's (idmap "user"). */
         g_autoptr(GHashTable) t = expect_call(HARNESS_UID_ADMIN, &ro, "ok");
-        g_assert_cmpstr(report_get(t, "info-attributes"), ==, "nodev,nosuid,noexec,ro");
+        g_assert_cmpstr(report_get(t, "info-attributes"), ==, "nodev,nosuid,noexec,ro,idmap");
         unmount_own(HARNESS_UID_ADMIN, report_get(t, "mount-point"));
 
         /* squashfs is always read-only: the detail says what the mount will be. */
         g_autoptr(GHashTable) sq = expect_call(HARNESS_UID_ADMIN, &squash, "ok");
-        g_assert_cmpstr(report_get(sq, "info-attributes"), ==, "nodev,nosuid,noexec,ro");
+        g_assert_cmpstr(report_get(sq, "info-attributes"), ==, "nodev,nosuid,noexec,ro,idmap");
         unmount_own(HARNESS_UID_ADMIN, report_get(sq, "mount-point"));
 
         g_autoptr(GHashTable) t2 = expect_call(HARNESS_UID_ADMIN, &rw,
@@ -779,7 +784,8 @@ static void test_action_mount_removable(void) {
         set_exact_rule(system_only, &want);
         g_autoptr(GHashTable) t0 = expect_call(HARNESS_UID_USER2, &c, UM_ERROR_NOT_AUTHORIZED);
         g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER2, &c, granted, &want);
-        g_assert_cmpstr(report_get(t, "info-attributes"), ==, "nodev,nosuid,noexec,ro");
+        /* A stick formatted by root: its root directory appears as the user's. */
+        g_assert_cmpstr(report_get(t, "info-attributes"), ==, "nodev,nosuid,noexec,ro,idmap");
         unmount_own(HARNESS_UID_USER2, dir);
         assert_clean();
         zram_free(TAKE_PTR(zram), TAKE_PTR(attr));
@@ -802,7 +808,8 @@ static void test_action_mount_exec(void) {
         g_autoptr(GHashTable) t2 = expect_call(HARNESS_UID_USER2, &c, UM_ERROR_NOT_AUTHORIZED);
         assert_label_matters(HARNESS_UID_USER2, &c, both, &want);
         g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER2, &c, both, &want);
-        g_assert_cmpstr(report_get(t, "info-attributes"), ==, "nodev,nosuid");
+        /* umtest1's image, mounted by umtest2: mapped to umtest2. */
+        g_assert_cmpstr(report_get(t, "info-attributes"), ==, "nodev,nosuid,idmap");
         unmount_own(HARNESS_UID_USER2, dir);
         assert_clean();
 }

@@ -10,6 +10,8 @@
  *   32 superblocks that name other devices are refused before any mount
  *   33 a read-only mount changes no byte of its device (no journal replay)
  *   34 a refused request never opened the device for writing nor claimed it
+ *   35 a mount point renamed from another namespace is followed, and its root directory
+ *      shows as the caller's
  *   37 MountAdded and MountRemoved reach only subscribers that may see the mount
  *   40 a caller's fd of a loop device is refused like its path
  */
@@ -48,10 +50,12 @@ static const char rules[] = CALLS_RULES_ALLOW_USER1;
 /* ---- callers ------------------------------------------------------------------------------ */
 
 typedef struct Call {
-        const char *method; /* "MountFd", "Mount" or "Unmount" */
+        const char *method; /* "MountFd", "Mount", "Unmount" or "ListMounts" */
         const char *path;   /* the source (opened by the caller for MountFd), or mount point */
         int open_flags;     /* MountFd: O_RDONLY or O_RDWR */
         bool read_only;
+        const char *target; /* params */
+        const char *idmap;
 } Call;
 
 static int caller(void *userdata) {
@@ -59,7 +63,8 @@ static int caller(void *userdata) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
         _cleanup_close_ int fd = -EBADF;
-        const Param ro[] = { { "read-only", "b", "true" }, { NULL } };
+        Param params[4] = {};
+        size_t n = 0;
         sd_bus *bus = NULL;
         const char *mp;
         int r;
@@ -76,11 +81,19 @@ static int caller(void *userdata) {
                 g_assert_cmpint(sd_bus_message_append(call, "hss", fd, "", ""), >=, 0);
         } else if (streq(c->method, "Mount"))
                 g_assert_cmpint(sd_bus_message_append(call, "sss", c->path, "", ""), >=, 0);
-        else
+        else if (streq(c->method, "Unmount"))
                 g_assert_cmpint(sd_bus_message_append(call, "s", c->path), >=, 0);
-        g_assert_cmpint(calls_append_params(call, c->read_only ? ro : NULL), >=, 0);
+        if (c->read_only)
+                params[n++] = (Param) { "read-only", "b", "true" };
+        if (c->target)
+                params[n++] = (Param) { "target", "s", c->target };
+        if (c->idmap)
+                params[n++] = (Param) { "idmap", "s", c->idmap };
+        g_assert_cmpint(calls_append_params(call, params), >=, 0);
         r = sd_bus_call(bus, call, 60 * G_USEC_PER_SEC, &error, &reply);
-        if (calls_report_result(r, &error) >= 0 && !streq(c->method, "Unmount")) {
+        if (calls_report_result(r, &error) >= 0 && streq(c->method, "ListMounts"))
+                calls_report_mount_list(reply);
+        else if (r >= 0 && !streq(c->method, "Unmount")) {
                 g_assert_cmpint(sd_bus_message_read(reply, "s", &mp), >, 0);
                 harness_report("mount-point=%s", mp);
                 calls_report_info(reply, "info-");
@@ -438,6 +451,96 @@ static void test_loop_fd_refused(void) {
         assert_clean();
 }
 
+/* ---- 35: mount points that move -------------------------------------------------------- */
+
+static const char *mover_from, *mover_to;
+
+/* In a user and mount namespace of its own, made before the mount (where the mount point
+ * is an ordinary directory): renames the mount point away when the test says so. */
+static int caller_mover(void *userdata) {
+        harness_report("ready=1");
+        if (harness_await_release() < 0)
+                return 1;
+        harness_report("renamed=%s", rename(mover_from, mover_to) < 0 ? g_strerror(errno) : "ok");
+        return 0;
+}
+
+/*
+ * As found: umtest1 mounts a root-owned image (mode 1777, a link to /etc/shadow in it) at
+ * a directory of its own, then renames that directory, from a namespace made before, into
+ * a sticky directory others use. The mount follows its directory. The daemon follows it
+ * too: listed at its new path, unmountable there, never forgotten while mounted; and its
+ * root directory shows as umtest1's, not root's (idmap "user", the default here).
+ */
+static void test_moved_mount_point(void) {
+        const HarnessEntry entries[] = {
+                { HARNESS_ENTRY_SYMLINK, ".X0-lock", "/etc/shadow" }, {} };
+        const HarnessImageSpec spec = { .root_uid = 0, .root_gid = 0, .root_mode = 01777,
+                                        .entries = entries };
+        g_autofree char *image = NULL, *home = NULL, *target = NULL, *sticky = NULL,
+                        *moved = NULL, *line = NULL;
+        g_autoptr(HarnessCaller) mover = NULL;
+        struct stat st;
+
+        g_assert_cmpint(harness_make_image("ext4", &spec, &image), ==, 0);
+        g_assert_cmpint(chown(image, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
+        home = g_build_filename(harness_tmpdir(), "home-moved", NULL);
+        target = g_build_filename(home, "m", NULL);
+        sticky = g_build_filename(harness_tmpdir(), "sticky", NULL);
+        moved = g_build_filename(sticky, ".X11-unix", NULL);
+        g_assert_cmpint(g_mkdir_with_parents(target, 0755), ==, 0);
+        g_assert_cmpint(chown(home, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
+        g_assert_cmpint(chown(target, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
+        g_assert_cmpint(mkdir(sticky, 0755), ==, 0);
+        g_assert_cmpint(chmod(sticky, 01777), ==, 0);
+        mover_from = target;
+        mover_to = moved;
+        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_GID_USER1,
+                                             HARNESS_NEW_USERNS, caller_mover, NULL, &mover), ==, 0);
+        g_assert_cmpint(harness_caller_read_line(mover, 10000, &line), ==, 0);
+        g_assert_cmpstr(line, ==, "ready=1");
+
+        /* An explicit idmap "none" is refused here; the default maps the root directory. */
+        const Call none = { .method = "MountFd", .path = image, .open_flags = O_RDWR,
+                            .target = target, .idmap = "none" };
+        g_autoptr(GHashTable) refused = call_as_user1(&none);
+        assert_refused(refused, UM_ERROR_INVALID_ARGUMENT, "belongs to uid 0");
+        const Call c = { .method = "MountFd", .path = image, .open_flags = O_RDWR,
+                         .target = target };
+        g_autoptr(GHashTable) t = call_as_user1(&c);
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        g_assert_cmpstr(report_get(t, "info-idmap"), ==, "user");
+        g_assert_cmpint(stat(target, &st), ==, 0);
+        g_assert_cmpuint(st.st_uid, ==, HARNESS_UID_USER1);
+
+        g_clear_pointer(&line, g_free);
+        g_assert_cmpint(harness_caller_release(mover), ==, 0);
+        g_assert_cmpint(harness_caller_read_line(mover, 10000, &line), ==, 0);
+        g_assert_cmpstr(line, ==, "renamed=ok");
+        g_assert_cmpint(harness_caller_wait(mover, 10000, NULL), ==, 0);
+        /* The mount went with its directory, into the sticky one: umtest1's, not root's. */
+        g_assert_cmpint(stat(moved, &st), ==, 0);
+        g_assert_cmpuint(st.st_uid, ==, HARNESS_UID_USER1);
+        g_assert_cmpint(lstat(target, &st), <, 0);
+
+        const Call list = { .method = "ListMounts" };
+        g_autoptr(GHashTable) l = call_as_user1(&list);
+        g_assert_cmpstr(report_get(l, "count"), ==, "1");
+        g_assert_cmpstr(report_get(l, "entry0-mount-point"), ==, moved);
+        const Call old = { .method = "Unmount", .path = target };
+        g_autoptr(GHashTable) u1 = call_as_user1(&old);
+        g_assert_cmpstr(report_get(u1, "result"), ==, UM_ERROR_NOT_MOUNTED);
+        g_autoptr(GHashTable) l2 = call_as_user1(&list);
+        g_assert_cmpstr(report_get(l2, "count"), ==, "1");
+        const Call now = { .method = "Unmount", .path = moved };
+        g_autoptr(GHashTable) u2 = call_as_user1(&now);
+        g_assert_cmpstr(report_get(u2, "result"), ==, "ok");
+        /* The directory moved away from the daemon: it is the user's to remove. */
+        g_assert_cmpint(rmdir(moved), ==, 0);
+        g_assert_cmpint(rmdir(home) == 0 || errno == ENOTEMPTY, ==, 1);
+        assert_clean();
+}
+
 /* ---- 37: signals ---------------------------------------------------------------------- */
 
 static int on_mount_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -532,6 +635,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/security/refused/no-write-open", test_refused_never_opened_for_writing);
         g_test_add_func("/security/loop-fd", test_loop_fd_refused);
         g_test_add_func("/security/signals/private", test_signals_private);
+        g_test_add_func("/security/moved-mount-point", test_moved_mount_point);
 
         r = g_test_run();
         harness_stop_daemon(daemon_pid, NULL);
