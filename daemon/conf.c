@@ -94,6 +94,7 @@ int conf_new_default(Conf **ret) {
                 .max_loop_devices_per_user = CONF_DEFAULT_MAX_LOOP_DEVICES_PER_USER,
                 .max_workers = CONF_DEFAULT_MAX_WORKERS,
                 .max_workers_per_user = CONF_DEFAULT_MAX_WORKERS_PER_USER,
+                .max_unauthorized_requests = CONF_DEFAULT_MAX_UNAUTHORIZED_REQUESTS,
                 .request_timeout_usec = CONF_DEFAULT_REQUEST_TIMEOUT_USEC,
         };
 
@@ -150,7 +151,7 @@ enum {
         SECTION_IGNORED = -2,   /* an unknown or repeated section: reported once, keys skipped */
 };
 
-#define SECTION_MAX_KEYS 9
+#define SECTION_MAX_KEYS 10
 
 /* One problem, kept until the end so that they are written in the order of the lines. */
 typedef struct Problem {
@@ -519,9 +520,11 @@ static const ConfKey limits_keys[] = {
         LIMIT("MaxLoopDevicesPerUser", max_loop_devices_per_user),
         LIMIT("MaxWorkers", max_workers),
         LIMIT("MaxWorkersPerUser", max_workers_per_user),
+        LIMIT("MaxUnauthorizedRequests", max_unauthorized_requests),
         { "RequestTimeoutSec", parse_seconds, 0, 1, 3600, false },
         { NULL },
 };
+_Static_assert(ELEMENTSOF(limits_keys) - 1 <= SECTION_MAX_KEYS, "SECTION_MAX_KEYS too small");
 
 static const ConfKey labels_keys[] = {
         { "SELinuxType", parse_selinux_type, .empty_ok = true },
@@ -1003,10 +1006,11 @@ static void print_summary(const Conf *c, FILE *out) {
                 (unsigned long long) (c->image_check_timeout_usec / 1000000u));
         fprintf(out, "\n[Limits]\nMaxRequests=%u\nMaxRequestsPerUser=%u\nMaxMounts=%u\n"
                 "MaxMountsPerUser=%u\nMaxLoopDevices=%u\nMaxLoopDevicesPerUser=%u\n"
-                "MaxWorkers=%u\nMaxWorkersPerUser=%u\nRequestTimeoutSec=%llu\n",
+                "MaxWorkers=%u\nMaxWorkersPerUser=%u\nMaxUnauthorizedRequests=%u\n"
+                "RequestTimeoutSec=%llu\n",
                 l->max_requests, l->max_requests_per_user, l->max_mounts,
                 l->max_mounts_per_user, l->max_loop_devices, l->max_loop_devices_per_user,
-                l->max_workers, l->max_workers_per_user,
+                l->max_workers, l->max_workers_per_user, l->max_unauthorized_requests,
                 (unsigned long long) (l->request_timeout_usec / 1000000u));
         fprintf(out, "\n[Labels]\n");
         if (!c->selinux_type)

@@ -31,19 +31,23 @@
 #define CONF_DEFAULT_MAX_LOOP_DEVICES_PER_USER 16u
 #define CONF_DEFAULT_MAX_WORKERS 32u
 #define CONF_DEFAULT_MAX_WORKERS_PER_USER 4u
+#define CONF_DEFAULT_MAX_UNAUTHORIZED_REQUESTS 8u
 #define CONF_DEFAULT_REQUEST_TIMEOUT_USEC (30ULL * 1000000ULL)
 #define CONF_DEFAULT_IMAGE_CHECK_USER "usermount-check"
 #define CONF_DEFAULT_IMAGE_CHECK_TIMEOUT_USEC (300ULL * 1000000ULL)
 
 typedef struct ConfLimits {
         unsigned max_requests;              /* requests in flight, all users */
-        unsigned max_requests_per_user;     /* requests in flight, one uid */
+        unsigned max_requests_per_user;     /* requests in flight, one user: per-user limits
+                                             * count a uid as its owner (owner.h) */
         unsigned max_mounts;                /* registered mounts, all users */
-        unsigned max_mounts_per_user;       /* registered mounts, one uid */
+        unsigned max_mounts_per_user;       /* registered mounts, one user */
         unsigned max_loop_devices;          /* loop devices the daemon made that still exist */
         unsigned max_loop_devices_per_user;
         unsigned max_workers;               /* worker processes running, all users */
         unsigned max_workers_per_user;
+        unsigned max_unauthorized_requests; /* mount requests polkit has not authorized yet,
+                                             * and their workers, all users (owner.h) */
         uint64_t request_timeout_usec;      /* how long one worker may take */
 } ConfLimits;
 

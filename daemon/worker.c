@@ -27,6 +27,7 @@ struct Worker {
         bool exited;             /* child reaped */
         bool released;           /* owner dropped it */
         uid_t owner;             /* whose request it works for, for per-user limits */
+        bool unauthorized;       /* for a request polkit has not authorized yet */
         bool replied;            /* its reply arrived: it is exiting, and counts no more */
         WorkerReply *pending;    /* that reply, handed on once the child is reaped */
         int pending_fd;          /* and the fd it carried */
@@ -54,6 +55,20 @@ unsigned worker_count_busy(uid_t owner) {
 void worker_set_owner(Worker *w, uid_t owner) {
         if (w)
                 w->owner = owner;
+}
+
+void worker_set_unauthorized(Worker *w) {
+        if (w)
+                w->unauthorized = true;
+}
+
+unsigned worker_count_busy_unauthorized(void) {
+        unsigned n = 0;
+
+        for (Worker *w = alive; w; w = w->alive_next)
+                if (!w->replied && w->unauthorized)
+                        n++;
+        return n;
 }
 
 static void alive_add(Worker *w) {

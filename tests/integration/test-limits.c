@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Limits and faults through the real daemon (SECURITY-TESTS.md items 25, 26, 27 and 30):
- * floods that hit each [Limits] key while other users are still served, messages with
- * hundreds of fds or an fd index out of range, a worker killed mid-mount, a filesystem
- * that hangs (a gated FUSE image, harness-fuse.h) against RequestTimeoutSec, and the CLI
- * run with a hostile environment. Each test starts its own daemon with its own
- * /etc/usermount/usermount.conf and proves that nothing is left behind.
+ * Limits and faults through the real daemon (SECURITY-TESTS.md items 25, 26, 27, 30 and 36):
+ * floods that hit each [Limits] key while other users are still served (also from uids
+ * that /etc/subuid delegates, which count as their owner, and from callers polkit refuses,
+ * who share a small budget), messages with hundreds of fds or an fd index out of range, a
+ * worker killed mid-mount, a filesystem that hangs (a gated FUSE image, harness-fuse.h)
+ * against RequestTimeoutSec, and the CLI run with a hostile environment. Each test starts
+ * its own daemon with its own /etc/usermount/usermount.conf and proves that nothing is left
+ * behind.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,6 +53,8 @@ static const char rules[] =
         "                return polkit.Result.NO;\n"
         "        if (subject.user == 'umtest1' || subject.user == 'umtest2' ||\n"
         "            subject.user == 'umtestadm')\n"
+        "                return polkit.Result.YES;\n"
+        "        if (subject.user.indexOf('umsub1') == 0)\n"
         "                return polkit.Result.YES;\n"
         "        return polkit.Result.NOT_HANDLED;\n"
         "});\n";
@@ -590,6 +595,221 @@ static void test_workers_global(void) {
         stop_daemon();
 }
 
+/* ---- Item 36: subordinate uids and requests nobody has authorized --------------------- */
+
+/* Users at uids that /etc/subuid delegates (the bus admits only uids with a passwd entry,
+ * as nss-systemd or LDAP give them): three in umtest1's range, which the rules allow
+ * like umtest1, and four in umtest2's, which nobody allows. */
+#define N_SUB_USERS 3
+#define SUB1(i) ((uid_t) (HARNESS_SUBID_USER1_START + 1 + (i)))
+#define SUB2(i) ((uid_t) (HARNESS_SUBID_USER2_START + 1 + (i)))
+#define ERROR_NOT_AUTHORIZED UM_ERROR_NOT_AUTHORIZED
+
+static void add_sub_users(void) {
+        g_autofree char *passwd = NULL;
+        g_autoptr(GString) p = NULL;
+
+        g_assert_true(g_file_get_contents("/etc/passwd", &passwd, NULL, NULL));
+        p = g_string_new(passwd);
+        if (p->len > 0 && p->str[p->len - 1] != '\n')
+                g_string_append_c(p, '\n');
+        for (unsigned i = 0; i < N_SUB_USERS + 1; i++) {
+                g_assert_null(getpwuid(SUB1(i)));
+                g_assert_null(getpwuid(SUB2(i)));
+                if (i < N_SUB_USERS)
+                        g_string_append_printf(p, "umsub1%c:x:%u:%u:usermount test subuid:"
+                                               "/nonexistent:/usr/sbin/nologin\n", 'a' + i,
+                                               (unsigned) SUB1(i), (unsigned) SUB1(i));
+                g_string_append_printf(p, "umsub2%c:x:%u:%u:usermount test subuid:"
+                                       "/nonexistent:/usr/sbin/nologin\n", 'a' + i,
+                                       (unsigned) SUB2(i), (unsigned) SUB2(i));
+        }
+        g_assert_cmpint(harness_write_etc("passwd", p->str), ==, 0);
+}
+
+/* A request that hangs in its probe until the gate of f opens. */
+static Batch stall_batch(HarnessFuse *f) {
+        return (Batch) { "OpenMount", { harness_fuse_image_path(f) } };
+}
+
+/*
+ * umtest1 and two of its subordinate uids each have one request hanging in its probe:
+ * with a per-user limit of 3 (key), a third subordinate uid and umtest1 itself are over
+ * it, while umtest2 is served; released, all three requests succeed.
+ */
+static void subuid_flood(const char *limits, const char *key) {
+        const uid_t holders[3] = { HARNESS_UID_USER1, SUB1(0), SUB1(1) };
+        const Batch extra = { "OpenMount", { images[0] } };
+        g_autoptr(HarnessFuse) f = NULL;
+        HarnessCaller *c[3];
+        Batch stall;
+
+        start_daemon(limits);
+        f = new_gated(HARNESS_FUSE_GATE_ALL);
+        stall = stall_batch(f);
+        for (unsigned i = 0; i < 3; i++) {
+                c[i] = spawn_batch(holders[i], &stall);
+                g_assert_cmpint(harness_fuse_wait_waiting(f, i + 1, WAIT_MS), ==, 0);
+        }
+        {
+                g_autoptr(GHashTable) sub = run_batch(SUB1(2), &extra);
+                g_autoptr(GHashTable) own = run_batch(HARNESS_UID_USER1, &extra);
+
+                assert_limit(sub, 0, key);
+                assert_limit(own, 0, key);
+        }
+        assert_served(HARNESS_UID_USER2, images[1]);
+
+        harness_fuse_set_gate(f, HARNESS_FUSE_GATE_OPEN);
+        for (unsigned i = 0; i < 3; i++) {
+                g_autoptr(GHashTable) done = finish_batch(c[i]);
+
+                assert_result(done, 0, "ok");
+        }
+        g_assert_cmpint(wait_no_workers(WAIT_MS), ==, 0);
+        g_clear_pointer(&f, harness_fuse_free);
+        stop_daemon();
+}
+
+static void test_subuid_requests(void) {
+        subuid_flood("MaxRequestsPerUser=3\nMaxWorkersPerUser=16\n", "MaxRequestsPerUser");
+}
+
+static void test_subuid_workers(void) {
+        subuid_flood("MaxWorkersPerUser=3\nMaxRequestsPerUser=16\n", "MaxWorkersPerUser");
+}
+
+/* Registered mounts and loop devices: the registry keeps each caller's own uid, the limits
+ * count them for the owner. */
+static void test_subuid_mounts_and_loops(void) {
+        g_autoptr(GHashTable) t1 = NULL, t2 = NULL, over = NULL, other = NULL, held = NULL;
+        g_autoptr(GHashTable) loops_over = NULL, later = NULL;
+        HarnessCaller *c;
+
+        start_daemon("MaxMountsPerUser=2\nMaxLoopDevicesPerUser=3\n");
+        t1 = run_batch(HARNESS_UID_USER1, &(const Batch) { "MountFd", { images[0] } });
+        assert_result(t1, 0, "ok");
+        t2 = run_batch(SUB1(0), &(const Batch) { "MountFd", { images[1] } });
+        assert_result(t2, 0, "ok");
+        over = run_batch(SUB1(1), &(const Batch) { "MountFd", { images[2] } });
+        assert_limit(over, 0, "MaxMountsPerUser");
+        other = run_batch(HARNESS_UID_USER2, &(const Batch) { "MountFd", { images[3] } });
+        assert_result(other, 0, "ok");
+
+        /* The two mounts hold a loop device each; one more fits, then no more. */
+        c = spawn_batch(SUB1(1), &(const Batch) { "OpenMount", { images[2] }, .hold = true });
+        held = read_until_done(c);
+        assert_result(held, 0, "ok");
+        loops_over = run_batch(SUB1(2), &(const Batch) { "OpenMount", { images[4] } });
+        assert_limit(loops_over, 0, "MaxLoopDevicesPerUser");
+
+        g_assert_cmpint(harness_caller_release(c), ==, 0);
+        g_hash_table_unref(finish_batch(c));
+        unmount_as_root(report_get(t1, "mount-point0"));
+        unmount_as_root(report_get(t2, "mount-point0"));
+        unmount_as_root(report_get(other, "mount-point0"));
+        g_assert_cmpint(harness_wait_snapshot(daemon_pid, &baseline, 20000), ==, 0);
+        later = run_batch(SUB1(2), &(const Batch) { "OpenMount", { images[4] } });
+        assert_result(later, 0, "ok");
+        stop_daemon();
+}
+
+/* Refused by polkit once its probe is done: NotAuthorized or NotAuthorizedCanObtain. */
+static void assert_not_authorized(GHashTable *t, unsigned i) {
+        g_autofree char *key = g_strdup_printf("result%u", i);
+
+        if (!g_str_has_prefix(strempty(report_get(t, key)), ERROR_NOT_AUTHORIZED))
+                g_error("%s is %s, not %s", key, report_get(t, key), ERROR_NOT_AUTHORIZED);
+}
+
+/*
+ * Four subordinate uids of umtest2, which polkit allows nothing, send requests that hang
+ * in the probe (the finding: such callers held every worker, and an authorized user got
+ * MaxWorkers). Two fit the budget of requests nobody authorized; the others are refused,
+ * as is umtestadm, whom polkit would allow but this daemon has not seen authorized yet.
+ * umtest1, authorized before, is served: its requests are not charged to that budget,
+ * and the workers and requests the budget holds leave room for it.
+ */
+static void test_unauthorized_budget(void) {
+        g_autoptr(HarnessFuse) f = NULL;
+        HarnessCaller *c[2];
+        Batch stall;
+
+        start_daemon("MaxWorkers=4\nMaxRequests=4\nMaxWorkersPerUser=8\nMaxRequestsPerUser=8\n"
+                     "MaxUnauthorizedRequests=2\n");
+        assert_served(HARNESS_UID_USER1, images[0]);
+        f = new_gated(HARNESS_FUSE_GATE_ALL);
+        stall = stall_batch(f);
+        for (unsigned i = 0; i < 2; i++) {
+                c[i] = spawn_batch(SUB2(i), &stall);
+                g_assert_cmpint(harness_fuse_wait_waiting(f, i + 1, WAIT_MS), ==, 0);
+        }
+        for (unsigned i = 2; i < 4; i++) {
+                g_autoptr(GHashTable) refused = run_batch(SUB2(i), &stall);
+
+                assert_limit(refused, 0, "MaxUnauthorizedRequests");
+        }
+        {
+                g_autoptr(GHashTable) fresh = run_batch(HARNESS_UID_ADMIN, &(const Batch) {
+                                                                "OpenMount", { images[1] } });
+
+                assert_limit(fresh, 0, "MaxUnauthorizedRequests");
+        }
+        assert_served(HARNESS_UID_USER1, images[2]);
+        g_assert_cmpuint(harness_fuse_n_waiting(f), ==, 2);
+
+        /* Released, the two are refused by polkit; nothing is left behind. */
+        harness_fuse_set_gate(f, HARNESS_FUSE_GATE_OPEN);
+        for (unsigned i = 0; i < 2; i++) {
+                g_autoptr(GHashTable) done = finish_batch(c[i]);
+
+                assert_not_authorized(done, 0);
+        }
+        g_assert_cmpint(wait_no_workers(WAIT_MS), ==, 0);
+        g_clear_pointer(&f, harness_fuse_free);
+        /* With the budget free again, the user polkit allows is served. */
+        assert_served(HARNESS_UID_ADMIN, images[1]);
+        stop_daemon();
+}
+
+/* A probe worker stuck on a hung device stays charged to the budget after its request
+ * timed out: the callers could not fill the workers by sending requests again. */
+static void test_unauthorized_stuck_workers(void) {
+        const Batch plain = { "OpenMount", { images[1] } };
+        g_autoptr(GHashTable) refused = NULL, later = NULL;
+        g_autoptr(HarnessFuse) f = NULL;
+        HarnessCaller *c[2];
+        Batch stall;
+
+        start_daemon("RequestTimeoutSec=2\nMaxWorkersPerUser=8\nMaxRequestsPerUser=8\n"
+                     "MaxUnauthorizedRequests=2\n");
+        assert_served(HARNESS_UID_USER1, images[0]);
+        f = new_gated(HARNESS_FUSE_GATE_ALL);
+        stall = stall_batch(f);
+        for (unsigned i = 0; i < 2; i++) {
+                c[i] = spawn_batch(SUB2(i), &stall);
+                g_assert_cmpint(harness_fuse_wait_waiting(f, i + 1, WAIT_MS), ==, 0);
+        }
+        for (unsigned i = 0; i < 2; i++) {
+                g_autoptr(GHashTable) timed_out = finish_batch(c[i]);
+
+                assert_result(timed_out, 0, ERROR_FAILED);
+        }
+        /* Killed, the workers still wait in their reads. */
+        g_assert_cmpuint(harness_fuse_n_waiting(f), ==, 2);
+        refused = run_batch(SUB2(2), &plain);
+        assert_limit(refused, 0, "MaxUnauthorizedRequests");
+        assert_served(HARNESS_UID_USER1, images[2]);
+
+        /* Once the reads are answered the workers are gone, and so is the charge. */
+        g_assert_cmpint(harness_fuse_abort(f), ==, 0);
+        g_assert_cmpint(wait_no_workers(WAIT_MS), ==, 0);
+        later = run_batch(SUB2(2), &plain);
+        assert_not_authorized(later, 0);
+        g_clear_pointer(&f, harness_fuse_free);
+        stop_daemon();
+}
+
 /* ---- Item 27: killed workers and hung filesystems ------------------------------------ */
 
 static void test_worker_killed(void) {
@@ -1038,6 +1258,7 @@ int main(int argc, char *argv[]) {
                 return 0;
         }
         make_images();
+        add_sub_users();
         g_assert_cmpint(harness_set_rules(rules), ==, 0);
 
         g_test_add_func("/limits/requests/per-user-flood", test_flood_per_user);
@@ -1048,6 +1269,11 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/limits/workers/per-user", test_workers_per_user);
         g_test_add_func("/limits/workers/one-per-user", test_workers_one_per_user);
         g_test_add_func("/limits/workers/global", test_workers_global);
+        g_test_add_func("/limits/subuid/requests", test_subuid_requests);
+        g_test_add_func("/limits/subuid/workers", test_subuid_workers);
+        g_test_add_func("/limits/subuid/mounts-and-loops", test_subuid_mounts_and_loops);
+        g_test_add_func("/limits/unauthorized/budget", test_unauthorized_budget);
+        g_test_add_func("/limits/unauthorized/stuck-workers", test_unauthorized_stuck_workers);
         g_test_add_func("/faults/worker-killed", test_worker_killed);
         g_test_add_func("/faults/hung-filesystem", test_hung_filesystem);
         g_test_add_func("/faults/hung-metadata", test_hung_metadata);

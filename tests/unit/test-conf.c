@@ -406,7 +406,8 @@ static const ProblemCase syntax_cases[] = {
                    "ImageCheckTimeoutSec",
                    "4:unknown key 'MaxFoo' in [Limits]; [Limits] knows MaxRequests, "
                    "MaxRequestsPerUser, MaxMounts, MaxMountsPerUser, MaxLoopDevices, "
-                   "MaxLoopDevicesPerUser, MaxWorkers, MaxWorkersPerUser, RequestTimeoutSec",
+                   "MaxLoopDevicesPerUser, MaxWorkers, MaxWorkersPerUser, "
+                   "MaxUnauthorizedRequests, RequestTimeoutSec",
                    "6:unknown key 'Allowed' in [ext4]; [ext4] knows AllowedOptions, "
                    "DefaultOptions, ForcedOptions") },
         { "key-unknown-labels", "[Labels]\nSELinuxContext=a_t\nSmackLabel=x\n",
@@ -709,6 +710,12 @@ static const ValueCase value_cases[] = {
         { "Limits", "MaxLoopDevicesPerUser", "0", NUMBER_RANGE },
         { "Limits", "MaxWorkers", "many", NUMBER_RANGE },
         { "Limits", "MaxWorkersPerUser", "0", NUMBER_RANGE },
+        { "Limits", "MaxUnauthorizedRequests", "1", NULL },
+        { "Limits", "MaxUnauthorizedRequests", "1000000", NULL },
+        { "Limits", "MaxUnauthorizedRequests", "0", NUMBER_RANGE " '0'" },
+        { "Limits", "MaxUnauthorizedRequests", "1000001", NUMBER_RANGE " '1000001'" },
+        { "Limits", "MaxUnauthorizedRequests", "half", NUMBER_RANGE " 'half'" },
+        { "Limits", "MaxUnauthorizedRequests", "", "MaxUnauthorizedRequests= needs a value" },
         { "Limits", "RequestTimeoutSec", "1", NULL },
         { "Limits", "RequestTimeoutSec", "3600", NULL },
         { "Limits", "RequestTimeoutSec", "3601", "needs a whole number from 1 to 3600" },
@@ -772,7 +779,8 @@ static void test_general_values(void) {
 static void test_limits_values(void) {
         Conf *c = load_ok("[Limits]\nMaxRequests=1\nMaxRequestsPerUser=2\nMaxMounts=3\n"
                           "MaxMountsPerUser=4\nMaxLoopDevices=5\nMaxLoopDevicesPerUser=6\n"
-                          "MaxWorkers=7\nMaxWorkersPerUser=8\nRequestTimeoutSec=9\n");
+                          "MaxWorkers=7\nMaxWorkersPerUser=8\nRequestTimeoutSec=9\n"
+                          "MaxUnauthorizedRequests=10\n");
 
         g_assert_cmpuint(c->limits.max_requests, ==, 1);
         g_assert_cmpuint(c->limits.max_requests_per_user, ==, 2);
@@ -783,6 +791,13 @@ static void test_limits_values(void) {
         g_assert_cmpuint(c->limits.max_workers, ==, 7);
         g_assert_cmpuint(c->limits.max_workers_per_user, ==, 8);
         g_assert_cmpuint(c->limits.request_timeout_usec, ==, 9 * 1000000ULL);
+        g_assert_cmpuint(c->limits.max_unauthorized_requests, ==, 10);
+        conf_unref(c);
+        /* Well below the defaults of MaxWorkers= and MaxRequests= (usermount.conf(5)). */
+        c = defaults();
+        g_assert_cmpuint(c->limits.max_unauthorized_requests, ==, 8);
+        g_assert_cmpuint(c->limits.max_unauthorized_requests, <=, c->limits.max_workers / 4);
+        g_assert_cmpuint(c->limits.max_unauthorized_requests, <=, c->limits.max_requests / 4);
         conf_unref(c);
 }
 
@@ -996,8 +1011,8 @@ static void test_example_each_setting(void) {
                         lines[header] = saved_header;
                 n_settings++;
         }
-        /* 6 in [General], 9 in [Limits], 1 in [Labels], 3 in the per-type example. */
-        g_assert_cmpuint(n_settings, ==, 19);
+        /* 6 in [General], 10 in [Limits], 1 in [Labels], 3 in the per-type example. */
+        g_assert_cmpuint(n_settings, ==, 20);
         g_strfreev(lines);
         g_free(contents);
 }
@@ -1051,6 +1066,7 @@ static void test_check_valid(void) {
         g_assert_nonnull(strstr(out, "\nAllowedFilesystems=ext4 vfat\n"));
         g_assert_nonnull(strstr(out, "\nMaxWorkers=3\n"));
         g_assert_nonnull(strstr(out, "\nMaxRequests=64\n"));
+        g_assert_nonnull(strstr(out, "\nMaxWorkersPerUser=4\nMaxUnauthorizedRequests=8\n"));
         g_assert_nonnull(strstr(out, "\n\n[Labels]\nSELinuxType=removable_t\n\n[ext2]\n"));
         g_assert_nonnull(strstr(out, "\n# the image check runs as uid 65534, gid 65534\n"));
         g_assert_nonnull(strstr(out, "\n[ext4]\n# always forced by usermount: "
