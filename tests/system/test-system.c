@@ -590,7 +590,8 @@ static void test_block_mount(void) {
 /*
  * MountFd of the device the user opened, then the device goes away while mounted: the
  * daemon detaches the mount, forgets it and says so (MountRemoved, which the user's
- * "usermount monitor" prints), all from inside the unit's sandbox.
+ * "usermount monitor" prints, and another user's prints nothing of), all from inside the
+ * unit's sandbox.
  */
 static void test_block_mount_fd_and_removal(void) {
         g_autofree char *out = NULL, *list = NULL, *events = NULL;
@@ -603,6 +604,10 @@ static void test_block_mount_fd_and_removal(void) {
         dev_attr = g_strdup_printf("/sys/devices/virtual/block/zram%d/dev", id);
         g_free(check("cat %s > /run/zram-dev && mount --bind /run/zram-dev %s && chown " USER1
                      " %s", dev_attr, dev_attr, zram));
+        r = system_host_run(&host, USER2, "usermount monitor --json > ~/monitor.log 2>&1 & "
+                            "sleep 1", &out);
+        g_assert_cmpint(r, ==, 0);
+        g_clear_pointer(&out, g_free);
         script = g_strdup_printf("usermount monitor --json > ~/monitor.log 2>&1 & "
                                  TOOLS_DIR "/um-system-call mount-fd %s", zram);
         r = system_host_run(&host, USER1, script, &out);
@@ -619,8 +624,11 @@ static void test_block_mount_fd_and_removal(void) {
         g_test_message("usermount monitor:\n%s", events);
         assert_contains(events, "/run/media/" USER1 "/zramdisk");
         g_free(wait_for_output("usermount list", "No mounts.", 30000));
+        /* Subscribed all along, told nothing about another user's mount. */
+        g_autofree char *other = check("cat /home/" USER2 "/monitor.log");
+        g_assert_null(strstr(other, "zramdisk"));
         g_free(check("umount %s && rm /run/zram-dev; pkill -u " USER1 " -x usermount || true; "
-                     "chown root %s", dev_attr, zram));
+                     "pkill -u " USER2 " -x usermount || true; chown root %s", dev_attr, zram));
         assert_nothing_left();
 }
 
