@@ -25,6 +25,13 @@
  *   user namespace, and no chroot. In a container or a chroot, a bind mount or the chroot
  *   itself could make <media_root> any root-owned directory of the host, and the daemon
  *   would create (and set permissions on) directories there; such callers pass a target.
+ *   A namespace owned by the daemon's user namespace can still have been shaped for the
+ *   caller by a setuid program ("bwrap --bind /etc /run/media"), so every directory on the
+ *   way to <media_root>/<user> is also checked to be the very directory (st_dev, st_ino)
+ *   the daemon finds at that path in its own view, before anything is made or changed in
+ *   it. Mount ids are not compared: under its unit the daemon runs in a copy of the host's
+ *   namespace, whose mounts have ids of their own; and which mount leads to a directory
+ *   does not change which directory the daemon writes to.
  * - <media_root>/<user> is 0750 root:root with a POSIX ACL entry user:<uid>:r-x, written
  *   as the kernel's system.posix_acl_access xattr (no libacl needed). On a filesystem
  *   without ACLs its group becomes the user's primary group instead, which can be shared
@@ -93,13 +100,19 @@ static const char *const system_directories[] = {
 
 /* Where the worker stands once it is in the caller's mount namespace. */
 typedef struct CallerView {
-        int proc_self_fd; /* /proc/<worker> of the daemon's procfs, opened before setns() */
-        int root_fd;      /* the caller's root directory, in its (now our) mount namespace */
-        int status_fd;    /* /proc/<caller>/status, for the caller's groups */
+        int proc_self_fd;   /* /proc/<worker> of the daemon's procfs, opened before setns() */
+        int daemon_root_fd; /* the daemon's own root directory, opened before setns() */
+        int root_fd;        /* the caller's root directory, in its (now our) mount namespace */
+        int status_fd;      /* /proc/<caller>/status, for the caller's groups */
 } CallerView;
+
+#define CALLER_VIEW_NULL                                                                \
+        ((CallerView) { .proc_self_fd = -EBADF, .daemon_root_fd = -EBADF, .root_fd = -EBADF, \
+                        .status_fd = -EBADF })
 
 static void caller_view_done(CallerView *v) {
         v->proc_self_fd = safe_close(v->proc_self_fd);
+        v->daemon_root_fd = safe_close(v->daemon_root_fd);
         v->root_fd = safe_close(v->root_fd);
         v->status_fd = safe_close(v->status_fd);
 }
@@ -327,6 +340,7 @@ static int pidfd_get_pid(int proc_self_fd, int pidfd, pid_t *ret) {
  */
 static int caller_enter(int pidfd, const char *gone, CallerView *ret, UmError *error) {
         _cleanup_close_ int proc_fd = -EBADF, self_fd = -EBADF, pid_fd = -EBADF, root_fd = -EBADF;
+        _cleanup_close_ int daemon_root_fd = -EBADF;
         char pid_name[32];
         struct statfs sfs;
         pid_t pid = 0;
@@ -350,6 +364,11 @@ static int caller_enter(int pidfd, const char *gone, CallerView *ret, UmError *e
         pid_fd = openat(proc_fd, pid_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (pid_fd < 0)
                 return caller_gone(error, gone);
+        /* The system's view of the file system, to compare the caller's with (media root). */
+        daemon_root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (daemon_root_fd < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "could not open the daemon's root directory");
 
         if (setns(pidfd, CLONE_NEWNS) < 0) {
                 if (errno == ESRCH)
@@ -372,6 +391,7 @@ static int caller_enter(int pidfd, const char *gone, CallerView *ret, UmError *e
                                     "could not enter the caller's root directory");
         ret->status_fd = openat(pid_fd, "status", O_RDONLY | O_CLOEXEC);
         ret->proc_self_fd = TAKE_FD(self_fd);
+        ret->daemon_root_fd = TAKE_FD(daemon_root_fd);
         ret->root_fd = TAKE_FD(root_fd);
         return 0;
 }
@@ -667,10 +687,51 @@ static int check_root_dir(int fd, const char *esc, UmError *error) {
         return 0;
 }
 
-/* Opens (and makes, 0755 root) every component of media_root below the caller's root. */
-static int open_media_root(const CallerView *v, const char *media_root, int *ret_fd,
-                           UmError *error) {
+/*
+ * Whether caller_fd (name below a directory of the caller's view that was checked to be
+ * the system's) is the directory name below daemon_parent_fd in the daemon's own view:
+ * 1 and *ret_daemon_fd if it is, 0 if it is not (something is mounted over it, or over a
+ * directory above it, in the caller's namespace only), or -errno.
+ */
+static int media_dir_is_systems(int daemon_parent_fd, const char *name, int caller_fd,
+                                int *ret_daemon_fd) {
         _cleanup_close_ int fd = -EBADF;
+
+        fd = open_beneath(daemon_parent_fd, name, O_PATH, 0);
+        if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP || fd == -EXDEV)
+                return 0;
+        if (fd < 0)
+                return fd;
+        if (!same_inode(fd, caller_fd))
+                return 0;
+        *ret_daemon_fd = TAKE_FD(fd);
+        return 1;
+}
+
+static int media_not_systems(int r, const char *esc, UmError *error) {
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, r,
+                                    "could not compare the media directory \"%s\" with the "
+                                    "system's: %s",
+                                    esc, strerror(-r));
+        return um_error_set(error, UM_ERROR_KIND_INVALID_TARGET, EPERM,
+                            "the media directory \"%s\" in your mount namespace is not the "
+                            "system's (another directory is mounted over it or over one above "
+                            "it); pass an empty directory you own as the target",
+                            esc);
+}
+
+/*
+ * Opens (and makes, 0755 root) every component of media_root below the caller's root,
+ * each checked to be the same directory (st_dev, st_ino) as in the daemon's own view
+ * before anything is made in it or below it. A bind mount in the caller's namespace (a
+ * setuid sandbox's "--bind /etc /run/media") thus never makes the daemon create or change
+ * anything in the directory bound there. *ret_daemon_fd is media_root in the daemon's
+ * view, for the next level.
+ */
+static int open_media_root(const CallerView *v, const char *media_root, int *ret_fd,
+                           int *ret_daemon_fd, UmError *error) {
+        _cleanup_close_ int fd = -EBADF, daemon_fd = -EBADF;
         char esc[MESSAGE_PATH_MAX], copy[PATH_MAX], *save = NULL;
         int r;
 
@@ -681,19 +742,28 @@ static int open_media_root(const CallerView *v, const char *media_root, int *ret
                                     "absolute path",
                                     esc);
         fd = fcntl(v->root_fd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0)
+        daemon_fd = fcntl(v->daemon_root_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0 || daemon_fd < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "could not duplicate an fd");
+        if (!same_inode(fd, daemon_fd))
+                return media_not_systems(0, esc, error);
         snprintf(copy, sizeof(copy), "%s", media_root);
         for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-                int next;
+                int next, daemon_next = -EBADF;
                 bool made;
 
+                /* fd is the system's directory: making c in it is what the daemon does. */
                 r = open_or_make_dir(fd, c, 0755, &made, &next);
                 if (r < 0)
                         return media_resolve_error(r, esc, error);
                 safe_close(fd);
                 fd = next;
+                r = media_dir_is_systems(daemon_fd, c, fd, &daemon_next);
+                if (r <= 0)
+                        return media_not_systems(r, esc, error);
+                safe_close(daemon_fd);
+                daemon_fd = daemon_next;
                 if (made && fchmod(fd, 0755) < 0)
                         return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                             "could not set up the media directory \"%s\"", esc);
@@ -702,6 +772,7 @@ static int open_media_root(const CallerView *v, const char *media_root, int *ret
         if (r < 0)
                 return r;
         *ret_fd = TAKE_FD(fd);
+        *ret_daemon_fd = TAKE_FD(daemon_fd);
         return 0;
 }
 
@@ -753,9 +824,16 @@ static int dir_grant_user(int fd, uid_t uid, gid_t gid) {
         return 0;
 }
 
-static int open_user_dir(int media_fd, const char *user, const char *media_root, uid_t uid,
-                         gid_t gid, int *ret_fd, UmError *error) {
-        _cleanup_close_ int fd = -EBADF;
+/*
+ * Opens (and makes) <media_root>/<user> below media_fd, checked to be the system's
+ * directory (as below daemon_media_fd, the daemon's view of media_root) before its owner,
+ * mode and ACL are set: a directory mounted there in the caller's namespace is never
+ * changed.
+ */
+static int open_user_dir(int media_fd, int daemon_media_fd, const char *user,
+                         const char *media_root, uid_t uid, gid_t gid, int *ret_fd,
+                         UmError *error) {
+        _cleanup_close_ int fd = -EBADF, daemon_fd = -EBADF;
         char path[PATH_MAX], esc[MESSAGE_PATH_MAX];
         struct stat st;
         bool made;
@@ -766,6 +844,9 @@ static int open_user_dir(int media_fd, const char *user, const char *media_root,
         r = open_or_make_dir(media_fd, user, 0700, &made, &fd);
         if (r < 0)
                 return media_resolve_error(r, esc, error);
+        r = media_dir_is_systems(daemon_media_fd, user, fd, &daemon_fd);
+        if (r <= 0)
+                return media_not_systems(r, esc, error);
         if (fstat(fd, &st) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "could not examine the media directory \"%s\"", esc);
@@ -989,7 +1070,8 @@ void attach_default_mount_point(const AttachRequest *req, char *buf, size_t n) {
 
 static int attach_at_media(const CallerView *v, int mount_fd, uint64_t mount_id,
                            const AttachRequest *req, AttachResult *res, UmError *error) {
-        _cleanup_close_ int media_fd = -EBADF, user_fd = -EBADF, dir_fd = -EBADF;
+        _cleanup_close_ int media_fd = -EBADF, daemon_media_fd = -EBADF, user_fd = -EBADF;
+        _cleanup_close_ int dir_fd = -EBADF;
         char user[NAME_MAX_BYTES + 1], base[NAME_MAX_BYTES + 1], name[NAME_MAX_BYTES + 16];
         char esc[MESSAGE_PATH_MAX];
         int r;
@@ -1011,10 +1093,11 @@ static int attach_at_media(const CallerView *v, int mount_fd, uint64_t mount_id,
                                     "inside a user namespace or a chroot the daemon does not "
                                     "create mount points; pass an empty directory you own as "
                                     "the target");
-        r = open_media_root(v, strempty(req->media_root), &media_fd, error);
+        r = open_media_root(v, strempty(req->media_root), &media_fd, &daemon_media_fd, error);
         if (r < 0)
                 return r;
-        r = open_user_dir(media_fd, user, req->media_root, req->uid, req->gid, &user_fd, error);
+        r = open_user_dir(media_fd, daemon_media_fd, user, req->media_root, req->uid, req->gid,
+                          &user_fd, error);
         if (r < 0)
                 return r;
         r = make_mount_dir(user_fd, base, req->uid, req->gid, name, sizeof(name), &dir_fd, error);
@@ -1033,7 +1116,7 @@ static int attach_at_media(const CallerView *v, int mount_fd, uint64_t mount_id,
 }
 
 int attach_mount(int mount_fd, const AttachRequest *req, AttachResult *ret, UmError *error) {
-        _cleanup_(caller_view_done) CallerView v = { .proc_self_fd = -EBADF, .root_fd = -EBADF, .status_fd = -EBADF };
+        _cleanup_(caller_view_done) CallerView v = CALLER_VIEW_NULL;
         AttachResult res = {};
         bool with_target;
         int r;
@@ -1197,7 +1280,7 @@ static const char *path_split(const char *path, char *buf, size_t n) {
 
 int attach_detach(int pidfd, const char *mount_point, uint64_t mount_id, bool force,
                   bool remove_dir, UmError *error) {
-        _cleanup_(caller_view_done) CallerView v = { .proc_self_fd = -EBADF, .root_fd = -EBADF, .status_fd = -EBADF };
+        _cleanup_(caller_view_done) CallerView v = CALLER_VIEW_NULL;
         _cleanup_close_ int parent_fd = -EBADF;
         char esc[MESSAGE_PATH_MAX], parent[PATH_MAX];
         const char *name;

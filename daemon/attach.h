@@ -45,7 +45,9 @@ typedef struct AttachResult {
  * <media_root> and <media_root>/<user> stay, as for udisks). Paths start at the caller's
  * root directory (a chrooted caller names paths inside its chroot). The default place is
  * refused (UM_ERROR_KIND_INVALID_TARGET) for callers in a mount namespace of another user
- * namespace or in a chroot: the daemon creates no directories in a tree they shaped.
+ * namespace or in a chroot, and when <media_root> or <media_root>/<user> in the caller's
+ * namespace is not the directory the daemon finds there in its own (something is bound
+ * over it): the daemon creates no directories in a tree they shaped.
  * The caller gone -> -ESRCH, UM_ERROR_KIND_FAILED. On success *ret is filled (mount_id is
  * the id of mount_fd, checked again after attaching); on failure it is untouched.
  */

@@ -19,14 +19,19 @@
  *    chmod the node (not its owner) and cannot reopen the host's /dev/loopN (mode 0660,
  *    group disk). /run (the system bus and other daemons' sockets) is an empty read-only
  *    tmpfs, /tmp a private tiny tmpfs. Making the node needs CAP_MKNOD in the worker.
- *  - A dedicated uid and gid from the spec (never 0), no supplementary groups, every
- *    capability dropped from all sets including the bounding and ambient sets, securebits
- *    locked (no root privilege on exec, no setuid fixup), no_new_privs.
+ *  - A dedicated uid and gid from the spec (never 0; given a range of uids, one of its own
+ *    for each check running at the same time: identity_claim()), no supplementary groups,
+ *    every capability dropped from all sets including the bounding and ambient sets,
+ *    securebits locked (no root privilege on exec, no setuid fixup), no_new_privs.
  *    Dropping the bounding set and locking securebits need CAP_SETPCAP in the worker.
  *  - A seccomp filter that refuses loop ioctls: LOOP_CLR_FD and LOOP_CHANGE_FD need no
  *    write access to the device, and LOOP_CHANGE_FD would let a checker swap the backing
- *    file of a read-only loop device after it vouched for the contents. Other
- *    architectures' system calls (x32, ia32) are refused so the filter cannot be bypassed.
+ *    file of a read-only loop device after it vouched for the contents. It refuses new
+ *    namespaces (unshare() and clone() with CLONE_NEW* flags, setns(); clone3() gets
+ *    ENOSYS, as its flags cannot be filtered): without it, the checker, unprivileged as it
+ *    is, could make a user namespace and be root there, with the kernel's mount and
+ *    netfilter code within reach. Other architectures' system calls (x32, ia32) are
+ *    refused so the filter cannot be bypassed.
  *  - rlimits: no core dumps, files of at most 1 MiB (unlimited for xfs_repair, which
  *    refuses to run otherwise; the only writable place is the 1 MiB /tmp anyway), 64 fds,
  *    128 processes of the uid, no locked memory. stdin is /dev/null; stdout and stderr go
@@ -40,6 +45,7 @@
  * non-zero exit or death by signal of the checker counts as damage: the check fails closed
  * (a crash while parsing an image is the strongest sign of a hostile one).
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -48,11 +54,13 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/param.h>
 #include <sys/prctl.h>
@@ -177,30 +185,80 @@ typedef struct SandboxFailure {
 #error "fscheck: add this architecture's AUDIT_ARCH_* for the seccomp filter"
 #endif
 
+/* The low 32 bits of argument i (flags and ioctl numbers are 32-bit values). */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define FSCHECK_ARG1_LOW offsetof(struct seccomp_data, args[1])
+#define FSCHECK_ARG_LOW(i) offsetof(struct seccomp_data, args[i])
 #else
-#define FSCHECK_ARG1_LOW (offsetof(struct seccomp_data, args[1]) + 4)
+#define FSCHECK_ARG_LOW(i) (offsetof(struct seccomp_data, args[i]) + 4)
 #endif
 
-/* Refuses ioctl(fd, LOOP_*, ...) (type 'L', 0x4C) and system calls of other ABIs. */
+/* clone()'s flags come first, but second on s390 (CONFIG_CLONE_BACKWARDS2). */
+#if defined(__s390x__)
+#define FSCHECK_CLONE_FLAGS_ARG 1
+#else
+#define FSCHECK_CLONE_FLAGS_ARG 0
+#endif
+
+/* Every namespace flag; CLONE_NEWTIME only for unshare(): for clone() its bit is part of
+ * the exit signal. */
+#define FSCHECK_CLONE_NS_FLAGS                                                             \
+        (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |      \
+         CLONE_NEWPID | CLONE_NEWNET)
+#define FSCHECK_UNSHARE_NS_FLAGS (FSCHECK_CLONE_NS_FLAGS | CLONE_NEWTIME)
+
+#define FSCHECK_RET(action) BPF_STMT(BPF_RET | BPF_K, (action))
+#define FSCHECK_DENY(e) FSCHECK_RET(SECCOMP_RET_ERRNO | (e))
+/* If the system call is nr, go on with the next instruction, else skip n of them. */
+#define FSCHECK_IF_NR(nr, n) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, (n))
+/* Load the low 32 bits of argument i. */
+#define FSCHECK_LOAD_ARG(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, FSCHECK_ARG_LOW(i))
+
+/*
+ * Refuses:
+ *  - ioctl(fd, LOOP_*, ...) (type 'L', 0x4C): EPERM;
+ *  - new namespaces: unshare() and clone() with any CLONE_NEW* flag, and setns(): EPERM.
+ *    An unprivileged process may create a user namespace, and in it every other kind,
+ *    which opens up the kernel code behind CAP_SYS_ADMIN and CAP_NET_ADMIN (mounting,
+ *    netfilter) to a compromised checker;
+ *  - clone3(): ENOSYS. Its flags are in memory, where seccomp cannot look; ENOSYS makes
+ *    the C library fall back to clone(), whose flags are checked (as systemd does);
+ *  - system calls of other ABIs (x32, ia32): ENOSYS, so the filter cannot be bypassed.
+ */
 static int sandbox_seccomp(void) {
         struct sock_filter filter[] = {
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
                 BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FSCHECK_AUDIT_ARCH, 1, 0),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+                FSCHECK_DENY(ENOSYS),
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 #ifdef FSCHECK_SYSCALL_BIT
                 BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, FSCHECK_SYSCALL_BIT, 0, 1),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+                FSCHECK_DENY(ENOSYS),
 #endif
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 1, 0),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, FSCHECK_ARG1_LOW),
+                /* The accumulator holds the number until a branch below is taken. */
+                FSCHECK_IF_NR(__NR_ioctl, 5),
+                FSCHECK_LOAD_ARG(1),
                 BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xff00),
                 BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x4c00, 0, 1),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                FSCHECK_DENY(EPERM),
+                FSCHECK_RET(SECCOMP_RET_ALLOW),
+
+                FSCHECK_IF_NR(__NR_unshare, 4),
+                FSCHECK_LOAD_ARG(0),
+                BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, FSCHECK_UNSHARE_NS_FLAGS, 0, 1),
+                FSCHECK_DENY(EPERM),
+                FSCHECK_RET(SECCOMP_RET_ALLOW),
+
+                FSCHECK_IF_NR(__NR_clone, 4),
+                FSCHECK_LOAD_ARG(FSCHECK_CLONE_FLAGS_ARG),
+                BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, FSCHECK_CLONE_NS_FLAGS, 0, 1),
+                FSCHECK_DENY(EPERM),
+                FSCHECK_RET(SECCOMP_RET_ALLOW),
+
+                FSCHECK_IF_NR(__NR_clone3, 1),
+                FSCHECK_DENY(ENOSYS),
+                FSCHECK_IF_NR(__NR_setns, 1),
+                FSCHECK_DENY(EPERM),
+                FSCHECK_RET(SECCOMP_RET_ALLOW),
         };
         struct sock_fprog prog = { .len = ELEMENTSOF(filter), .filter = filter };
 
@@ -382,6 +440,172 @@ _noreturn_ static void sandbox_child(dev_t dev, int out_fd, int err_fd, const Fs
         snprintf(f.step, sizeof(f.step), "%s", step);
         (void) !write(err_fd, &f, sizeof(f));
         _exit(127);
+}
+
+/* ---- the checker's identity -------------------------------------------------------- */
+
+#define FSCHECK_UID_COUNT_MAX 65536u
+#define FSCHECK_LOCK_PREFIX "image-check-uid-"
+
+/* The uid and gid one check runs as, and the lock file that keeps them its own. */
+typedef struct CheckIdentity {
+        uid_t uid;
+        gid_t gid;
+        int dir_fd;  /* spec->lock_dir; -EBADF with a single uid */
+        int lock_fd; /* flock()ed <dir>/<lock_name>; -EBADF with a single uid */
+        char lock_name[sizeof(FSCHECK_LOCK_PREFIX) + 16];
+} CheckIdentity;
+
+#define CHECK_IDENTITY_NULL ((CheckIdentity) { .dir_fd = -EBADF, .lock_fd = -EBADF })
+
+static void identity_release(CheckIdentity *id) {
+        /* Unlinked while still locked: a check that opened the file meanwhile and gets the
+         * lock after us sees that it is no longer the file at that name (lock_uid_file()). */
+        if (id->lock_fd >= 0)
+                (void) unlinkat(id->dir_fd, id->lock_name, 0);
+        id->lock_fd = safe_close(id->lock_fd);
+        id->dir_fd = safe_close(id->dir_fd);
+}
+
+/*
+ * Locks dir_fd/name, creating it: 1 and *ret_fd when this process holds it now, 0 when
+ * another check does. A lock on a file that was unlinked between our open() and flock()
+ * (its check ended) locks nothing, so the name is opened again then.
+ */
+static int lock_uid_file(int dir_fd, const char *name, int *ret_fd) {
+        for (unsigned attempt = 0; attempt < 16; attempt++) {
+                _cleanup_close_ int fd = -EBADF;
+                struct stat locked, named;
+
+                fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+                            0600);
+                if (fd < 0)
+                        return -errno;
+                if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                        return errno == EWOULDBLOCK ? 0 : -errno;
+                if (fstat(fd, &locked) < 0)
+                        return -errno;
+                if (fstatat(dir_fd, name, &named, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (errno == ENOENT)
+                                continue;
+                        return -errno;
+                }
+                if (locked.st_dev != named.st_dev || locked.st_ino != named.st_ino)
+                        continue;
+                *ret_fd = TAKE_FD(fd);
+                return 1;
+        }
+        return -EAGAIN;
+}
+
+/* Whether "<field>:\t<a>\t<b>\t<c>\t<d>" of a /proc/PID/status text names id. */
+static bool status_field_has(const char *status, const char *field, unsigned id) {
+        const char *p = strstr(status, field);
+        unsigned v[4];
+
+        if (!p || sscanf(p + strlen(field), "%u %u %u %u", &v[0], &v[1], &v[2], &v[3]) != 4)
+                return false;
+        return v[0] == id || v[1] == id || v[2] == id || v[3] == id;
+}
+
+/* 1 if a process runs with id as one of its uids or gids, 0 if none, -errno. */
+static int id_has_processes(unsigned id) {
+        _cleanup_(closedirp) DIR *d = opendir("/proc");
+        struct dirent *de;
+
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int fd = -EBADF;
+                char path[sizeof(de->d_name) + 8], buf[4096];
+                ssize_t n;
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "%s/status", de->d_name);
+                fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        continue; /* gone meanwhile */
+                n = read(fd, buf, sizeof(buf) - 1);
+                if (n <= 0)
+                        continue;
+                buf[n] = 0;
+                if (status_field_has(buf, "\nUid:", id) || status_field_has(buf, "\nGid:", id))
+                        return 1;
+        }
+        return 0;
+}
+
+/* 1 if no account, group or process uses id, 0 if something does, -errno. */
+static int id_unused(unsigned id) {
+        struct passwd pw, *pwp = NULL;
+        struct group gr, *grp = NULL;
+        char buf[16384];
+        int r;
+
+        r = getpwuid_r((uid_t) id, &pw, buf, sizeof(buf), &pwp);
+        if (r != 0)
+                return -r;
+        if (pwp)
+                return 0;
+        r = getgrgid_r((gid_t) id, &gr, buf, sizeof(buf), &grp);
+        if (r != 0)
+                return -r;
+        if (grp)
+                return 0;
+        r = id_has_processes(id);
+        return r < 0 ? r : !r;
+}
+
+/*
+ * The identity of one check. With spec->uid_count <= 1 that is spec->uid and spec->gid,
+ * shared by every check. Else the first uid of [uid, uid + uid_count) that no other check
+ * holds (a lock file per uid in spec->lock_dir) and no account, group or process uses, as
+ * uid and gid: no two checks that run at the same time share a uid, so a hostile image's
+ * checker cannot use up the others' per-uid limits (processes, pipe buffers, inotify,
+ * keyrings) or share a user keyring with them.
+ */
+static int identity_claim(const FsCheckSpec *spec, CheckIdentity *id, UmError *error) {
+        int r;
+
+        if (spec->uid_count <= 1) {
+                id->uid = spec->uid;
+                id->gid = spec->gid;
+                return 0;
+        }
+        id->dir_fd = open(spec->lock_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (id->dir_fd < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not open the directory of the image check's uid "
+                                    "locks: %s.", strerror(errno));
+        for (unsigned i = 0; i < spec->uid_count; i++) {
+                unsigned uid = (unsigned) spec->uid + i;
+                int fd = -EBADF;
+
+                snprintf(id->lock_name, sizeof(id->lock_name), FSCHECK_LOCK_PREFIX "%u", uid);
+                r = lock_uid_file(id->dir_fd, id->lock_name, &fd);
+                if (r == 0)
+                        continue;
+                if (r > 0) {
+                        id->lock_fd = fd;
+                        r = id_unused(uid);
+                        if (r > 0) {
+                                id->uid = (uid_t) uid;
+                                id->gid = (gid_t) uid;
+                                return 0;
+                        }
+                        (void) unlinkat(id->dir_fd, id->lock_name, 0);
+                        id->lock_fd = safe_close(id->lock_fd);
+                }
+                if (r < 0)
+                        return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                            "Could not claim uid %u for the image check: %s.",
+                                            uid, strerror(-r));
+        }
+        return um_error_set(error, UM_ERROR_KIND_FAILED, EBUSY,
+                            "Every uid the image check may run as (%u to %u) is in use; try "
+                            "again later.",
+                            (unsigned) spec->uid, (unsigned) spec->uid + spec->uid_count - 1);
 }
 
 /* ---- the parent side -------------------------------------------------------------- */
@@ -571,8 +795,10 @@ static int sandbox_verdict(const FsChecker *c, const FsCheckSpec *spec, const Sa
 
 int fscheck_run_checker(int block_fd, const FsChecker *checker, const FsCheckSpec *spec,
                         UmError *error) {
+        _cleanup_(identity_release) CheckIdentity id = CHECK_IDENTITY_NULL;
         _cleanup_free_ SandboxResult *res = NULL;
         _cleanup_free_ char **argv = NULL;
+        FsCheckSpec run;
         struct stat st;
         size_t n = 0;
         int r;
@@ -586,6 +812,14 @@ int fscheck_run_checker(int block_fd, const FsChecker *checker, const FsCheckSpe
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "The filesystem check needs an unprivileged uid and gid "
                                     "and a timeout.");
+        if (spec->uid_count > 1 &&
+            (spec->uid_count > FSCHECK_UID_COUNT_MAX || !spec->lock_dir ||
+             spec->lock_dir[0] != '/' ||
+             (uint64_t) spec->uid + spec->uid_count - 1 >= (uint64_t) (uid_t) -1))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "The image check's uid range needs at most %u uids below "
+                                    "4294967295 and an absolute lock directory.",
+                                    FSCHECK_UID_COUNT_MAX);
         if (fstat(block_fd, &st) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "Could not examine the device to check.");
@@ -602,12 +836,18 @@ int fscheck_run_checker(int block_fd, const FsChecker *checker, const FsCheckSpe
         memcpy(argv, checker->argv, n * sizeof(char *));
         argv[n] = (char *) FSCHECK_DEVICE;
 
-        r = sandbox_run(st.st_rdev, spec, checker, argv, res);
+        r = identity_claim(spec, &id, error);
+        if (r < 0)
+                return r;
+        run = *spec;
+        run.uid = id.uid;
+        run.gid = id.gid;
+        r = sandbox_run(st.st_rdev, &run, checker, argv, res);
         if (r < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, r,
                                     "Could not run the filesystem check by %s: %s.",
                                     checker->path, strerror(-r));
-        return sandbox_verdict(checker, spec, res, error);
+        return sandbox_verdict(checker, &run, res, error);
 }
 
 int fscheck_run(int block_fd, const char *fstype, const FsCheckSpec *spec, UmError *error) {

@@ -17,6 +17,15 @@ typedef struct FsCheckSpec {
         uid_t uid;             /* unprivileged identity the checker runs as; never 0 */
         gid_t gid;             /* its only group; never 0 */
         uint64_t timeout_usec; /* the sandbox is killed after this long; 0 is refused */
+        /* 0 or 1: every check runs as uid and gid. More (at most 65536): each check runs as
+         * a uid of [uid, uid + uid_count) that no other check running holds and no
+         * account, group or process uses, with the same number as its gid; a check finds
+         * none free -> -EBUSY. Checks claim their uid with a lock file
+         * ("image-check-uid-<uid>", removed when the check ends) in lock_dir, an absolute
+         * path to a directory only root may write (the daemon's runtime directory), the
+         * same for every check that takes uids from the range. */
+        unsigned uid_count;
+        const char *lock_dir;
 } FsCheckSpec;
 
 /*
@@ -52,7 +61,8 @@ bool fscheck_available(const char *fstype);
  * image (error: UM_ERROR_KIND_FAILED, a sentence naming the checker, its exit status or
  * signal, and its first meaningful lines of output, escaped). -ETIMEDOUT: it did not finish
  * in time and was killed. -ENOENT: no checker for this type (the caller decides).
- * -EINVAL: uid or gid 0, or no timeout. -ENOTBLK: block_fd is not a block device. Other
+ * -EINVAL: uid or gid 0, no timeout, or an unusable uid range. -EBUSY: every uid of the
+ * range is in use. -ENOTBLK: block_fd is not a block device. Other
  * -errno: the sandbox could not be built (CAP_MKNOD and CAP_SETPCAP are needed).
  * To be called in a forked, privileged worker: it forks the sandbox itself, reaps it and
  * leaves no process, mount or file behind. SIGCHLD must not be set to SIG_IGN.

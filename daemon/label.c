@@ -13,8 +13,10 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <selinux/selinux.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -24,6 +26,8 @@
 #define LSM_FILE "/sys/kernel/security/lsm"
 #define LSM_TEXT_MAX 4096
 #define SMACKFS_DIR "/sys/fs/smackfs"
+#define SMACK_ONLYCAP_FILE SMACKFS_DIR "/onlycap"
+#define SMACK_TEXT_MAX 8192
 
 /* Missing from older linux/magic.h. */
 #ifndef SMACK_MAGIC
@@ -36,6 +40,9 @@ static const char *const lsm_names[_LABEL_LSM_MAX] = {
         [LABEL_LSM_NONE] = "none",
         [LABEL_LSM_SELINUX] = "selinux",
         [LABEL_LSM_SMACK] = "smack",
+        [LABEL_LSM_SMACK_UNPRIVILEGED] =
+                "smack, but usermountd may not set Smack labels (CAP_MAC_ADMIN, smackfs "
+                "onlycap): every mount is refused",
 };
 
 const char *label_lsm_to_string(LabelLsm lsm) {
@@ -81,12 +88,12 @@ int label_lsm_parse(const char *text, bool selinux_enabled, LabelLsm *ret) {
         return 0;
 }
 
-/* Reads LSM_FILE into buf; -ENOENT when securityfs is not mounted. */
-static int lsm_file_read(char *buf, size_t size) {
+/* Reads path into buf; -ENOENT when it does not exist (securityfs is not mounted...). */
+static int small_file_read(const char *path, char *buf, size_t size) {
         _cleanup_close_ int fd = -EBADF;
         ssize_t n;
 
-        fd = open(LSM_FILE, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
         n = read(fd, buf, size - 1);
@@ -102,23 +109,85 @@ static bool smackfs_mounted(void) {
         return statfs(SMACKFS_DIR, &sfs) == 0 && (unsigned long) sfs.f_type == SMACK_MAGIC;
 }
 
+static bool is_space(char c) {
+        return c == ' ' || c == '\t' || c == '\n';
+}
+
+bool label_smack_privileged(bool has_mac_admin, const char *onlycap, const char *own_label) {
+        size_t own_len = own_label ? strcspn(own_label, "\n") : 0;
+        bool listed = false, any = false;
+
+        if (!has_mac_admin)
+                return false;
+        for (const char *p = onlycap ?: ""; *p;) {
+                size_t n;
+
+                while (is_space(*p))
+                        p++;
+                for (n = 0; p[n] && !is_space(p[n]); n++)
+                        ;
+                if (n == 0)
+                        break;
+                any = true;
+                listed = listed || (own_len == n && memcmp(p, own_label, n) == 0);
+                p += n;
+        }
+        return !any || listed;
+}
+
+static bool has_effective_capability(cap_value_t cap) {
+        cap_flag_value_t v = CAP_CLEAR;
+        cap_t caps = cap_get_proc();
+
+        if (!caps)
+                return false;
+        if (cap_get_flag(caps, cap, CAP_EFFECTIVE, &v) < 0)
+                v = CAP_CLEAR;
+        cap_free(caps);
+        return v == CAP_SET;
+}
+
+/* What smack_set_mnt_opts() will say to this process's (and its workers') label options. */
+static bool smack_privileged_here(void) {
+        char onlycap[SMACK_TEXT_MAX], own[LABEL_VALUE_MAX + 2] = "";
+        int r;
+
+        r = small_file_read(SMACK_ONLYCAP_FILE, onlycap, sizeof(onlycap));
+        if (r == -ENOENT)
+                onlycap[0] = 0;
+        else if (r < 0)
+                return false; /* cannot tell: fail closed */
+        if (small_file_read("/proc/self/attr/smack/current", own, sizeof(own)) < 0 &&
+            small_file_read("/proc/self/attr/current", own, sizeof(own)) < 0)
+                own[0] = 0;
+        return label_smack_privileged(has_effective_capability(CAP_MAC_ADMIN), onlycap,
+                                      own[0] ? own : NULL);
+}
+
 int label_lsm_detect(LabelLsm *ret) {
         char buf[LSM_TEXT_MAX + 1];
         bool selinux = is_selinux_enabled() > 0;
+        LabelLsm lsm;
         int r;
 
         if (!ret)
                 return -EINVAL;
-        r = lsm_file_read(buf, sizeof(buf));
-        if (r == -ENOENT) {
+        r = small_file_read(LSM_FILE, buf, sizeof(buf));
+        if (r == -ENOENT)
                 /* No securityfs: what the LSMs' own filesystems say. */
-                *ret = selinux ? LABEL_LSM_SELINUX :
+                lsm = selinux ? LABEL_LSM_SELINUX :
                         smackfs_mounted() ? LABEL_LSM_SMACK : LABEL_LSM_NONE;
-                return 0;
-        }
-        if (r < 0)
+        else if (r < 0)
                 return r;
-        return label_lsm_parse(buf, selinux, ret);
+        else {
+                r = label_lsm_parse(buf, selinux, &lsm);
+                if (r < 0)
+                        return r;
+        }
+        if (lsm == LABEL_LSM_SMACK && !smack_privileged_here())
+                lsm = LABEL_LSM_SMACK_UNPRIVILEGED;
+        *ret = lsm;
+        return 0;
 }
 
 /* ---- Validation ------------------------------------------------------------------------- */
@@ -321,6 +390,15 @@ int label_add_options(const LabelInput *in, MountOptions *o, UmError *error) {
                                     "internal error: no label input");
         if (in->lsm == LABEL_LSM_NONE)
                 return 0;
+        if (in->lsm == LABEL_LSM_SMACK_UNPRIVILEGED)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EPERM,
+                                    "Smack is active, but usermountd may not set Smack labels: "
+                                    "the kernel allows smackfsroot=, smackfsdef= and "
+                                    "smackfstransmute= only with CAP_MAC_ADMIN (and, if "
+                                    "/sys/fs/smackfs/onlycap lists labels, for those), and "
+                                    "without them the mount would carry the daemon's label and "
+                                    "trust the labels on the medium. The mount is refused; an "
+                                    "administrator has to let usermountd keep CAP_MAC_ADMIN.");
         if (in->lsm != LABEL_LSM_SELINUX && in->lsm != LABEL_LSM_SMACK)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, EINVAL,
                                     "internal error: unknown LSM");

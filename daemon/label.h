@@ -25,10 +25,14 @@ typedef enum LabelLsm {
         LABEL_LSM_NONE,
         LABEL_LSM_SELINUX,
         LABEL_LSM_SMACK,
+        /* Smack, but the daemon may not set Smack labels on a mount (no CAP_MAC_ADMIN, or
+         * its label is not in smackfs's onlycap list): every mount is refused. */
+        LABEL_LSM_SMACK_UNPRIVILEGED,
         _LABEL_LSM_MAX,
 } LabelLsm;
 
-/* "none", "selinux", "smack"; NULL for an invalid value. */
+/* "none", "selinux", "smack", and for LABEL_LSM_SMACK_UNPRIVILEGED a phrase saying that
+ * mounts are refused (for the daemon's start message); NULL for an invalid value. */
 const char *label_lsm_to_string(LabelLsm lsm);
 
 /*
@@ -45,9 +49,23 @@ int label_lsm_parse(const char *text, bool selinux_enabled, LabelLsm *ret);
  * Detects the labelling LSM of the running system, once at daemon start: reads
  * /sys/kernel/security/lsm and asks libselinux whether SELinux is enabled. When securityfs
  * is not mounted, falls back to libselinux for SELinux and to a mounted smackfs
- * (/sys/fs/smackfs) for Smack. Returns 0 or -errno.
+ * (/sys/fs/smackfs) for Smack. Smack becomes LABEL_LSM_SMACK_UNPRIVILEGED unless the
+ * calling process may set Smack labels on mounts (label_smack_privileged(), with its
+ * effective capabilities, /sys/fs/smackfs/onlycap and its own Smack label): call it
+ * after dropping capabilities, with the capabilities workers will have. Returns 0 or
+ * -errno.
  */
 int label_lsm_detect(LabelLsm *ret);
+
+/*
+ * Whether a process may give a mount Smack labels (smackfsroot=, smackfsdef=,
+ * smackfstransmute=): the kernel (smack_set_mnt_opts()) refuses them with EPERM without
+ * CAP_MAC_ADMIN, and, when smackfs's onlycap lists labels, unless the process's own label
+ * is one of them. onlycap: the text of /sys/fs/smackfs/onlycap, labels separated by white
+ * space (NULL or blank: no list); own_label: the process's Smack label (NULL: unknown,
+ * which only passes without a list). Pure.
+ */
+bool label_smack_privileged(bool has_mac_admin, const char *onlycap, const char *own_label);
 
 /*
  * The SELinux context the kernel gives files of a filesystem mounted by caller in a user
@@ -84,6 +102,10 @@ typedef struct LabelInput {
  *   LABEL_LSM_SELINUX  context=C, with C the caller's context with SELinuxType= as type and
  *                      object_r as role, or without SELinuxType= what in->compute gives
  *   LABEL_LSM_SMACK    smackfsroot=L, smackfsdef=L, smackfstransmute=L, L the caller's label
+ *   LABEL_LSM_SMACK_UNPRIVILEGED
+ *                      nothing: refused (UM_ERROR_KIND_FAILED, -EPERM), as the kernel would
+ *                      refuse those options, and a mount without them would carry the
+ *                      daemon's label and trust the labels on the medium
  * Fails closed, never mounting unlabelled: a caller without a label, or with one (or a
  * computed context) that is not valid, is refused with UM_ERROR_KIND_FAILED and -EACCES; a
  * failed computation with UM_ERROR_KIND_FAILED and its -errno. On failure *o is untouched

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "utf8.h"
 
 static LogLevel max_level = LOG_LEVEL_INFO;
 static LogTarget target = LOG_TARGET_AUTO;
@@ -79,6 +80,52 @@ static LogTarget log_resolve_target(void) {
         return target;
 }
 
+/* Characters that make a line display as something it is not, or start a new one. */
+static bool log_char_unsafe(uint32_t cp) {
+        return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x61c ||
+               (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+               (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);
+}
+
+char *log_escape(const char *s, char *buf, size_t n) {
+        const unsigned char *p = (const unsigned char *) strempty(s);
+        size_t o = 0;
+
+        if (n == 0)
+                return buf;
+        while (*p) {
+                uint32_t cp = 0;
+                size_t len = utf8_decode(p, &cp);
+                bool unsafe = len == 0 || log_char_unsafe(cp);
+                size_t need = unsafe ? 4 * (len ?: 1) : len;
+
+                if (o + need >= n)
+                        break;
+                if (unsafe)
+                        for (size_t i = 0; i < (len ?: 1); i++, o += 4)
+                                snprintf(buf + o, n - o, "\\x%02x", p[i]);
+                else {
+                        memcpy(buf + o, p, len);
+                        o += len;
+                }
+                p += len ?: 1;
+        }
+        buf[o] = 0;
+        return buf;
+}
+
+/* log_escape() into a new string big enough for all of s; NULL for NULL or -ENOMEM. */
+static char *log_escape_dup(const char *s) {
+        size_t n;
+        char *buf;
+
+        if (!s)
+                return NULL;
+        n = strlen(s) * 4 + 1;
+        buf = malloc(n);
+        return buf ? log_escape(s, buf, n) : NULL;
+}
+
 void log_fields_done(LogFields *f) {
         for (size_t i = 0; i < f->n; i++)
                 free(f->strings[i]);
@@ -101,6 +148,18 @@ static int log_fields_add(LogFields *f, const char *name, const char *value) {
         return 0;
 }
 
+/* The same with value escaped (log_escape()). */
+static int log_fields_add_escaped(LogFields *f, const char *name, const char *value) {
+        _cleanup_free_ char *escaped = NULL;
+
+        if (!value)
+                return 0;
+        escaped = log_escape_dup(value);
+        if (!escaped)
+                return -ENOMEM;
+        return log_fields_add(f, name, escaped);
+}
+
 int log_fields_build(LogLevel level, int error, const LogSite *site, const LogRequest *req,
                      const char *message, LogFields *ret) {
         char priority[16], line[16], err[16], uid[16];
@@ -109,7 +168,7 @@ int log_fields_build(LogLevel level, int error, const LogSite *site, const LogRe
 
         snprintf(priority, sizeof(priority), "%d", (int) level);
         snprintf(err, sizeof(err), "%d", error < 0 ? -error : error);
-        r = log_fields_add(&f, "MESSAGE", message);
+        r = log_fields_add_escaped(&f, "MESSAGE", message);
         if (r >= 0)
                 r = log_fields_add(&f, "PRIORITY", priority);
         if (r >= 0)
@@ -129,13 +188,13 @@ int log_fields_build(LogLevel level, int error, const LogSite *site, const LogRe
                 if (req->uid != LOG_UID_NONE)
                         r = log_fields_add(&f, "USERMOUNT_UID", uid);
                 if (r >= 0)
-                        r = log_fields_add(&f, "USERMOUNT_DEVICE", req->device);
+                        r = log_fields_add_escaped(&f, "USERMOUNT_DEVICE", req->device);
                 if (r >= 0)
-                        r = log_fields_add(&f, "USERMOUNT_ACTION", req->action);
+                        r = log_fields_add_escaped(&f, "USERMOUNT_ACTION", req->action);
                 if (r >= 0)
-                        r = log_fields_add(&f, "USERMOUNT_FSTYPE", req->fstype);
+                        r = log_fields_add_escaped(&f, "USERMOUNT_FSTYPE", req->fstype);
                 if (r >= 0)
-                        r = log_fields_add(&f, "USERMOUNT_MOUNT_POINT", req->mount_point);
+                        r = log_fields_add_escaped(&f, "USERMOUNT_MOUNT_POINT", req->mount_point);
         }
         if (r < 0) {
                 log_fields_done(&f);
@@ -160,7 +219,7 @@ static int log_to_journal(LogLevel level, int error, const LogSite *site, const 
 
 int log_internal(LogLevel level, int error, const LogSite *site, const LogRequest *req,
                  const char *fmt, ...) {
-        char buf[2048];
+        char buf[2048], escaped[sizeof(buf) * 4];
         va_list ap;
 
         if (level > max_level)
@@ -171,10 +230,13 @@ int log_internal(LogLevel level, int error, const LogSite *site, const LogReques
         va_start(ap, fmt);
         vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
+        /* One line, shown as it is: on stderr a newline would start a new entry (with a
+         * priority of the caller's choosing) in journald's stream parser. */
+        log_escape(buf, escaped, sizeof(escaped));
 
         /* A message the journal does not take (not running, full) still goes somewhere. */
         if (log_resolve_target() != LOG_TARGET_JOURNAL ||
-            log_to_journal(level, error, site, req, buf) < 0)
-                fprintf(stderr, "<%d>%s\n", (int) level, buf);
+            log_to_journal(level, error, site, req, escaped) < 0)
+                fprintf(stderr, "<%d>%s\n", (int) level, escaped);
         return error < 0 ? error : -error;
 }

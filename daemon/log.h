@@ -6,7 +6,10 @@
  * journal as structured entries: MESSAGE, PRIORITY, CODE_FILE/LINE/FUNC and, for events
  * of a request, USERMOUNT_UID/DEVICE/ACTION/FSTYPE/MOUNT_POINT, so that an administrator
  * can ask journalctl for one user's or one device's history. Arguments from devices or
- * callers must be escaped with um_escape().
+ * callers must be escaped with um_escape(); as a second line of defence every message and
+ * every USERMOUNT_* value goes through log_escape() on its way out, so that no control or
+ * direction-changing character from a caller (a target path, a label) ever reaches the
+ * journal, a terminal or journald's stream parser as it is.
  */
 #pragma once
 
@@ -35,6 +38,18 @@ void log_set_target(LogTarget target);
 
 /* "auto", "stderr", "journal" -> LogTarget; -EINVAL for anything else. */
 int log_target_from_string(const char *s);
+
+/*
+ * Copies s into buf (size n > 0, always NUL-terminated, cut at a character boundary when
+ * it does not fit) with each byte of what a log must not carry as it is written as
+ * "\xNN": C0 controls (newline and tab included), DEL, C1 controls (U+0080..U+009F),
+ * invisible and direction-changing characters (U+061C, U+200B..U+200F, U+2028..U+202E,
+ * U+2060..U+206F, U+FEFF, U+FFF9..U+FFFB: the bidi marks, embeddings, overrides and
+ * isolates that make a line display as something it is not), and every byte that is not
+ * valid UTF-8. Backslashes are kept, so that text um_escape() already escaped is not
+ * escaped twice (and escaping again changes nothing). Returns buf. Pure.
+ */
+char *log_escape(const char *s, char *buf, size_t n);
 
 /* Whether fd is the journal's stream as $JOURNAL_STREAM ("DEV:INO") describes it. */
 bool log_fd_is_journal_stream(int fd, const char *journal_stream);
@@ -69,9 +84,10 @@ typedef struct LogFields {
  * Builds the journal fields of one entry (pure: no I/O, no global state): MESSAGE=message,
  * PRIORITY=level, SYSLOG_IDENTIFIER=usermountd, CODE_FILE/CODE_LINE/CODE_FUNC from site
  * (each only if known), ERRNO= for a nonzero error, and the USERMOUNT_* fields of req
- * (may be NULL). Values are copied as they are (the journal keeps binary data; callers
- * escape what came from devices). On success *ret holds them (free with
- * log_fields_done()); -ENOMEM leaves it empty.
+ * (may be NULL). The message and the USERMOUNT_* values are escaped with log_escape()
+ * (the journal would keep binary data, but journalctl shows it to an administrator's
+ * terminal); the others are the daemon's own and copied as they are. On success *ret
+ * holds them (free with log_fields_done()); -ENOMEM leaves it empty.
  */
 int log_fields_build(LogLevel level, int error, const LogSite *site, const LogRequest *req,
                      const char *message, LogFields *ret);

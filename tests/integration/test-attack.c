@@ -9,15 +9,28 @@
  * asks, under the request's timeout. The FUSE mount here is made by root with allow_other,
  * as fusermount3 does for a user when /etc/fuse.conf has user_allow_other; the caller that
  * passes the fd is unprivileged.
+ *
+ * media-root-bound (SECURITY-TESTS.md 38): a caller whose mount namespace has another
+ * directory bound over the media root calls Mount without a target. The daemon makes
+ * <media-root>/<user> and the mount point there as root; in such a namespace that would be
+ * inside the other directory (bwrap is setuid on some systems, and "bwrap --bind /etc
+ * /run/media" would have it create root-owned directories in the host's /etc). Shown
+ * twice: a namespace root made and then dropped privileges in, as a setuid sandbox does
+ * (here a root-owned stand-in for /etc is bound), and a caller that is root in a user +
+ * mount namespace of its own and binds a directory it owns.
  */
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
 
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -207,6 +220,148 @@ static void test_userns_fuse_stall(void) {
         g_assert_cmpstr(report_get(during, "result"), ==, "ok");
 }
 
+/* ---- A media root with something else bound over it ------------------------------------ */
+
+#define MEDIA_ROOT "/run/media"
+
+typedef struct BoundMedia {
+        const char *over; /* a directory bound ... */
+        const char *at;   /* ... over this one (NULL: MEDIA_ROOT) */
+        bool in_userns;   /* the caller binds it itself, as root of its own user namespace */
+} BoundMedia;
+
+/* MountFd(image) without a target; in_userns: binds b->over over b->at first. */
+static int caller_mount_default(void *userdata) {
+        const BoundMedia *b = userdata;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_close_ int source = -EBADF;
+        const char *mp;
+        int r;
+
+        if (b->in_userns)
+                g_assert_cmpint(mount(b->over, b->at ?: MEDIA_ROOT, NULL, MS_BIND, NULL), ==, 0);
+        g_assert_cmpint(harness_sd_bus_connect(&bus), >=, 0);
+        source = open(image, O_RDONLY | O_CLOEXEC);
+        g_assert_cmpint(source, >=, 0);
+        g_assert_cmpint(sd_bus_message_new_method_call(bus, &call, UM_BUS_NAME, UM_OBJECT_PATH,
+                                                       UM_MANAGER_INTERFACE, "MountFd"), >=, 0);
+        g_assert_cmpint(sd_bus_message_append(call, "hss", source, "", ""), >=, 0);
+        g_assert_cmpint(calls_append_params(call, NULL), >=, 0);
+        r = sd_bus_call(bus, call, 60 * G_USEC_PER_SEC, &error, &reply);
+        if (calls_report_result(r, &error) >= 0 && sd_bus_message_read(reply, "s", &mp) > 0)
+                harness_report("mount-point=%s", mp);
+        return 0;
+}
+
+/*
+ * What a setuid sandbox does: a new mount namespace made by root (owned by the initial
+ * user namespace, so the daemon's user-namespace check does not apply), b->over bound
+ * over b->at, then the caller runs unprivileged in it. Runs in a child of the test
+ * process (which keeps its own namespace) and hands the caller's report back on a pipe.
+ */
+static char *run_in_root_made_namespace(const BoundMedia *b) {
+        g_autoptr(GString) output = g_string_new(NULL);
+        int p[2], status;
+        char buf[4096];
+        ssize_t n;
+        pid_t pid;
+
+        g_assert_cmpint(pipe2(p, O_CLOEXEC), ==, 0);
+        pid = fork();
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0) {
+                g_autofree char *out = NULL;
+                int r;
+
+                close(p[0]);
+                if (unshare(CLONE_NEWNS) < 0 ||
+                    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
+                    mount(b->over, b->at ?: MEDIA_ROOT, NULL, MS_BIND, NULL) < 0)
+                        _exit(125);
+                r = harness_run_as(HARNESS_UID_USER1, HARNESS_GID_USER1, 0, caller_mount_default,
+                                   (void *) b, &out);
+                if (out)
+                        (void) !write(p[1], out, strlen(out));
+                /* _exit: the harness's atexit teardown belongs to the test process. */
+                _exit(r == 0 ? 0 : 1);
+        }
+        close(p[1]);
+        while ((n = read(p[0], buf, sizeof(buf))) > 0)
+                g_string_append_len(output, buf, n);
+        close(p[0]);
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+        return g_strdup(output->str);
+}
+
+static int compare_names(gconstpointer a, gconstpointer b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* The names in dir, sorted, comma-separated. */
+static char *dir_names(const char *dir) {
+        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+        g_autoptr(GPtrArray) names = g_ptr_array_new();
+        const char *n;
+
+        g_assert_nonnull(d);
+        while ((n = g_dir_read_name(d)))
+                g_ptr_array_add(names, (char *) n);
+        g_ptr_array_sort(names, compare_names);
+        g_ptr_array_add(names, NULL);
+        return g_strjoinv(",", (char **) names->pdata);
+}
+
+static void check_bound_media(const BoundMedia *b) {
+        g_autofree char *output = NULL, *left = NULL;
+        g_autoptr(GHashTable) t = NULL;
+        struct stat st;
+
+        if (b->in_userns)
+                g_assert_cmpint(harness_run_as(HARNESS_UID_USER1, HARNESS_GID_USER1,
+                                               HARNESS_NEW_USERNS, caller_mount_default,
+                                               (void *) b, &output), ==, 0);
+        else
+                output = run_in_root_made_namespace(b);
+        g_test_message("caller output:\n%s", output);
+        t = calls_parse_report(output);
+        left = dir_names(b->over);
+        g_test_message("%s holds: %s", b->over, left);
+        g_assert_cmpstr(report_get(t, "result"), ==, UM_ERROR_INVALID_TARGET);
+        /* Nothing was made or changed in the directory that stood in for the media root. */
+        g_assert_cmpstr(left, ==, "passwd");
+        g_assert_cmpint(stat(b->over, &st), ==, 0);
+        g_assert_cmpuint(st.st_mode & 07777, ==, 0755);
+        g_assert_cmpint(getxattr(b->over, "system.posix_acl_access", NULL, 0), <, 0);
+        calls_assert_clean(daemon_pid, &baseline);
+}
+
+static void test_media_root_bound(void) {
+        g_autofree char *etc = g_build_filename(harness_tmpdir(), "attack-etc", NULL);
+        g_autofree char *own = g_build_filename(harness_tmpdir(), "attack-own-media", NULL);
+        g_autofree char *etc_file = g_build_filename(etc, "passwd", NULL);
+        g_autofree char *own_file = g_build_filename(own, "passwd", NULL);
+        g_autofree char *user_dir = g_build_filename(MEDIA_ROOT, HARNESS_USER1, NULL);
+
+        g_assert_cmpint(g_mkdir_with_parents(MEDIA_ROOT, 0755), ==, 0);
+        /* A stand-in for the host's /etc: root's, 0755, not empty. */
+        g_assert_cmpint(g_mkdir_with_parents(etc, 0755), ==, 0);
+        g_assert_true(g_file_set_contents(etc_file, "root:x:0:0::/root:/bin/sh\n", -1, NULL));
+        check_bound_media(&(const BoundMedia) { .over = etc });
+        /* One level down: the daemon would give <media-root>/<user> to the user. */
+        g_assert_cmpint(g_mkdir_with_parents(user_dir, 0750), ==, 0);
+        check_bound_media(&(const BoundMedia) { .over = etc, .at = user_dir });
+
+        /* The caller's own directory, bound by the caller as root of its user namespace. */
+        g_assert_cmpint(g_mkdir_with_parents(own, 0755), ==, 0);
+        g_assert_true(g_file_set_contents(own_file, "", -1, NULL));
+        g_assert_cmpint(chown(own, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
+        check_bound_media(&(const BoundMedia) { .over = own, .in_userns = true });
+}
+
 int main(int argc, char *argv[]) {
         const HarnessImageSpec spec = { .root_uid = 0, .root_gid = 0 };
         int r;
@@ -224,6 +379,7 @@ int main(int argc, char *argv[]) {
         g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
 
         g_test_add_func("/attack/userns-fuse-stall", test_userns_fuse_stall);
+        g_test_add_func("/attack/media-root-bound", test_media_root_bound);
 
         r = g_test_run();
         harness_stop_daemon(daemon_pid, NULL);

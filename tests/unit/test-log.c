@@ -3,8 +3,9 @@
  * Tests of the daemon's logging (daemon/log.c) and of its status line (daemon/service.c):
  * the journal fields of an entry (log_fields_build(), which is all the journal target
  * adds to a message), the recognition of stderr as the journal's stream, the log target
- * names, and that the stderr target writes exactly "<N>message\n", which tests and
- * journald's stream parser rely on.
+ * names, that the stderr target writes exactly "<N>message\n", which tests and
+ * journald's stream parser rely on, and that nothing from a caller reaches either target
+ * with a control or direction-changing character in it (log_escape()).
  */
 #include <fcntl.h>
 #include <glib.h>
@@ -102,18 +103,95 @@ static void test_fields_plain_and_errno(void) {
         log_fields_done(&f);
 }
 
-/* Values are kept byte for byte, newlines included: the journal's native protocol carries
- * binary data, and a field must never end early or run into the next. */
-static void test_fields_binary_values(void) {
-        const LogRequest req = { 1000, "/dev/sdb1", "mount", "ext4", "/run/media/u/a\nb=c" };
+/* The message and the values from a request are escaped: the journal's native protocol
+ * would carry binary data, but journalctl shows it to an administrator's terminal. A field
+ * never ends early or runs into the next; the daemon's own fields are kept as they are. */
+static void test_fields_escaped(void) {
+        const LogSite site = { "daemon/manager.c", 1, "f" };
+        const LogRequest req = { 1000, "/dev/sdb1\x1b[2J", "mount", "ext4",
+                                 "/run/media/u/a\nb=c\xe2\x80\xaegpj.exe" };
+        const char *const want[] = {
+                "MESSAGE=two\\x0alines\\xc2\\x9b",
+                "PRIORITY=6",
+                "SYSLOG_IDENTIFIER=usermountd",
+                "CODE_FILE=daemon/manager.c",
+                "CODE_LINE=1",
+                "CODE_FUNC=f",
+                "USERMOUNT_UID=1000",
+                "USERMOUNT_DEVICE=/dev/sdb1\\x1b[2J",
+                "USERMOUNT_ACTION=mount",
+                "USERMOUNT_FSTYPE=ext4",
+                "USERMOUNT_MOUNT_POINT=/run/media/u/a\\x0ab=c\\xe2\\x80\\xaegpj.exe",
+                NULL,
+        };
         LogFields f;
 
-        g_assert_cmpint(log_fields_build(LOG_LEVEL_INFO, 0, NULL, &req, "two\nlines", &f), ==, 0);
-        g_assert_cmpuint(f.iov[0].iov_len, ==, strlen("MESSAGE=two\nlines"));
-        g_assert_cmpmem(f.iov[0].iov_base, f.iov[0].iov_len, "MESSAGE=two\nlines", 17);
-        g_assert_cmpmem(f.iov[f.n - 1].iov_base, f.iov[f.n - 1].iov_len,
-                        "USERMOUNT_MOUNT_POINT=/run/media/u/a\nb=c", 40);
+        g_assert_cmpint(log_fields_build(LOG_LEVEL_INFO, 0, &site, &req, "two\nlines\xc2\x9b", &f),
+                        ==, 0);
+        assert_fields(&f, want);
         log_fields_done(&f);
+}
+
+typedef struct EscapeCase {
+        const char *in, *out;
+} EscapeCase;
+
+static const EscapeCase escape_cases[] = {
+        /* Kept: printable ASCII, backslashes (um_escape() output stays as it is), and
+         * letters of every script. */
+        { "", "" },
+        { "/run/media/u/stick", "/run/media/u/stick" },
+        { "a\\x1b b", "a\\x1b b" },
+        { "caf\u00e9 \u65e5\u672c \u05e9\u05dc\u05d5\u05dd \U0001f600",
+          "caf\u00e9 \u65e5\u672c \u05e9\u05dc\u05d5\u05dd \U0001f600" },
+        { "\u00a0\u00ad-\u2027\u202f\u206a", "\u00a0\u00ad-\u2027\u202f\\xe2\\x81\\xaa" },
+        /* C0 controls, DEL. */
+        { "a\nb\rc\td", "a\\x0ab\\x0dc\\x09d" },
+        { "\x01\x1b[31m\x7f", "\\x01\\x1b[31m\\x7f" },
+        /* C1 controls: NEL, CSI, and the ends of the range. */
+        { "\xc2\x80\xc2\x85\xc2\x9b\xc2\x9f", "\\xc2\\x80\\xc2\\x85\\xc2\\x9b\\xc2\\x9f" },
+        /* Bidi: embeddings and overrides, isolates, marks. */
+        { "x\u202ay\u202bz\u202c", "x\\xe2\\x80\\xaay\\xe2\\x80\\xabz\\xe2\\x80\\xac" },
+        { "\u202d\u202e", "\\xe2\\x80\\xad\\xe2\\x80\\xae" },
+        { "\u2066\u2067\u2068\u2069",
+          "\\xe2\\x81\\xa6\\xe2\\x81\\xa7\\xe2\\x81\\xa8\\xe2\\x81\\xa9" },
+        { "\u200e\u200f\u061c", "\\xe2\\x80\\x8e\\xe2\\x80\\x8f\\xd8\\x9c" },
+        /* Invisible: zero-width characters, word joiner, line and paragraph separators, BOM,
+         * interlinear annotations. */
+        { "\u200b\u200d\u2060\u2028\u2029\ufeff\ufff9",
+          "\\xe2\\x80\\x8b\\xe2\\x80\\x8d\\xe2\\x81\\xa0\\xe2\\x80\\xa8\\xe2\\x80\\xa9"
+          "\\xef\\xbb\\xbf\\xef\\xbf\\xb9" },
+        /* Not UTF-8: stray continuation, overlong '/', a surrogate, a cut sequence. */
+        { "a\x80" "b\xc0\xaf" "c", "a\\x80b\\xc0\\xafc" },
+        { "\xed\xa0\x80", "\\xed\\xa0\\x80" },
+        { "end\xe2\x80", "end\\xe2\\x80" },
+};
+
+static void test_escape(void) {
+        char buf[256];
+
+        for (size_t i = 0; i < G_N_ELEMENTS(escape_cases); i++) {
+                g_assert_true(log_escape(escape_cases[i].in, buf, sizeof(buf)) == buf);
+                g_assert_cmpstr(buf, ==, escape_cases[i].out);
+                /* Escaping escaped text changes nothing. */
+                g_assert_cmpstr(log_escape(escape_cases[i].out, buf, sizeof(buf)), ==,
+                                escape_cases[i].out);
+        }
+        g_assert_cmpstr(log_escape(NULL, buf, sizeof(buf)), ==, "");
+}
+
+/* Cut where a whole character or escape no longer fits, never in the middle of one. */
+static void test_escape_truncated(void) {
+        char buf[8];
+
+        g_assert_cmpstr(log_escape("abcdefghij", buf, sizeof(buf)), ==, "abcdefg");
+        g_assert_cmpstr(log_escape("abcd\u00e9", buf, sizeof(buf)), ==, "abcd\u00e9");
+        g_assert_cmpstr(log_escape("abcdef\u00e9", buf, sizeof(buf)), ==, "abcdef");
+        g_assert_cmpstr(log_escape("abc\n", buf, sizeof(buf)), ==, "abc\\x0a");
+        g_assert_cmpstr(log_escape("abcd\n", buf, sizeof(buf)), ==, "abcd");
+        g_assert_cmpstr(log_escape("\u202e", buf, sizeof(buf)), ==, "");
+        g_assert_cmpstr(log_escape("x", buf, 1), ==, "");
+        g_assert_cmpstr(log_escape("x", buf, 0), ==, ""); /* buf untouched, still "" */
 }
 
 static void test_journal_stream(void) {
@@ -175,6 +253,9 @@ static void test_stderr_format(void) {
         log_request(LOG_LEVEL_WARNING, LOG_UID_NONE, NULL, "idle-exit", "Idle.");
         g_assert_cmpint(log_warning_errno(-ENOENT, "Gone: %m"), ==, -ENOENT);
         log_debug("Not shown.");
+        /* A caller's target can neither start a line of its own nor turn this one around. */
+        log_request_mount(LOG_LEVEL_INFO, 61001, "/dev/loop3", "mount", "ext4", "/mnt",
+                          "Mounted at %s.", "/home/u/a\n<0>forged\u202eexe.txt");
         fflush(stderr);
 
         g_assert_cmpint(dup2(saved, STDERR_FILENO), ==, STDERR_FILENO);
@@ -184,7 +265,8 @@ static void test_stderr_format(void) {
         g_assert_cmpstr(text, ==, "<6>Plain 1.\n"
                                   "<6>Mounted x.img for uid 61001.\n"
                                   "<4>Idle.\n"
-                                  "<4>Gone: No such file or directory\n");
+                                  "<4>Gone: No such file or directory\n"
+                                  "<6>Mounted at /home/u/a\\x0a<0>forged\\xe2\\x80\\xaeexe.txt.\n");
         g_assert_cmpint(unlink(path), ==, 0);
 }
 
@@ -205,7 +287,9 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/log/fields/request", test_fields_request);
         g_test_add_func("/log/fields/partial", test_fields_partial);
         g_test_add_func("/log/fields/plain-and-errno", test_fields_plain_and_errno);
-        g_test_add_func("/log/fields/binary-values", test_fields_binary_values);
+        g_test_add_func("/log/fields/escaped", test_fields_escaped);
+        g_test_add_func("/log/escape", test_escape);
+        g_test_add_func("/log/escape/truncated", test_escape_truncated);
         g_test_add_func("/log/journal-stream", test_journal_stream);
         g_test_add_func("/log/target-names", test_target_names);
         g_test_add_func("/log/stderr-format", test_stderr_format);
