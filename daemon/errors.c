@@ -59,11 +59,9 @@ char *um_escape(const char *s, char *buf, size_t n) {
         while (*p && o + 1 < n) {
                 uint32_t cp;
                 size_t len = utf8_decode(p, &cp);
-                /* C1 controls (U+0080..U+009F, e.g. U+009B CSI) are valid UTF-8 but start
-                 * escape sequences on some terminals: escape them like C0 controls. */
-                bool c1 = len == 2 && p[0] == 0xc2 && p[1] < 0xa0;
-                bool plain = (len > 1 && !c1) ||
-                             (len == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\');
+                /* Controls (C1 ones such as U+009B CSI start escape sequences on some
+                 * terminals) and bidi and invisible characters, byte by byte. */
+                bool plain = len > 0 && !utf8_char_unsafe(cp) && *p != '\\';
 
                 if (plain) {
                         if (o + len >= n)

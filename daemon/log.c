@@ -80,13 +80,6 @@ static LogTarget log_resolve_target(void) {
         return target;
 }
 
-/* Characters that make a line display as something it is not, or start a new one. */
-static bool log_char_unsafe(uint32_t cp) {
-        return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x61c ||
-               (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
-               (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);
-}
-
 char *log_escape(const char *s, char *buf, size_t n) {
         const unsigned char *p = (const unsigned char *) strempty(s);
         size_t o = 0;
@@ -96,7 +89,7 @@ char *log_escape(const char *s, char *buf, size_t n) {
         while (*p) {
                 uint32_t cp = 0;
                 size_t len = utf8_decode(p, &cp);
-                bool unsafe = len == 0 || log_char_unsafe(cp);
+                bool unsafe = len == 0 || utf8_char_unsafe(cp);
                 size_t need = unsafe ? 4 * (len ?: 1) : len;
 
                 if (o + need >= n)

@@ -10,6 +10,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Characters that make text display as something it is not, or start a new line or an
+ * escape sequence: C0 and C1 controls, DEL, bidi controls and invisible characters (the
+ * Arabic letter mark, zero-width and directional marks, line and paragraph separators,
+ * embeddings and overrides, word joiners and isolates, the BOM, interlinear annotations).
+ * What the daemon logs or sends back is escaped where this says so (um_escape(),
+ * log_escape()).
+ */
+static inline bool utf8_char_unsafe(uint32_t cp) {
+        return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x61c ||
+               (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+               (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);
+}
+
 /* Length of the valid UTF-8 sequence at s (1-4) and its code point, or 0 if invalid. */
 static inline size_t utf8_decode(const unsigned char *s, uint32_t *ret_cp) {
         size_t len;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "um-error.h"
 #include "service.h"
 
 /* The fields of f as "NAME=value" strings, in order. */
@@ -167,6 +168,20 @@ static const EscapeCase escape_cases[] = {
         { "end\xe2\x80", "end\\xe2\\x80" },
 };
 
+/* um_escape() (error messages, the registry, the bus) escapes the same characters, and
+ * backslashes too. */
+static void test_um_escape_agrees(void) {
+        char a[256], b[256];
+
+        for (size_t i = 0; i < G_N_ELEMENTS(escape_cases); i++) {
+                if (strchr(escape_cases[i].in, '\\'))
+                        continue;
+                g_assert_cmpstr(um_escape(escape_cases[i].in, a, sizeof(a)), ==,
+                                log_escape(escape_cases[i].in, b, sizeof(b)));
+        }
+        g_assert_cmpstr(um_escape("a\\b", a, sizeof(a)), ==, "a\\x5cb");
+}
+
 static void test_escape(void) {
         char buf[256];
 
@@ -289,6 +304,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/log/fields/plain-and-errno", test_fields_plain_and_errno);
         g_test_add_func("/log/fields/escaped", test_fields_escaped);
         g_test_add_func("/log/escape", test_escape);
+        g_test_add_func("/log/escape/um-escape-agrees", test_um_escape_agrees);
         g_test_add_func("/log/escape/truncated", test_escape_truncated);
         g_test_add_func("/log/journal-stream", test_journal_stream);
         g_test_add_func("/log/target-names", test_target_names);
