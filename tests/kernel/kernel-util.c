@@ -670,3 +670,33 @@ int ku_build(const KuBuildSpec *spec, KuBuild *ret) {
         }
         return fd;
 }
+
+static char self_copy_dir[64];
+
+static void self_copy_remove(void) {
+        _cleanup_(closedirp) DIR *d = opendir(self_copy_dir);
+        struct dirent *de;
+
+        while (d && (de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        (void) unlinkat(dirfd(d), de->d_name, 0);
+        (void) rmdir(self_copy_dir);
+}
+
+const char *ku_self_copy(void) {
+        static char exe[128];
+        g_autofree char *contents = NULL;
+        gsize size = 0;
+
+        if (exe[0])
+                return exe;
+        g_assert_true(g_file_get_contents("/proc/self/exe", &contents, &size, NULL));
+        snprintf(self_copy_dir, sizeof(self_copy_dir), "/var/tmp/um-kernel-test-XXXXXX");
+        g_assert_nonnull(mkdtemp(self_copy_dir));
+        g_assert_cmpint(chmod(self_copy_dir, 0755), ==, 0);
+        atexit(self_copy_remove);
+        snprintf(exe, sizeof(exe), "%s/fake-checker", self_copy_dir);
+        g_assert_true(g_file_set_contents(exe, contents, (gssize) size, NULL));
+        g_assert_cmpint(chmod(exe, 0755), ==, 0);
+        return exe;
+}

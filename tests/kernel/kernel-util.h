@@ -120,3 +120,11 @@ bool ku_mountinfo_has_path_under(pid_t pid, const char *dir);
  * stdout; *ret_errno is the execveat() errno (0 if it ran).
  */
 char *ku_run_as_test_user(int dirfd, const char *path, const char *const *argv, int *ret_errno);
+
+/*
+ * Copies this test binary to <dir>/fake-checker, in a directory of its own under /var/tmp,
+ * and returns the copy's path (static; the directory is its dirname). The fscheck sandbox
+ * has a private /tmp, where a build tree may be, so a fake checker must live elsewhere.
+ * The directory and everything the test puts in it are removed at exit.
+ */
+const char *ku_self_copy(void);

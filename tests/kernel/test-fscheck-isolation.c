@@ -341,29 +341,6 @@ static void test_account_skipped(const char *arg) {
 
 /* ---- main ---------------------------------------------------------------------------- */
 
-static void remove_self_copy(void) {
-        (void) unlink(release_path);
-        (void) unlink(self_exe);
-        (void) rmdir(self_dir);
-}
-
-/* The fake checker must be reachable in the sandbox, which has a private /tmp (see
- * test-fscheck.c): a copy of this binary in a directory of its own under /var/tmp. */
-static void prepare_self_copy(void) {
-        g_autofree char *contents = NULL;
-        gsize size = 0;
-
-        g_assert_true(g_file_get_contents("/proc/self/exe", &contents, &size, NULL));
-        snprintf(self_dir, sizeof(self_dir), "/var/tmp/um-fscheck-iso-XXXXXX");
-        g_assert_nonnull(mkdtemp(self_dir));
-        g_assert_cmpint(chmod(self_dir, 0755), ==, 0);
-        snprintf(self_exe, sizeof(self_exe), "%s/fake-checker", self_dir);
-        snprintf(release_path, sizeof(release_path), "%s/release", self_dir);
-        atexit(remove_self_copy);
-        g_assert_true(g_file_set_contents(self_exe, contents, (gssize) size, NULL));
-        g_assert_cmpint(chmod(self_exe, 0755), ==, 0);
-}
-
 int main(int argc, char **argv) {
         int r;
 
@@ -375,7 +352,10 @@ int main(int argc, char **argv) {
                 printf("1..0 # SKIP the kernel tests need root\n");
                 return 0;
         }
-        prepare_self_copy();
+        snprintf(self_exe, sizeof(self_exe), "%s", ku_self_copy());
+        snprintf(self_dir, sizeof(self_dir), "%s", ku_self_copy());
+        *strrchr(self_dir, '/') = 0;
+        snprintf(release_path, sizeof(release_path), "%s/release", self_dir);
         if (!g_test_subprocess())
                 g_test_set_nonfatal_assertions();
         ku_images_setup();

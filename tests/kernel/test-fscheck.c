@@ -396,32 +396,6 @@ static void add_per_fs(const char *prefix, void (*body)(const char *)) {
         }
 }
 
-/*
- * The fake checker is this binary, which must be reachable inside the sandbox: a build
- * tree under /tmp is not (the sandbox has a private /tmp). So the test runs a copy in a
- * directory of its own under /var/tmp, removed at exit.
- */
-static char self_dir[64];
-
-static void remove_self_copy(void) {
-        (void) unlink(self_exe);
-        (void) rmdir(self_dir);
-}
-
-static void prepare_self_copy(void) {
-        g_autofree char *contents = NULL;
-        gsize size = 0;
-
-        g_assert_true(g_file_get_contents("/proc/self/exe", &contents, &size, NULL));
-        snprintf(self_dir, sizeof(self_dir), "/var/tmp/um-fscheck-XXXXXX");
-        g_assert_nonnull(mkdtemp(self_dir));
-        g_assert_cmpint(chmod(self_dir, 0755), ==, 0);
-        snprintf(self_exe, sizeof(self_exe), "%s/fake-checker", self_dir);
-        atexit(remove_self_copy);
-        g_assert_true(g_file_set_contents(self_exe, contents, (gssize) size, NULL));
-        g_assert_cmpint(chmod(self_exe, 0755), ==, 0);
-}
-
 int main(int argc, char **argv) {
         int r;
 
@@ -433,7 +407,7 @@ int main(int argc, char **argv) {
                 printf("1..0 # SKIP the kernel tests need root\n");
                 return 0;
         }
-        prepare_self_copy();
+        snprintf(self_exe, sizeof(self_exe), "%s", ku_self_copy());
         if (!g_test_subprocess())
                 g_test_set_nonfatal_assertions();
         ku_images_setup();
