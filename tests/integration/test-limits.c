@@ -722,6 +722,19 @@ static void assert_not_authorized(GHashTable *t, unsigned i) {
                 g_error("%s is %s, not %s", key, report_get(t, key), ERROR_NOT_AUTHORIZED);
 }
 
+/* Two of umtest2's subordinate uids (polkit allows them nothing) send requests that hang
+ * in the probe on a gated FUSE image; returns the image, c gets the callers. */
+static HarnessFuse *stall_two_unauthorized(HarnessCaller *c[2]) {
+        HarnessFuse *f = new_gated(HARNESS_FUSE_GATE_ALL);
+        Batch stall = stall_batch(f);
+
+        for (unsigned i = 0; i < 2; i++) {
+                c[i] = spawn_batch(SUB2(i), &stall);
+                g_assert_cmpint(harness_fuse_wait_waiting(f, i + 1, WAIT_MS), ==, 0);
+        }
+        return f;
+}
+
 /*
  * Four subordinate uids of umtest2, which polkit allows nothing, send requests that hang
  * in the probe (the finding: such callers held every worker, and an authorized user got
@@ -738,12 +751,8 @@ static void test_unauthorized_budget(void) {
         start_daemon("MaxWorkers=4\nMaxRequests=4\nMaxWorkersPerUser=8\nMaxRequestsPerUser=8\n"
                      "MaxUnauthorizedRequests=2\n");
         assert_served(HARNESS_UID_USER1, images[0]);
-        f = new_gated(HARNESS_FUSE_GATE_ALL);
+        f = stall_two_unauthorized(c);
         stall = stall_batch(f);
-        for (unsigned i = 0; i < 2; i++) {
-                c[i] = spawn_batch(SUB2(i), &stall);
-                g_assert_cmpint(harness_fuse_wait_waiting(f, i + 1, WAIT_MS), ==, 0);
-        }
         for (unsigned i = 2; i < 4; i++) {
                 g_autoptr(GHashTable) refused = run_batch(SUB2(i), &stall);
 
@@ -779,17 +788,11 @@ static void test_unauthorized_stuck_workers(void) {
         g_autoptr(GHashTable) refused = NULL, later = NULL;
         g_autoptr(HarnessFuse) f = NULL;
         HarnessCaller *c[2];
-        Batch stall;
 
         start_daemon("RequestTimeoutSec=2\nMaxWorkersPerUser=8\nMaxRequestsPerUser=8\n"
                      "MaxUnauthorizedRequests=2\n");
         assert_served(HARNESS_UID_USER1, images[0]);
-        f = new_gated(HARNESS_FUSE_GATE_ALL);
-        stall = stall_batch(f);
-        for (unsigned i = 0; i < 2; i++) {
-                c[i] = spawn_batch(SUB2(i), &stall);
-                g_assert_cmpint(harness_fuse_wait_waiting(f, i + 1, WAIT_MS), ==, 0);
-        }
+        f = stall_two_unauthorized(c);
         for (unsigned i = 0; i < 2; i++) {
                 g_autoptr(GHashTable) timed_out = finish_batch(c[i]);
 
