@@ -11,7 +11,8 @@
  *            and inih gets an empty line instead, so that nothing is split or half-read,
  *            and every bad line is reported, not only the first inih would name
  *   keys     inih's handler checks section, key, duplicates and the value of each key
- *   whole    per-type option lists through policy.c, the image checker's user
+ *   whole    per-type option lists through policy.c, the image checker's user (unless
+ *            checks take their uids from ImageCheckUidRange=)
  * Every problem is written as "PATH:LINE: message"; any problem means no Conf at all.
  */
 #include <errno.h>
@@ -84,6 +85,8 @@ int conf_new_default(Conf **ret) {
         c->image_check = false;
         c->image_check_uid = (uid_t) -1;
         c->image_check_gid = (gid_t) -1;
+        c->image_check_uid_first = CONF_DEFAULT_IMAGE_CHECK_UID_FIRST;
+        c->image_check_uid_count = CONF_DEFAULT_IMAGE_CHECK_UID_COUNT;
         c->image_check_timeout_usec = CONF_DEFAULT_IMAGE_CHECK_TIMEOUT_USEC;
         c->limits = (ConfLimits) {
                 .max_requests = CONF_DEFAULT_MAX_REQUESTS,
@@ -411,6 +414,50 @@ static int parse_image_check_user(Parser *p, const ConfKey *key, const char *val
         return 0;
 }
 
+/*
+ * "FIRST-LAST", inclusive decimal uids from 1 to 4294967294, at least
+ * CONF_IMAGE_CHECK_UID_COUNT_MIN and at most CONF_IMAGE_CHECK_UID_COUNT_MAX of them; or
+ * empty: no range, every check runs as ImageCheckUser=.
+ */
+static int parse_uid_range(Parser *p, const ConfKey *key, const char *value) {
+        const char *dash = strchr(value, '-');
+        char e[ESCAPED_MAX], first_s[16];
+        unsigned first, last;
+        uint64_t count;
+
+        if (!*value) {
+                p->conf->image_check_uid_first = 0;
+                p->conf->image_check_uid_count = 0;
+                return 0;
+        }
+        if (!dash || (size_t) (dash - value) >= sizeof(first_s))
+                goto syntax;
+        memcpy(first_s, value, (size_t) (dash - value));
+        first_s[dash - value] = 0;
+        if (!parse_unsigned(first_s, UINT_MAX - 1, &first) || first == 0 ||
+            !parse_unsigned(dash + 1, UINT_MAX - 1, &last) || last == 0)
+                goto syntax;
+        if (first > last)
+                return problem(p, p->line, "%s=%s: the first uid is greater than the last",
+                               key->name, value);
+        count = (uint64_t) last - first + 1;
+        if (count < CONF_IMAGE_CHECK_UID_COUNT_MIN)
+                return problem(p, p->line, "%s=%s is a single uid; a range needs at least %u "
+                               "(for one uid, set ImageCheckUser= and leave %s= empty)",
+                               key->name, value, CONF_IMAGE_CHECK_UID_COUNT_MIN, key->name);
+        if (count > CONF_IMAGE_CHECK_UID_COUNT_MAX)
+                return problem(p, p->line, "%s=%s has %llu uids; at most %u are allowed",
+                               key->name, value, (unsigned long long) count,
+                               CONF_IMAGE_CHECK_UID_COUNT_MAX);
+        p->conf->image_check_uid_first = (uid_t) first;
+        p->conf->image_check_uid_count = (unsigned) count;
+        return 0;
+
+syntax:
+        return problem(p, p->line, "%s= needs FIRST-LAST, two uids from 1 to 4294967294 (or "
+                       "nothing, for no range), not '%s'", key->name, esc(value, e));
+}
+
 static bool parse_range(Parser *p, const ConfKey *key, const char *value, unsigned *ret) {
         char e[ESCAPED_MAX];
 
@@ -495,21 +542,31 @@ static int parse_option_string(Parser *p, const ConfKey *key, const char *value)
 #define LIMIT(n, field) \
         { n, parse_limit, offsetof(ConfLimits, field), 1, 1000000, false }
 
-/* Indices into general_keys[] that the whole-file checks need. */
+/* Indices into general_keys[], in its order: the whole-file checks use them to find a key's
+ * line. The entries are not designated initializers, so that tests/install/test-man.sh
+ * finds every key in the table. */
 enum {
-        GENERAL_IMAGE_CHECK = 3,
-        GENERAL_IMAGE_CHECK_USER = 4,
+        GENERAL_MEDIA_ROOT,
+        GENERAL_ALLOWED_FILESYSTEMS,
+        GENERAL_ALLOW_EXEC,
+        GENERAL_IMAGE_CHECK,
+        GENERAL_IMAGE_CHECK_USER,
+        GENERAL_IMAGE_CHECK_UID_RANGE,
+        GENERAL_IMAGE_CHECK_TIMEOUT_SEC,
+        _GENERAL_MAX,
 };
 
-static const ConfKey general_keys[] = {
+static const ConfKey general_keys[_GENERAL_MAX + 1] = {
         { "MediaRoot", parse_media_root },
         { "AllowedFilesystems", parse_allowed_filesystems, .empty_ok = true },
         { "AllowExec", parse_bool },
         { "ImageCheck", parse_bool },
         { "ImageCheckUser", parse_image_check_user },
+        { "ImageCheckUidRange", parse_uid_range, .empty_ok = true },
         { "ImageCheckTimeoutSec", parse_seconds, 0, 1, 86400, false },
         { NULL },
 };
+_Static_assert(_GENERAL_MAX <= SECTION_MAX_KEYS, "SECTION_MAX_KEYS too small");
 
 static const ConfKey limits_keys[] = {
         LIMIT("MaxRequests", max_requests),
@@ -859,7 +916,10 @@ static int check_fstypes(Parser *p) {
         return 0;
 }
 
-/* The image checker's user, only looked up when it is needed. */
+/*
+ * The image checker's user, only looked up when it is needed: with ImageCheck=yes and no
+ * ImageCheckUidRange=, since with a range each check takes a uid of it instead.
+ */
 static int check_image_user(Parser *p) {
         unsigned line = p->key_lines[SECTION_GENERAL][GENERAL_IMAGE_CHECK_USER] ?:
                 p->key_lines[SECTION_GENERAL][GENERAL_IMAGE_CHECK];
@@ -868,7 +928,7 @@ static int check_image_user(Parser *p) {
         char e[ESCAPED_MAX];
         unsigned uid;
 
-        if (!p->conf->image_check)
+        if (!p->conf->image_check || p->conf->image_check_uid_count > 0)
                 return 0;
         errno = 0;
         if (parse_unsigned(user, UINT_MAX - 1, &uid)) {
@@ -999,10 +1059,19 @@ static void print_summary(const Conf *c, FILE *out) {
                         fprintf(out, "%s%s", n++ > 0 ? " " : "", c->fstypes[i].name);
         fprintf(out, "\nAllowExec=%s\nImageCheck=%s\n", c->allow_exec ? "yes" : "no",
                 c->image_check ? "yes" : "no");
-        if (c->image_check)
+        if (c->image_check && c->image_check_uid_count > 0)
+                fprintf(out, "# the image check runs as uid %u to %u, a uid of its own for "
+                        "each check (its gid the same); ImageCheckUser= is not used\n",
+                        (unsigned) c->image_check_uid_first,
+                        (unsigned) c->image_check_uid_first + c->image_check_uid_count - 1);
+        else if (c->image_check)
                 fprintf(out, "# the image check runs as uid %u, gid %u\n",
                         (unsigned) c->image_check_uid, (unsigned) c->image_check_gid);
-        fprintf(out, "ImageCheckUser=%s\nImageCheckTimeoutSec=%llu\n", c->image_check_user,
+        fprintf(out, "ImageCheckUser=%s\nImageCheckUidRange=", c->image_check_user);
+        if (c->image_check_uid_count > 0)
+                fprintf(out, "%u-%u", (unsigned) c->image_check_uid_first,
+                        (unsigned) c->image_check_uid_first + c->image_check_uid_count - 1);
+        fprintf(out, "\nImageCheckTimeoutSec=%llu\n",
                 (unsigned long long) (c->image_check_timeout_usec / 1000000u));
         fprintf(out, "\n[Limits]\nMaxRequests=%u\nMaxRequestsPerUser=%u\nMaxMounts=%u\n"
                 "MaxMountsPerUser=%u\nMaxLoopDevices=%u\nMaxLoopDevicesPerUser=%u\n"

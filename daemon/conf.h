@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "fscheck.h"
+
 /* Where the daemon and --check-config look by default. */
 #define CONF_DEFAULT_PATH "/etc/usermount/usermount.conf"
 
@@ -34,6 +36,15 @@
 #define CONF_DEFAULT_MAX_UNAUTHORIZED_REQUESTS 8u
 #define CONF_DEFAULT_REQUEST_TIMEOUT_USEC (30ULL * 1000000ULL)
 #define CONF_DEFAULT_IMAGE_CHECK_USER "usermount-check"
+/* ImageCheckUidRange=1879048192-1879048447: 256 uids at the start of the block that
+ * systemd's UIDS-GIDS.md leaves unused (1879048192-2147352575, above the container ranges
+ * and below the foreign range 0x7FFE0000), so that no two checks share a uid. */
+#define CONF_DEFAULT_IMAGE_CHECK_UID_FIRST 1879048192u
+#define CONF_DEFAULT_IMAGE_CHECK_UID_COUNT 256u
+/* ImageCheckUidRange= bounds: at least 2 uids (one is ImageCheckUser='s job), at most as
+ * many as fscheck.h takes. */
+#define CONF_IMAGE_CHECK_UID_COUNT_MIN 2u
+#define CONF_IMAGE_CHECK_UID_COUNT_MAX FSCHECK_UID_COUNT_MAX
 #define CONF_DEFAULT_IMAGE_CHECK_TIMEOUT_USEC (300ULL * 1000000ULL)
 
 typedef struct ConfLimits {
@@ -71,9 +82,13 @@ typedef struct Conf {
         char *media_root;        /* [General] MediaRoot= */
         bool allow_exec;         /* [General] AllowExec=: whether exec=true may be granted */
         bool image_check;        /* [General] ImageCheck=: fsck -n images before mounting */
-        char *image_check_user;  /* [General] ImageCheckUser= as written */
-        uid_t image_check_uid;   /* resolved when image_check is on */
+        char *image_check_user;  /* [General] ImageCheckUser= as written; only used (and
+                                  * looked up) when image_check_uid_count is 0 */
+        uid_t image_check_uid;   /* resolved when image_check is on and there is no range */
         gid_t image_check_gid;
+        uid_t image_check_uid_first;     /* [General] ImageCheckUidRange=FIRST-LAST: FIRST */
+        unsigned image_check_uid_count;  /* LAST - FIRST + 1, or 0 for "ImageCheckUidRange=":
+                                          * every check runs as ImageCheckUser= */
         uint64_t image_check_timeout_usec; /* [General] ImageCheckTimeoutSec= */
         char *selinux_type;      /* [Labels] SELinuxType=: the type of user mounts' files on
                                   * SELinux systems; NULL computes it from the caller's context

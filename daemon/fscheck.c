@@ -444,7 +444,6 @@ _noreturn_ static void sandbox_child(dev_t dev, int out_fd, int err_fd, const Fs
 
 /* ---- the checker's identity -------------------------------------------------------- */
 
-#define FSCHECK_UID_COUNT_MAX 65536u
 #define FSCHECK_LOCK_PREFIX "image-check-uid-"
 
 /* The uid and gid one check runs as, and the lock file that keeps them its own. */

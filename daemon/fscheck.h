@@ -28,6 +28,9 @@ typedef struct FsCheckSpec {
         const char *lock_dir;
 } FsCheckSpec;
 
+/* The most uids a FsCheckSpec may span. */
+#define FSCHECK_UID_COUNT_MAX 65536u
+
 /*
  * One checker: an absolute program path and the arguments that come before the device
  * path, which is appended as the last argument. Output lines starting with one of

@@ -154,10 +154,16 @@ static void block_device_node(dev_t rdev, int fd, char *buf, size_t n) {
  * check narrows the kernel's exposure to damaged images rather than closing it.
  */
 static int job_check_image(const Request *req, int loop_fd, UmError *error) {
+        /* With ImageCheckUidRange= each check claims a uid of the range that no check running
+         * holds (locks in the runtime directory); without, all run as ImageCheckUser=. */
+        const bool range = req->conf->image_check_uid_count > 0;
         const FsCheckSpec spec = {
-                .uid = req->conf->image_check_uid,
-                .gid = req->conf->image_check_gid,
+                .uid = range ? req->conf->image_check_uid_first : req->conf->image_check_uid,
+                .gid = range ? (gid_t) req->conf->image_check_uid_first :
+                        req->conf->image_check_gid,
                 .timeout_usec = req->conf->image_check_timeout_usec,
+                .uid_count = range ? req->conf->image_check_uid_count : 0,
+                .lock_dir = range ? req->manager->runtime_dir : NULL,
         };
         int r;
 

@@ -307,14 +307,16 @@ static void test_options_and_exec(void) {
 }
 
 /* ImageCheck=yes: a damaged image is refused with the checker's words, a clean one
- * mounts; the checker runs as the configured unprivileged uid. */
+ * mounts; the checker runs as the configured unprivileged uid (ImageCheckUidRange= empty:
+ * every check as ImageCheckUser=; the default range's uid of its own per check is tested
+ * in tests/kernel/test-fscheck-isolation.c). */
 static void test_image_check(void) {
         g_autofree char *damaged = make_image("ext4", "damaged");
         g_autofree char *cmd = g_strdup_printf(
                 "/usr/sbin/debugfs -w -R 'sif /hello.txt links_count 7' %s >/dev/null 2>&1", damaged);
 
         g_assert_cmpint(system(cmd), ==, 0);
-        start_daemon_with("[General]\nImageCheck=yes\nImageCheckUser=61950\n"
+        start_daemon_with("[General]\nImageCheck=yes\nImageCheckUidRange=\nImageCheckUser=61950\n"
                           "ImageCheckTimeoutSec=60\n");
         {
                 g_autoptr(GHashTable) t = mount_fd(damaged, NULL, false);

@@ -159,6 +159,8 @@ static void assert_conf_equal(const Conf *a, const Conf *b) {
         g_assert_cmpstr(a->image_check_user, ==, b->image_check_user);
         g_assert_cmpuint(a->image_check_uid, ==, b->image_check_uid);
         g_assert_cmpuint(a->image_check_gid, ==, b->image_check_gid);
+        g_assert_cmpuint(a->image_check_uid_first, ==, b->image_check_uid_first);
+        g_assert_cmpuint(a->image_check_uid_count, ==, b->image_check_uid_count);
         g_assert_cmpuint(a->image_check_timeout_usec, ==, b->image_check_timeout_usec);
         g_assert_cmpstr(a->selinux_type, ==, b->selinux_type);
         g_assert_cmpmem(&a->limits, sizeof(a->limits), &b->limits, sizeof(b->limits));
@@ -403,7 +405,7 @@ static const ProblemCase syntax_cases[] = {
         { "key-unknown", "[General]\nMediaroot=/x\n[Limits]\nMaxFoo=1\n[ext4]\nAllowed=1\n",
           PROBLEMS("2:unknown key 'Mediaroot' in [General]; [General] knows MediaRoot, "
                    "AllowedFilesystems, AllowExec, ImageCheck, ImageCheckUser, "
-                   "ImageCheckTimeoutSec",
+                   "ImageCheckUidRange, ImageCheckTimeoutSec",
                    "4:unknown key 'MaxFoo' in [Limits]; [Limits] knows MaxRequests, "
                    "MaxRequestsPerUser, MaxMounts, MaxMountsPerUser, MaxLoopDevices, "
                    "MaxLoopDevicesPerUser, MaxWorkers, MaxWorkersPerUser, "
@@ -634,6 +636,9 @@ typedef struct ValueCase {
 } ValueCase;
 
 #define NUMBER_RANGE "needs a whole number from 1 to 1000000, not"
+#define UID_RANGE_SYNTAX \
+        "ImageCheckUidRange= needs FIRST-LAST, two uids from 1 to 4294967294 (or nothing, " \
+        "for no range), not"
 /* 128 bytes, LABEL_TYPE_MAX. */
 #define LONGEST_TYPE "t234567890123456789012345678901234567890123456789012345678901234" \
         "5678901234567890123456789012345678901234567890123456789012345678"
@@ -683,6 +688,37 @@ static const ValueCase value_cases[] = {
         { "General", "ImageCheckUser", "two words", "is neither a user name nor a numeric uid" },
         { "General", "ImageCheckUser", "a/b", "is neither a user name nor a numeric uid" },
         { "General", "ImageCheckUser", "-rf", "is neither a user name nor a numeric uid" },
+        { "General", "ImageCheckUidRange", "1000-2000", NULL },
+        { "General", "ImageCheckUidRange", "", NULL },
+        { "General", "ImageCheckUidRange", "1-2", NULL },
+        { "General", "ImageCheckUidRange", "1-65536", NULL },
+        { "General", "ImageCheckUidRange", "4294901759-4294967294", NULL },
+        { "General", "ImageCheckUidRange", "1879048192-1879048447", NULL },
+        { "General", "ImageCheckUidRange", "0-10", UID_RANGE_SYNTAX " '0-10'" },
+        { "General", "ImageCheckUidRange", "10-0", UID_RANGE_SYNTAX " '10-0'" },
+        { "General", "ImageCheckUidRange", "10-5", "ImageCheckUidRange=10-5: the first uid is "
+                                                   "greater than the last" },
+        { "General", "ImageCheckUidRange", "5-5", "ImageCheckUidRange=5-5 is a single uid; a "
+                                                  "range needs at least 2" },
+        { "General", "ImageCheckUidRange", "1-65537", "ImageCheckUidRange=1-65537 has 65537 "
+                                                      "uids; at most 65536 are allowed" },
+        { "General", "ImageCheckUidRange", "1-70000", "has 70000 uids; at most 65536" },
+        { "General", "ImageCheckUidRange", "1-4294967294", "has 4294967294 uids" },
+        { "General", "ImageCheckUidRange", "1-4294967295", UID_RANGE_SYNTAX },
+        { "General", "ImageCheckUidRange", "4294967294-4294967295", UID_RANGE_SYNTAX },
+        { "General", "ImageCheckUidRange", "1-99999999999999999999", UID_RANGE_SYNTAX },
+        { "General", "ImageCheckUidRange", "x-y", UID_RANGE_SYNTAX " 'x-y'" },
+        { "General", "ImageCheckUidRange", "1000", UID_RANGE_SYNTAX " '1000'" },
+        { "General", "ImageCheckUidRange", "1000-", UID_RANGE_SYNTAX },
+        { "General", "ImageCheckUidRange", "-1000", UID_RANGE_SYNTAX },
+        { "General", "ImageCheckUidRange", "-", UID_RANGE_SYNTAX },
+        { "General", "ImageCheckUidRange", "1-2-3", UID_RANGE_SYNTAX },
+        { "General", "ImageCheckUidRange", "1000 - 2000", UID_RANGE_SYNTAX },
+        { "General", "ImageCheckUidRange", "+1000-2000", UID_RANGE_SYNTAX },
+        { "General", "ImageCheckUidRange", "1000:2000", UID_RANGE_SYNTAX },
+        { "General", "ImageCheckUidRange", "0x100-0x200", UID_RANGE_SYNTAX },
+        { "General", "ImageCheckUidRange", "12345678901234567-12345678901234568",
+          UID_RANGE_SYNTAX },
         { "General", "ImageCheckTimeoutSec", "1", NULL },
         { "General", "ImageCheckTimeoutSec", "86400", NULL },
         { "General", "ImageCheckTimeoutSec", "0", "needs a whole number from 1 to 86400" },
@@ -768,6 +804,21 @@ static void test_general_values(void) {
         /* Not looked up while the check is off. */
         g_assert_cmpuint(c->image_check_uid, ==, (uid_t) -1);
         g_assert_cmpuint(c->image_check_timeout_usec, ==, 60 * 1000000ULL);
+        /* By default, checks take uids of their own from 256 in systemd's unused block. */
+        g_assert_cmpuint(c->image_check_uid_first, ==, 1879048192u);
+        g_assert_cmpuint(c->image_check_uid_count, ==, 256);
+        conf_unref(c);
+
+        c = load_ok("[General]\nImageCheckUidRange=1000-2000\n");
+        g_assert_cmpuint(c->image_check_uid_first, ==, 1000);
+        g_assert_cmpuint(c->image_check_uid_count, ==, 1001);
+        conf_unref(c);
+        c = load_ok("[General]\nImageCheckUidRange=4294901759-4294967294\n");
+        g_assert_cmpuint(c->image_check_uid_first, ==, 4294901759u);
+        g_assert_cmpuint(c->image_check_uid_count, ==, 65536);
+        conf_unref(c);
+        c = load_ok("[General]\nImageCheckUidRange=\n");
+        g_assert_cmpuint(c->image_check_uid_count, ==, 0);
         conf_unref(c);
 
         c = load_ok("[General]\nAllowedFilesystems=\n");
@@ -814,32 +865,63 @@ static void test_labels_values(void) {
 }
 
 static void test_image_check_user(void) {
-        Conf *c = load_ok("[General]\nImageCheck=yes\nImageCheckUser=nobody\n");
+        Conf *c = load_ok("[General]\nImageCheck=yes\nImageCheckUser=nobody\n"
+                          "ImageCheckUidRange=\n");
 
         g_assert_true(c->image_check);
         g_assert_cmpuint(c->image_check_uid, ==, 65534);
         g_assert_cmpuint(c->image_check_gid, ==, 65534);
         conf_unref(c);
-        c = load_ok("[General]\nImageCheckUser=65534\nImageCheck=on\n");
+        c = load_ok("[General]\nImageCheckUser=65534\nImageCheck=on\nImageCheckUidRange=\n");
         g_assert_cmpuint(c->image_check_uid, ==, 65534);
         conf_unref(c);
 
-        expect_problems("[General]\nImageCheck=yes\nImageCheckUser=root\n",
+        expect_problems("[General]\nImageCheck=yes\nImageCheckUser=root\nImageCheckUidRange=\n",
                         PROBLEMS("3:ImageCheckUser: 'root' has uid or gid 0"));
-        expect_problems("[General]\nImageCheckUser=0\n\nImageCheck=yes\n",
+        expect_problems("[General]\nImageCheckUser=0\n\nImageCheck=yes\nImageCheckUidRange=\n",
                         PROBLEMS("2:ImageCheckUser: '0' has uid or gid 0"));
-        expect_problems("[General]\nImageCheck=yes\nImageCheckUser=no-such-user-here\n",
-                        PROBLEMS("3:ImageCheckUser: user 'no-such-user-here' does not exist"));
+        expect_problems("[General]\nImageCheckUidRange=\nImageCheck=yes\n"
+                        "ImageCheckUser=no-such-user-here\n",
+                        PROBLEMS("4:ImageCheckUser: user 'no-such-user-here' does not exist"));
         /* A numeric uid without an account is used as uid and gid. */
-        c = load_ok("[General]\nImageCheck=yes\nImageCheckUser=4000000000\n");
+        c = load_ok("[General]\nImageCheck=yes\nImageCheckUser=4000000000\n"
+                    "ImageCheckUidRange=\n");
         g_assert_cmpuint(c->image_check_uid, ==, 4000000000u);
         g_assert_cmpuint(c->image_check_gid, ==, 4000000000u);
         conf_unref(c);
         /* Without ImageCheckUser=, the default user must exist; the problem is ImageCheck='s. */
         if (getpwnam(CONF_DEFAULT_IMAGE_CHECK_USER))
                 return;
-        expect_problems("[General]\n\nImageCheck=yes\n",
+        expect_problems("[General]\n\nImageCheck=yes\nImageCheckUidRange=\n",
                         PROBLEMS("3:ImageCheckUser: user 'usermount-check' does not exist"));
+}
+
+/* With a uid range (the default), ImageCheckUser= is not looked up at all. */
+static void test_image_check_uid_range(void) {
+        Conf *c = load_ok("[General]\nImageCheck=yes\nImageCheckUser=doesnotexist\n"
+                          "ImageCheckUidRange=1000-2000\n");
+
+        g_assert_true(c->image_check);
+        g_assert_cmpuint(c->image_check_uid_first, ==, 1000);
+        g_assert_cmpuint(c->image_check_uid_count, ==, 1001);
+        g_assert_cmpuint(c->image_check_uid, ==, (uid_t) -1);
+        conf_unref(c);
+        /* The same with the default range; even root is not looked at. */
+        c = load_ok("[General]\nImageCheck=yes\nImageCheckUser=doesnotexist\n");
+        g_assert_cmpuint(c->image_check_uid_first, ==, CONF_DEFAULT_IMAGE_CHECK_UID_FIRST);
+        g_assert_cmpuint(c->image_check_uid_count, ==, CONF_DEFAULT_IMAGE_CHECK_UID_COUNT);
+        g_assert_cmpuint(c->image_check_uid, ==, (uid_t) -1);
+        conf_unref(c);
+        c = load_ok("[General]\nImageCheck=yes\nImageCheckUser=root\n");
+        conf_unref(c);
+        /* The default user need not exist either. */
+        c = load_ok("[General]\nImageCheck=yes\n");
+        g_assert_cmpuint(c->image_check_uid, ==, (uid_t) -1);
+        conf_unref(c);
+        /* An empty range is what makes ImageCheckUser= count again. */
+        expect_problems("[General]\nImageCheck=yes\nImageCheckUser=doesnotexist\n"
+                        "ImageCheckUidRange=\n",
+                        PROBLEMS("3:ImageCheckUser: user 'doesnotexist' does not exist"));
 }
 
 /* ---- Per-type sections ---------------------------------------------------------------------- */
@@ -1011,8 +1093,8 @@ static void test_example_each_setting(void) {
                         lines[header] = saved_header;
                 n_settings++;
         }
-        /* 6 in [General], 10 in [Limits], 1 in [Labels], 3 in the per-type example. */
-        g_assert_cmpuint(n_settings, ==, 20);
+        /* 7 in [General], 10 in [Limits], 1 in [Labels], 3 in the per-type example. */
+        g_assert_cmpuint(n_settings, ==, 21);
         g_strfreev(lines);
         g_free(contents);
 }
@@ -1053,7 +1135,8 @@ static int check(const char *path, char **ret_out) {
 /* The summary is itself a valid file that yields the same settings. */
 static void test_check_valid(void) {
         char *path = write_string("[General]\nAllowedFilesystems=ext4 vfat\nAllowExec=no\n"
-                                "ImageCheck=yes\nImageCheckUser=nobody\n[Limits]\nMaxWorkers=3\n"
+                                "ImageCheck=yes\nImageCheckUser=nobody\nImageCheckUidRange=\n"
+                                "[Limits]\nMaxWorkers=3\n"
                                 "[Labels]\nSELinuxType=removable_t\n"
                                 "[ext4]\nAllowedOptions=acl,noatime\nDefaultOptions=noatime\n"
                                 "ForcedOptions=data=ordered\n");
@@ -1068,7 +1151,9 @@ static void test_check_valid(void) {
         g_assert_nonnull(strstr(out, "\nMaxRequests=64\n"));
         g_assert_nonnull(strstr(out, "\nMaxWorkersPerUser=4\nMaxUnauthorizedRequests=8\n"));
         g_assert_nonnull(strstr(out, "\n\n[Labels]\nSELinuxType=removable_t\n\n[ext2]\n"));
-        g_assert_nonnull(strstr(out, "\n# the image check runs as uid 65534, gid 65534\n"));
+        g_assert_nonnull(strstr(out, "\nImageCheck=yes\n# the image check runs as uid 65534, "
+                                     "gid 65534\nImageCheckUser=nobody\nImageCheckUidRange=\n"
+                                     "ImageCheckTimeoutSec=300\n"));
         g_assert_nonnull(strstr(out, "\n[ext4]\n# always forced by usermount: "
                                      "errors=remount-ro\nAllowedOptions=acl,noatime\n"
                                      "DefaultOptions=noatime\nForcedOptions=data=ordered\n"));
@@ -1088,6 +1173,48 @@ static void test_check_valid(void) {
         g_free(again_path);
         g_free(path);
         g_free(out);
+}
+
+/* A uid range, set or the default, in the summary: which uids, and that it reads back. */
+static void test_check_uid_range(void) {
+        static const struct {
+                const char *file, *expected;
+        } cases[] = {
+                { "[General]\nImageCheck=yes\nImageCheckUser=doesnotexist\n"
+                  "ImageCheckUidRange=1000-2000\n",
+                  "\nImageCheck=yes\n# the image check runs as uid 1000 to 2000, a uid of its own "
+                  "for each check (its gid the same); ImageCheckUser= is not used\n"
+                  "ImageCheckUser=doesnotexist\nImageCheckUidRange=1000-2000\n"
+                  "ImageCheckTimeoutSec=300\n" },
+                { "[General]\nImageCheck=yes\n",
+                  "\nImageCheck=yes\n# the image check runs as uid 1879048192 to 1879048447, a "
+                  "uid of its own for each check (its gid the same); ImageCheckUser= is not "
+                  "used\nImageCheckUser=usermount-check\n"
+                  "ImageCheckUidRange=1879048192-1879048447\nImageCheckTimeoutSec=300\n" },
+                { "[General]\n",
+                  "\nImageCheck=no\nImageCheckUser=usermount-check\n"
+                  "ImageCheckUidRange=1879048192-1879048447\nImageCheckTimeoutSec=300\n" },
+        };
+
+        for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+                char *path = write_string(cases[i].file), *out = NULL, *again_path;
+                Loaded first, again;
+
+                g_assert_cmpint(check(path, &out), ==, 0);
+                g_assert_nonnull(strstr(out, cases[i].expected));
+                first = load_path(path, false);
+                again_path = write_file(out, strlen(out));
+                again = load_path(again_path, false);
+                g_assert_cmpint(again.r, ==, 0);
+                assert_conf_equal(first.conf, again.conf);
+                loaded_done(&first);
+                loaded_done(&again);
+                g_unlink(again_path);
+                g_unlink(path);
+                g_free(again_path);
+                g_free(path);
+                g_free(out);
+        }
 }
 
 static void test_check_invalid(void) {
@@ -1208,12 +1335,14 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/conf/keys/limits", test_limits_values);
         g_test_add_func("/conf/keys/labels", test_labels_values);
         g_test_add_func("/conf/keys/image-check-user", test_image_check_user);
+        g_test_add_func("/conf/keys/image-check-uid-range", test_image_check_uid_range);
         g_test_add_func("/conf/keys/fstype", test_fstype_values);
         add_cases("/conf/fstype", fstype_cases, G_N_ELEMENTS(fstype_cases));
         g_test_add_func("/conf/example/is-defaults", test_example_is_defaults);
         g_test_add_func("/conf/example/each-setting", test_example_each_setting);
         g_test_add_func("/conf/example/all-settings", test_example_all_settings);
         g_test_add_func("/conf/check/valid", test_check_valid);
+        g_test_add_func("/conf/check/uid-range", test_check_uid_range);
         g_test_add_func("/conf/check/invalid", test_check_invalid);
         g_test_add_func("/conf/check/unreadable", test_check_unreadable);
         g_test_add_func("/conf/check/default-path", test_check_default_path);
