@@ -1214,6 +1214,28 @@ static int build_all_items(Build *b, UmError *error) {
         return 0;
 }
 
+/*
+ * A default or forced option for the journal yields to a read-only mount, which loads
+ * none, whichever list made the mount read-only; only a caller's is refused (below).
+ */
+static void build_read_only_yield(Build *b, bool read_only) {
+        if (!read_only || !b->fs->read_only_key)
+                return;
+        b->needs_journal = NULL;
+        for (ItemOrigin origin = 0; origin < _ORIGIN_MAX; origin++)
+                for (size_t i = 0; i < b->lists[origin].n_items; i++) {
+                        OptionItem *it = &b->lists[origin].items[i];
+                        const OptionRule *rule = it->to_fs ? rule_find(b->fs, it->key) : NULL;
+
+                        if (!rule || !rule->needs_journal)
+                                continue;
+                        if (origin != ORIGIN_CALLER)
+                                it->to_fs = false;
+                        else if (!b->needs_journal)
+                                b->needs_journal = rule->key;
+                }
+}
+
 /* Decisions that depend on the whole option string, not on one item. */
 static int build_check_combined(const Build *b, bool read_only, UmError *error) {
         if (b->rw && b->ro)
@@ -1350,6 +1372,7 @@ int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *erro
                 return r;
         /* A read-only source never yields a writable mount, whatever the edge passed. */
         o.read_only = in->read_only || in->source_read_only || b.ro || b.fs->read_only_media;
+        build_read_only_yield(&b, o.read_only);
         r = build_check_combined(&b, o.read_only, error);
         if (r < 0)
                 return r;

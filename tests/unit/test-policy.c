@@ -1678,6 +1678,16 @@ static const ConfCase conf_cases[] = {
           "ext4 option 'rw' contradicts 'ro', which the administrator forces (ForcedOptions= "
           "for ext4 in " CONF_PATH ")" },
         { "ext4", NULL, NULL, "ro,noload", "", 0, OK, "noload", MOUNT_ATTR_RDONLY },
+        /* Forced or default options for the journal yield to read-only mounts (no journal
+         * is loaded); found by tests/fuzz/fuzz-conf: they made every read-only mount fail. */
+        { "ext4", NULL, NULL, "data=ordered", "", IN_RO, OK, "", MOUNT_ATTR_RDONLY },
+        { "ext4", NULL, NULL, "data=ordered", "ro,acl", 0, OK, "acl", MOUNT_ATTR_RDONLY },
+        { "ext3", NULL, NULL, "commit=5,data=ordered", "", IN_SOURCE_RO, OK, "",
+          MOUNT_ATTR_RDONLY },
+        { "ext4", NULL, NULL, "ro,data=ordered", "", 0, OK, "", MOUNT_ATTR_RDONLY },
+        { "ext4", NULL, "commit=30", "ro", "", 0, OK, "", MOUNT_ATTR_RDONLY },
+        { "ext4", NULL, NULL, "data=ordered", "commit=5", IN_RO, NOT_ALLOWED,
+          "ext4 option 'commit' needs the journal" },
         { "xfs", NULL, NULL, "noatime", "relatime", 0, NOT_ALLOWED,
           "xfs option 'relatime' contradicts 'noatime', which the administrator forces" },
         { "xfs", NULL, NULL, "noatime", "noatime", 0, NOT_ALLOWED, "is forced to noatime" },
