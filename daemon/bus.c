@@ -535,6 +535,7 @@ static int method_list_mounts(sd_bus_message *m, void *userdata, sd_bus_error *r
 static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         _cleanup_(request_freep) Request *req = NULL;
         UmError error = {};
+        int r;
 
         req = request_new(userdata, m);
         if (!req)
@@ -543,17 +544,34 @@ static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *ret
         (void) bus_read_caller(m, req, &error);
         if (error.kind != UM_ERROR_KIND_NONE)
                 return bus_reply_error(m, &error) < 0 ? -EIO : 1;
+        /* Exiting after being idle: the next instance is the one to subscribe to. */
+        if (req->manager->idle_exiting) {
+                um_error_set(&error, UM_ERROR_KIND_FAILED, EAGAIN,
+                             "usermountd was exiting after being idle when this request came; "
+                             "send it again, and the instance that is running now answers it.");
+                return bus_reply_error(m, &error) < 0 ? -EIO : 1;
+        }
+        /* Subscribed now, to its own mounts: the connection's NameOwnerChanged, which the
+         * bus sends after this call, finds it; polkit may widen it later (everybody's). */
+        r = subscribers_add(&req->manager->subscribers, sd_bus_message_get_sender(m), req->uid,
+                            req->uid == 0);
+        if (r == -EUSERS) {
+                um_error_set(&error, UM_ERROR_KIND_LIMIT_EXCEEDED, EUSERS,
+                             "uid %u has %u subscriptions already, the most it may; close "
+                             "some of the connections that hold them.", (unsigned) req->uid,
+                             SUBSCRIBERS_MAX_PER_UID);
+                return bus_reply_error(m, &error) < 0 ? -EIO : 1;
+        }
+        if (r < 0)
+                return r;
         manager_start_request(userdata, TAKE_PTR(req));
         return 1;
 }
 
 int bus_reply_subscribe(Request *req) {
-        int r;
-
-        r = subscribers_add(&req->manager->subscribers, sd_bus_message_get_sender(req->message),
-                            req->uid, req->uid == 0 || req->list_all);
-        if (r < 0)
-                return sd_bus_reply_method_errno(req->message, r, NULL);
+        if (req->list_all)
+                subscribers_see_all(&req->manager->subscribers,
+                                    sd_bus_message_get_sender(req->message));
         return sd_bus_reply_method_return(req->message, NULL);
 }
 
@@ -577,9 +595,13 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 }
 
 int bus_watch_subscribers(Manager *m) {
-        return sd_bus_match_signal_async(m->bus, &m->name_owner_slot, "org.freedesktop.DBus",
-                                         "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                         "NameOwnerChanged", on_name_owner_changed, NULL, m);
+        /* Only names that lost their owner (arg2 empty): not every connection's coming. */
+        return sd_bus_add_match_async(m->bus, &m->name_owner_slot,
+                                      "type='signal',sender='org.freedesktop.DBus',"
+                                      "path='/org/freedesktop/DBus',"
+                                      "interface='org.freedesktop.DBus',"
+                                      "member='NameOwnerChanged',arg2=''",
+                                      on_name_owner_changed, NULL, m);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,

@@ -17,7 +17,9 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
+#include <linux/btrfs.h>
 
 #include "fsrefs.h"
 #include "macro.h"
@@ -26,9 +28,12 @@
 #define EXT_MAGIC 0xEF53
 #define EXT_COMPAT_HAS_JOURNAL 0x0004
 #define EXT_INCOMPAT_JOURNAL_DEV 0x0008
+#define EXT_RO_COMPAT_ORPHAN_PRESENT 0x10000
 
 #define BTRFS_SB_OFFSET 65536
 #define BTRFS_MAGIC "_BHRfS_M"
+/* SEEDING, METADUMP, METADUMP_V2, CHANGING_FSID, CHANGING_FSID_V2 (fs/btrfs/fs.h). */
+#define BTRFS_FLAGS_JOINING (UINT64_C(0x1f) << 32)
 
 /* ---- reading the superblock -------------------------------------------------------- */
 
@@ -126,6 +131,12 @@ static int check_btrfs(int fd, UmError *error) {
                 return r;
         if (memcmp(sb + 64, BTRFS_MAGIC, 8) != 0)
                 return refuse(error, "changed while it was being checked");
+        /* A seed device, or one half-way through an FSID change, is looked up and joined
+         * by FSID like the devices of a multi-device filesystem (no temporary FSID). */
+        if (le64_at(sb + 56) & BTRFS_FLAGS_JOINING)
+                return refuse(error, "is a btrfs seed device or is in the middle of an FSID "
+                                     "change (superblock flags); the kernel would join it "
+                                     "with devices of the same FSID");
         n = le64_at(sb + 136);
         if (n != 1) {
                 char what[96];
@@ -226,8 +237,17 @@ static const char *fstab_match(const char *path, const Names *n) {
         it = mnt_new_iter(MNT_ITER_FORWARD);
         if (!it)
                 return NULL;
-        while (!found && mnt_table_next_fs(tb, it, &fs) == 0)
-                found = spec_matches(mnt_fs_get_source(fs), n);
+        while (!found && mnt_table_next_fs(tb, it, &fs) == 0) {
+                const char *tag = NULL, *value = NULL;
+                _cleanup_free_ char *spec = NULL;
+
+                /* libmount keeps the quotes of UUID="..." in the source; the tag has none. */
+                if (mnt_fs_get_tag(fs, &tag, &value) == 0 && asprintf(&spec, "%s=%s", tag,
+                                                                       value) >= 0)
+                        found = spec_matches(spec, n);
+                else
+                        found = spec_matches(mnt_fs_get_source(fs), n);
+        }
         mnt_free_iter(it);
         return found;
 }
@@ -243,6 +263,10 @@ static const char *crypttab_match(const char *path, const Names *n) {
 
                 if (*p == '#' || sscanf(p, "%255s %1023s", name, device) != 2)
                         continue;
+                /* UUID="x" as systemd-cryptsetup-generator accepts it. */
+                for (char *q = device, *w = device;; q++)
+                        if (*q != '"' && !(*w++ = *q))
+                                break;
                 found = spec_matches(device, n);
         }
         return found;
@@ -321,4 +345,44 @@ int fsrefs_check_names(const char *fstype, const char *uuid, const char *label, 
                        UmError *error) {
         return fsrefs_check_names_in("/etc/fstab", "/etc/crypttab", "/dev/disk", fstype, uuid,
                                      label, self, error);
+}
+
+/* ---- after authorization ---------------------------------------------------------------- */
+
+int fsrefs_check_read_only_device(int fd, const char *fstype, UmError *error) {
+        uint8_t sb[1024];
+        int r;
+
+        if (!streq(fstype, "ext2") && !streq(fstype, "ext3") && !streq(fstype, "ext4"))
+                return 0;
+        r = read_at(fd, EXT_SB_OFFSET, sb, sizeof(sb));
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "the ext superblock could not be read: %s", strerror(-r));
+        /* s_last_orphan, ro_compat ORPHAN_PRESENT: the driver deletes orphaned inodes at
+         * mount time even on a read-only mount of a writable device. */
+        if (le32_at(sb + 0xE8) != 0 || (le32_at(sb + 0x64) & EXT_RO_COMPAT_ORPHAN_PRESENT))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EROFS,
+                                    "the filesystem has orphaned files to clean up, which the "
+                                    "kernel does even on a read-only mount, writing to the "
+                                    "device; mount it read-write, or check it with fsck first");
+        return 0;
+}
+
+int fsrefs_check_mounted(int mount_fd, const char *fstype, UmError *error) {
+        struct btrfs_ioctl_fs_info_args info = {};
+        _cleanup_close_ int root_fd = -EBADF;
+
+        if (!streq(fstype, "btrfs"))
+                return 0;
+        /* The mount fd is an O_PATH one: ioctls need the root directory opened. */
+        root_fd = openat(mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0 || ioctl(root_fd, BTRFS_IOC_FS_INFO, &info) < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "could not ask btrfs which devices it mounted: %s",
+                                    strerror(errno));
+        if (info.num_devices != 1 || info.max_id != 1)
+                return refuse(error, "was assembled from more than the one device it came "
+                                     "from; it is not handed out");
+        return 0;
 }

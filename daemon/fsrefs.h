@@ -39,3 +39,12 @@ int fsrefs_check_names(const char *fstype, const char *uuid, const char *label, 
 int fsrefs_check_names_in(const char *fstab, const char *crypttab, const char *disk_dir,
                           const char *fstype, const char *uuid, const char *label, dev_t self,
                           UmError *error);
+
+/* After authorization, for a read-only mount of a block device (not of an image, whose loop
+ * device is read-only): refuses an ext2/3/4 filesystem with orphaned inodes, which the
+ * driver cleans up, writing, even on a read-only mount. */
+int fsrefs_check_read_only_device(int fd, const char *fstype, UmError *error);
+
+/* On the new, still detached mount (mountbuild.c): btrfs mounted from exactly one device (what the kernel
+ * assembled, whatever the superblock said when it was checked). */
+int fsrefs_check_mounted(int mount_fd, const char *fstype, UmError *error);

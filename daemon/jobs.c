@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -182,6 +184,51 @@ static int job_check_image(const Request *req, int loop_fd, UmError *error) {
         return r;
 }
 
+/*
+ * The checks of the probe, again, right before the mount: the caller could rewrite its
+ * image or device while polkit was asked. What polkit was asked about must still be what
+ * is there, and the superblock must still name no other device. fd: the loop device of
+ * an image, or the block device; self: its device number.
+ */
+static int job_recheck(const Request *req, int fd, dev_t self, UmError *error) {
+        SourceProbe now = {};
+        struct statfs sfs;
+        int r;
+
+        r = source_probe(fd, &now, error);
+        if (r < 0)
+                return r;
+        if (!streq(now.fstype, req->probe.fstype) || !streq(now.uuid, req->probe.uuid) ||
+            !streq(now.label, req->probe.label))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EBUSY,
+                                    "the filesystem changed while the request was being "
+                                    "authorized; nothing was mounted");
+        r = fsrefs_check_superblock(fd, now.fstype, error);
+        if (r >= 0 && (req->source.type == SOURCE_IMAGE || streq(now.fstype, "btrfs")))
+                r = fsrefs_check_names(now.fstype, now.uuid, now.label, self, error);
+        if (r < 0)
+                return r;
+        /*
+         * A file on FUSE answers every read as its server (possibly the caller) likes, so
+         * the superblock the kernel reads next need not be the one checked. Refused where
+         * a superblock could make the kernel open other devices: btrfs, and ext3/4 that
+         * load a journal (read-write).
+         */
+        if (req->source.type == SOURCE_IMAGE && fstatfs(req->source_fd, &sfs) == 0 &&
+            sfs.f_type == FUSE_SUPER_MAGIC &&
+            (streq(now.fstype, "btrfs") || (!req->mount_options.read_only &&
+                                            (streq(now.fstype, "ext3") ||
+                                             streq(now.fstype, "ext4")))))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EPERM,
+                                    "%s images on a FUSE filesystem are mounted read-only "
+                                    "(ext3/4) or not at all (btrfs): what the kernel reads "
+                                    "there is the FUSE server's choice; copy the image to a "
+                                    "local filesystem", now.fstype);
+        if (req->source.type == SOURCE_BLOCK_DEVICE && req->mount_options.read_only)
+                r = fsrefs_check_read_only_device(fd, now.fstype, error);
+        return r;
+}
+
 void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
         Request *req = userdata;
         _cleanup_close_ int loop_fd = -EBADF, mount_fd = -EBADF;
@@ -192,7 +239,7 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
                 .options = &req->mount_options,
                 .idmap = &req->idmap,
         };
-        struct stat st;
+        struct stat st = {};
         int r;
 
         if (req->source.type == SOURCE_IMAGE) {
@@ -214,6 +261,8 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
                 snprintf(reply->backing_file, sizeof(reply->backing_file), "%s",
                          strempty(req->source_path));
                 r = job_check_image(req, loop_fd, &reply->error);
+                if (r >= 0)
+                        r = job_recheck(req, loop_fd, st.st_rdev, &reply->error);
                 if (r < 0) {
                         reply->r = r;
                         return;
@@ -222,6 +271,8 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
                 /* Authorized now: the exclusive claim that proves nothing else holds the
                  * device (a superblock in another namespace, swap, a holder). */
                 r = device_check_not_busy(req->source.rdev, &reply->error);
+                if (r >= 0)
+                        r = job_recheck(req, req->source_fd, req->source.rdev, &reply->error);
                 if (r < 0) {
                         reply->r = r;
                         return;

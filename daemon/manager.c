@@ -25,6 +25,7 @@
 #include "mountns.h"
 #include "service.h"
 #include "usermount-names.h"
+#include "utf8.h"
 
 #define REGISTRY_FILE "mounts.json"
 
@@ -355,6 +356,18 @@ int manager_follow_mount(Manager *m, MountRecord *rec) {
         r = mountns_mount_exists(rec->mntns_id, rec->mount_id, &now);
         if (r <= 0 || !now || streq(now, rec->mount_point))
                 return r;
+        /* A caller in a chroot gave its path from its root; the kernel's is from the
+         * namespace's, with the chroot in front: not a move. */
+        if (strlen(now) > strlen(rec->mount_point) &&
+            streq(now + strlen(now) - strlen(rec->mount_point), rec->mount_point))
+                return r;
+        /* A path the registry could not keep (too long, not UTF-8, controls): the mount is
+         * still tracked by its id, under the path it had. */
+        if (strlen(now) >= PATH_MAX || !utf8_is_valid(now))
+                return r;
+        for (const char *c = now; *c; c++)
+                if ((unsigned char) *c < 0x20 || *c == 0x7f)
+                        return r;
         log_request_mount(LOG_LEVEL_INFO, rec->owner_uid, rec->device, "moved", rec->fstype,
                           now, "%s was moved to %s; following it.",
                           um_escape(rec->mount_point, old_esc, sizeof(old_esc)),
@@ -1270,9 +1283,11 @@ static void on_list_authorized(int r, const UmError *error, void *userdata) {
                 r = bus_reply_subscribe(req);
         else
                 r = bus_reply_list_mounts(req);
-        if (r < 0)
+        if (r < 0) {
                 log_warning_errno(r, "Failed to reply to %s: %m",
                                   req->method == METHOD_SUBSCRIBE ? "Subscribe" : "ListMounts");
+                (void) sd_bus_reply_method_errno(req->message, r, NULL);
+        }
         request_free(req);
 }
 
@@ -1336,10 +1351,11 @@ static size_t manager_count_mounts_of(Manager *m, uid_t owner) {
 
 /* Whether req is charged to MaxUnauthorizedRequests= from its start: a mount request (they
  * probe before polkit is asked) of anybody but root whose owner polkit has not said yes to
- * since the daemon started. Unmount and ListMounts start no worker before polkit answers. */
+ * since the daemon started. Unmount, ListMounts and Subscribe start no worker before polkit
+ * answers. */
 static bool manager_charges_unauthorized(Manager *m, const Request *req) {
         return req->uid != 0 && req->method != METHOD_UNMOUNT &&
-               req->method != METHOD_LIST_MOUNTS &&
+               req->method != METHOD_LIST_MOUNTS && req->method != METHOD_SUBSCRIBE &&
                !owner_known_has(&m->authorized_owners, req->owner);
 }
 

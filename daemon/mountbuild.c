@@ -18,6 +18,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include "fsrefs.h"
 #include "mountbuild.h"
 
 #ifndef FSCONFIG_CMD_CREATE_EXCL
@@ -237,15 +238,15 @@ static int check_own_root(int mount_fd, const MountSpec *spec, UmError *error) {
         if (fstat(mount_fd, &st) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "could not learn who owns the filesystem's root directory");
-        if (st.st_uid == m->caller_uid)
+        if (st.st_uid == m->caller_uid && st.st_gid == m->caller_gid)
                 return 0;
         if (m->mode_given)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EPERM,
-                                    "the filesystem's root directory belongs to uid %u, and with "
+                                    "the filesystem's root directory belongs to uid %u (gid %u), and with "
                                     "idmap 'none' it would appear as theirs in a mount namespace "
                                     "others use; mount it with idmap 'user' (the default here), "
                                     "or with OpenMount into a mount namespace of your own",
-                                    (unsigned) st.st_uid);
+                                    (unsigned) st.st_uid, (unsigned) st.st_gid);
         m->mode = IDMAP_USER;
         return 1;
 }
@@ -350,6 +351,10 @@ int mountbuild_locked(const MountSpec *spec, const char *stage_dir, int *ret_mou
         if (r < 0)
                 return r;
         r = fs_create(spec, &mount_fd, error);
+        if (r < 0)
+                return r;
+        /* What the kernel assembled, whatever the superblock said when it was checked. */
+        r = fsrefs_check_mounted(mount_fd, spec->fstype, error);
         if (r < 0)
                 return r;
         r = apply_idmap(mount_fd, spec, error);

@@ -20,11 +20,17 @@ int subscribers_add(Subscribers *s, const char *name, uid_t uid, bool all) {
         Subscriber *sub = find(s, name), *items;
         char *copy;
 
+        size_t n = 0;
+
         if (sub) {
                 sub->uid = uid;
-                sub->all = all;
+                sub->all = sub->all || all;
                 return 0;
         }
+        for (size_t i = 0; i < s->n; i++)
+                n += s->items[i].uid == uid;
+        if (n >= SUBSCRIBERS_MAX_PER_UID)
+                return -EUSERS;
         copy = strdup(name);
         if (!copy)
                 return -ENOMEM;
@@ -36,6 +42,13 @@ int subscribers_add(Subscribers *s, const char *name, uid_t uid, bool all) {
         s->items = items;
         s->items[s->n++] = (Subscriber) { .name = copy, .uid = uid, .all = all };
         return 0;
+}
+
+void subscribers_see_all(Subscribers *s, const char *name) {
+        Subscriber *sub = find(s, name);
+
+        if (sub)
+                sub->all = true;
 }
 
 bool subscribers_remove(Subscribers *s, const char *name) {

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "usermount-names.h"
+
 typedef struct Subscriber {
         char *name; /* unique bus name, ":1.42" */
         uid_t uid;
@@ -22,8 +24,16 @@ typedef struct Subscribers {
         size_t n;
 } Subscribers;
 
-/* Adds name, or updates it (Subscribe is idempotent). 0 or -ENOMEM. */
+/* Subscriptions one uid may hold at a time (one per connection; the bus limits those). */
+#define SUBSCRIBERS_MAX_PER_UID UM_SUBSCRIPTIONS_MAX_PER_UID
+
+/* Adds name, or updates it (Subscribe is idempotent). 0, -EUSERS when uid holds
+ * SUBSCRIBERS_MAX_PER_UID already, or -ENOMEM. */
 int subscribers_add(Subscribers *s, const char *name, uid_t uid, bool all);
+
+/* Lets name see every mount, if it is still subscribed (polkit answered after a while, and
+ * the connection may have closed meanwhile). */
+void subscribers_see_all(Subscribers *s, const char *name);
 
 /* Removes name if subscribed; true if it was. */
 bool subscribers_remove(Subscribers *s, const char *name);

@@ -28,3 +28,6 @@
 #define UM_ACTION_MOUNT_IMAGE UM_ACTION_PREFIX "mount-image"
 #define UM_ACTION_MOUNT_EXEC UM_ACTION_PREFIX "mount-exec"
 #define UM_ACTION_UNMOUNT_OTHERS UM_ACTION_PREFIX "unmount-others"
+
+/* Subscribe(): the most subscriptions one uid may hold at a time (one per connection). */
+#define UM_SUBSCRIPTIONS_MAX_PER_UID 64

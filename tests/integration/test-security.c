@@ -28,6 +28,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "harness-fuse.h"
 #include "harness.h"
 #include "macro.h"
 #include "test-calls.h"
@@ -240,6 +241,12 @@ static void test_collision_fstab(void) {
         assert_refused(t, UM_ERROR_INVALID_SOURCE, "UUID '" UUID "' is also named in /etc/fstab");
         unbind_etc(fstab);
 
+        /* Quoted, as libmount and systemd accept it. */
+        fstab = bind_etc("fstab", "UUID=\"" UUID "\" /backup ext4 nofail 0 2\n");
+        g_autoptr(GHashTable) quoted = call_as_user1(&c);
+        assert_refused(quoted, UM_ERROR_INVALID_SOURCE, "is also named in /etc/fstab");
+        unbind_etc(fstab);
+
         fstab = bind_etc("fstab", "LABEL=" LABEL " /backup ext4 nofail 0 2\n");
         g_autoptr(GHashTable) t2 = call_as_user1(&c);
         assert_refused(t2, UM_ERROR_INVALID_SOURCE, "label '" LABEL "' is also named in /etc/fstab");
@@ -330,6 +337,39 @@ static void test_btrfs_two_devices(void) {
         assert_image_refused(image, "spans 2 devices");
 }
 
+/* An image on FUSE: its server could serve the kernel another superblock than the one the
+ * daemon checked. ext4 read-write (a journal device could be named) is refused, read-only
+ * (noload: no journal) is mounted. */
+static void test_fuse_image(void) {
+        g_autofree char *image = user_image(UUID);
+        g_autoptr(HarnessFuse) f = NULL;
+
+        g_assert_cmpint(harness_fuse_new(image, &f), ==, 0);
+        harness_fuse_set_gate(f, HARNESS_FUSE_GATE_OPEN);
+        const Call rw = { .method = "MountFd", .path = harness_fuse_image_path(f),
+                          .open_flags = O_RDWR };
+        g_autoptr(GHashTable) t = call_as_user1(&rw);
+        assert_refused(t, UM_ERROR_INVALID_SOURCE, "on a FUSE filesystem");
+        const Call ro = { .method = "MountFd", .path = harness_fuse_image_path(f),
+                          .open_flags = O_RDONLY };
+        g_autoptr(GHashTable) t2 = call_as_user1(&ro);
+        g_assert_cmpstr(report_get(t2, "result"), ==, "ok");
+        unmount_user1(report_get(t2, "mount-point"));
+        g_clear_pointer(&f, harness_fuse_free);
+        assert_clean();
+}
+
+/* A seed device is joined with the registered devices of its FSID: refused. */
+static void test_btrfs_seed(void) {
+        const HarnessImageSpec spec = { .root_uid = HARNESS_UID_USER1 };
+        g_autofree char *image = NULL;
+        const uint8_t seeding[8] = { 0, 0, 0, 0, 1 }; /* flags, bit 32 */
+
+        g_assert_cmpint(harness_make_image("btrfs", &spec, &image), ==, 0);
+        write_at(image, 65536 + 56 + 0, seeding, sizeof(seeding));
+        assert_image_refused(image, "seed device");
+}
+
 /* ---- 33: read-only means read-only ------------------------------------------------------- */
 
 /* A zram disk with ext4 whose journal holds committed, unreplayed transactions. */
@@ -371,6 +411,24 @@ static void test_read_only_device_unchanged(void) {
         g_assert_nonnull(strstr(report_get(t, "info-options"), "noload"));
         g_assert_nonnull(strstr(report_get(t, "info-attributes"), "ro"));
         unmount_user1(report_get(t, "mount-point"));
+        after = sha256(node);
+        g_assert_cmpstr(after, ==, before);
+        g_assert_cmpint(harness_zram_free(node), ==, 0);
+        assert_clean();
+}
+
+/* Orphaned inodes are cleaned up by ext4 even on a read-only mount: a writable device with
+ * some, mounted read-only, is refused, and not one byte changes. */
+static void test_read_only_orphans_refused(void) {
+        g_autofree char *node = NULL, *before = NULL, *after = NULL;
+
+        g_assert_cmpint(harness_zram_new("64M", &node), ==, 0);
+        run("mkfs.ext4 -q %s && debugfs -w -R 'ssv last_orphan 12' %s >&2", node, node);
+        g_assert_cmpint(chmod(node, 0604), ==, 0);
+        before = sha256(node);
+        const Call c = { .method = "MountFd", .path = node, .open_flags = O_RDONLY };
+        g_autoptr(GHashTable) t = call_as_user1(&c);
+        assert_refused(t, UM_ERROR_INVALID_SOURCE, "orphaned files");
         after = sha256(node);
         g_assert_cmpstr(after, ==, before);
         g_assert_cmpint(harness_zram_free(node), ==, 0);
@@ -586,6 +644,44 @@ static HarnessCaller *subscriber_new(uid_t uid, gid_t gid) {
         return c;
 }
 
+/* Subscriptions per uid are limited (one per connection): the 65th is refused by name,
+ * and closing the connections lets them go. */
+static int caller_many_subscribers(void *userdata) {
+        sd_bus *buses[UM_SUBSCRIPTIONS_MAX_PER_UID + 1] = {};
+
+        for (unsigned i = 0; i <= UM_SUBSCRIPTIONS_MAX_PER_UID; i++) {
+                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+                int r;
+
+                g_assert_cmpint(harness_sd_bus_connect(&buses[i]), >=, 0);
+                r = sd_bus_call_method(buses[i], UM_BUS_NAME, UM_OBJECT_PATH,
+                                       UM_MANAGER_INTERFACE, "Subscribe", &error, NULL, "");
+                if (r < 0) {
+                        harness_report("refused-at=%u", i);
+                        calls_report_result(r, &error);
+                        break;
+                }
+        }
+        for (unsigned i = 0; i <= UM_SUBSCRIPTIONS_MAX_PER_UID; i++)
+                if (buses[i])
+                        sd_bus_flush_close_unref(buses[i]);
+        return 0;
+}
+
+static void test_subscription_limit(void) {
+        g_autofree char *output = NULL;
+
+        g_assert_cmpint(harness_run_as(HARNESS_UID_USER2, HARNESS_GID_USER2, 0,
+                                       caller_many_subscribers, NULL, &output), ==, 0);
+        g_autoptr(GHashTable) t = calls_parse_report(output);
+        g_assert_cmpstr(report_get(t, "refused-at"), ==, G_STRINGIFY(UM_SUBSCRIPTIONS_MAX_PER_UID));
+        assert_refused(t, UM_ERROR_LIMIT_EXCEEDED, "subscriptions already");
+        /* Gone with their connections: the next one is taken. */
+        g_assert_cmpint(harness_run_as(HARNESS_UID_USER2, HARNESS_GID_USER2, 0,
+                                       caller_subscriber, NULL, NULL), ==, 0);
+        assert_clean();
+}
+
 /* umtest1 mounts in its own directory: umtest1 hears of it, umtest2 does not, even with a
  * match rule for every sender of the interface's signals. */
 static void test_signals_private(void) {
@@ -630,11 +726,15 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/security/other-devices/ext4-journal", test_ext4_external_journal);
         g_test_add_func("/security/other-devices/xfs-log", test_xfs_external_log);
         g_test_add_func("/security/other-devices/btrfs", test_btrfs_two_devices);
+        g_test_add_func("/security/other-devices/btrfs-seed", test_btrfs_seed);
+        g_test_add_func("/security/other-devices/fuse-image", test_fuse_image);
         g_test_add_func("/security/read-only/device", test_read_only_device_unchanged);
         g_test_add_func("/security/read-only/param", test_read_only_param_unchanged);
+        g_test_add_func("/security/read-only/orphans", test_read_only_orphans_refused);
         g_test_add_func("/security/refused/no-write-open", test_refused_never_opened_for_writing);
         g_test_add_func("/security/loop-fd", test_loop_fd_refused);
         g_test_add_func("/security/signals/private", test_signals_private);
+        g_test_add_func("/security/signals/limit", test_subscription_limit);
         g_test_add_func("/security/moved-mount-point", test_moved_mount_point);
 
         r = g_test_run();
