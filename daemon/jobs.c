@@ -187,8 +187,8 @@ static int job_check_image(const Request *req, int loop_fd, UmError *error) {
 /*
  * The checks of the probe, again, right before the mount: the caller could rewrite its
  * image or device while polkit was asked. What polkit was asked about must still be what
- * is there, and the superblock must still name no other device. fd: the loop device of
- * an image, or the block device; self: its device number.
+ * is there, and the superblock must still name no other device. fd: the image file, bound
+ * to its loop device by now, or the block device; self: the device's number.
  */
 static int job_recheck(const Request *req, int fd, dev_t self, UmError *error) {
         SourceProbe now = {};
@@ -261,8 +261,10 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
                 snprintf(reply->backing_file, sizeof(reply->backing_file), "%s",
                          strempty(req->source_path));
                 r = job_check_image(req, loop_fd, &reply->error);
+                /* On the image file, not the new loop device: the same bytes (the loop
+                 * device reads the file), already in the page cache. */
                 if (r >= 0)
-                        r = job_recheck(req, loop_fd, st.st_rdev, &reply->error);
+                        r = job_recheck(req, req->source_fd, st.st_rdev, &reply->error);
                 if (r < 0) {
                         reply->r = r;
                         return;
