@@ -160,9 +160,7 @@ int bus_read_params(sd_bus_message *m, MountParams *p, UmError *error) {
 static int bus_read_caller(sd_bus_message *m, Request *req, UmError *error) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         const uint64_t mask = SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID;
-        struct passwd pw, *result = NULL;
         const char *label = NULL;
-        char buf[4096];
         uid_t uid;
         pid_t pid;
         int r;
@@ -200,16 +198,17 @@ static int bus_read_caller(sd_bus_message *m, Request *req, UmError *error) {
         req->pid = pid;
         /* The primary group is only used for uid=/gid= on filesystems without owners and the
          * group of the user's media directory; the name for that directory's name. */
-        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &result) == 0 && result) {
-                req->gid = result->pw_gid;
-                req->gid_known = true;
-                req->user_name = strdup(result->pw_name);
-        } else {
-                req->gid = (gid_t) uid;
-                r = asprintf(&req->user_name, "%u", (unsigned) uid);
-                if (r < 0)
-                        req->user_name = NULL;
-        }
+        /* NSS may block (userdbd, LDAP): remembered for a minute (usercache.h). */
+        uint64_t t = 0;
+        (void) sd_event_now(req->manager->event, CLOCK_MONOTONIC, &t);
+        const UserCacheEntry *u = usercache_get(&req->manager->users, uid, t,
+                                                usercache_getpwuid);
+        req->gid = u->gid;
+        req->gid_known = u->found;
+        if (u->found && u->name[0])
+                req->user_name = strdup(u->name);
+        else if (asprintf(&req->user_name, "%u", (unsigned) uid) < 0)
+                req->user_name = NULL;
         return req->user_name ? 0 : -ENOMEM;
 }
 

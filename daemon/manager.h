@@ -24,6 +24,7 @@
 #include "registry.h"
 #include "source.h"
 #include "subscribers.h"
+#include "usercache.h"
 #include "um-error.h"
 #include "worker.h"
 
@@ -152,6 +153,7 @@ struct Manager {
 
         Registry *registry;
         Subscribers subscribers;          /* who receives MountAdded/MountRemoved */
+        UserCache users;                  /* callers' passwd entries, remembered a while */
         sd_bus_slot *name_owner_slot;     /* NameOwnerChanged: subscribers that went */
         sd_event_source *mountinfo_watch; /* POLLPRI on /proc/self/mountinfo */
         sd_event_source *reconcile_timer; /* periodic check of every registered mount */
