@@ -185,3 +185,25 @@ void calls_await_signal(const char *member, const char *mount_point) {
         }
         g_error("signal '%s' not seen", want);
 }
+
+char *calls_example_rule(const char *file, const char *variable, const char *value_js) {
+        g_autofree char *path = g_build_filename(harness_source_root(), "polkit", file, NULL);
+        g_autofree char *text = NULL, *prefix = g_strdup_printf("var %s = ", variable);
+        g_auto(GStrv) lines = NULL;
+        unsigned found = 0;
+
+        g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+        lines = g_strsplit(text, "\n", -1);
+        for (size_t i = 0; lines[i]; i++) {
+                const char *code = lines[i] + strspn(lines[i], " ");
+
+                if (!g_str_has_prefix(code, prefix))
+                        continue;
+                g_assert_true(g_str_has_suffix(code, ";"));
+                g_free(lines[i]);
+                lines[i] = g_strdup_printf("        var %s = %s;", variable, value_js);
+                found++;
+        }
+        g_assert_cmpuint(found, ==, 1);
+        return g_strjoinv("\n", lines);
+}

@@ -61,3 +61,8 @@ void calls_await_signal(const char *member, const char *mount_point);
 
 /* In the test: the daemon still serves and nothing is left compared to the baseline. */
 void calls_assert_clean(pid_t daemon_pid, const void *baseline_snapshot);
+
+/* The real text of polkit/<file>, with the line that sets variable (the one an admin
+ * edits) replaced by "var <variable> = <value_js>;" (owned). Fails the test unless there
+ * is exactly one such line. */
+char *calls_example_rule(const char *file, const char *variable, const char *value_js);

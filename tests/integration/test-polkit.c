@@ -212,32 +212,6 @@ static char *js_string(const char *s) {
         return g_string_free(js, false);
 }
 
-/*
- * The real text of polkit/<file>, with the line that sets variable (the one an admin
- * edits) replaced by "var <variable> = <value_js>;". Fails the test unless there is
- * exactly one such line.
- */
-static char *example_rule(const char *file, const char *variable, const char *value_js) {
-        g_autofree char *path = g_build_filename(harness_source_root(), "polkit", file, NULL);
-        g_autofree char *text = NULL, *prefix = g_strdup_printf("var %s = ", variable);
-        g_auto(GStrv) lines = NULL;
-        unsigned found = 0;
-
-        g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
-        lines = g_strsplit(text, "\n", -1);
-        for (size_t i = 0; lines[i]; i++) {
-                const char *code = lines[i] + strspn(lines[i], " ");
-
-                if (!g_str_has_prefix(code, prefix))
-                        continue;
-                g_assert_true(g_str_has_suffix(code, ";"));
-                g_free(lines[i]);
-                lines[i] = g_strdup_printf("        var %s = %s;", variable, value_js);
-                found++;
-        }
-        g_assert_cmpuint(found, ==, 1);
-        return g_strjoinv("\n", lines);
-}
 
 /*
  * rule, but the subject it is handed is the real one with the properties of session_js
@@ -424,7 +398,7 @@ static void zram_free(char *node, char *removable_attr) {
 /* 50-usermount-group-images.rules: a group member mounts images read-only without a
  * password; not read-write, not with exec; a non-member gets the defaults. */
 static void test_example_group_images(void) {
-        g_autofree char *rule = example_rule("50-usermount-group-images.rules", "GROUP",
+        g_autofree char *rule = calls_example_rule("50-usermount-group-images.rules", "GROUP",
                                              "\"" HARNESS_GROUP "\"");
         const Call ro = { .kind = CALL_MOUNT_FD, .path = image_a, .read_only = true };
         const Call rw = { .kind = CALL_MOUNT_FD, .path = image_a };
@@ -456,7 +430,7 @@ static void test_example_group_images(void) {
  * mounts an image id-mapped to it without a password; not on the host without that
  * mapping, not with exec; a non-member gets the defaults. */
 static void test_example_namespace_images(void) {
-        g_autofree char *rule = example_rule("50-usermount-namespace-images.rules", "GROUP",
+        g_autofree char *rule = calls_example_rule("50-usermount-namespace-images.rules", "GROUP",
                                              "\"" HARNESS_GROUP "\"");
         const Call ns = { .kind = CALL_OPEN_MOUNT, .path = image_a, .idmap = "namespace",
                           .in_userns = true };
@@ -483,9 +457,9 @@ static void test_example_namespace_images(void) {
  * REFUSE_WITHOUT_SEAT is true.
  */
 static void test_example_deny_inactive(void) {
-        g_autofree char *rule = example_rule("50-usermount-deny-inactive.rules",
+        g_autofree char *rule = calls_example_rule("50-usermount-deny-inactive.rules",
                                              "REFUSE_WITHOUT_SEAT", "false");
-        g_autofree char *strict = example_rule("50-usermount-deny-inactive.rules",
+        g_autofree char *strict = calls_example_rule("50-usermount-deny-inactive.rules",
                                                "REFUSE_WITHOUT_SEAT", "true");
         g_autofree char *seated = as_if_session(rule, SESSION_ON("seat0"));
         g_autofree char *remote = as_if_session(rule, SESSION_NO_SEAT);
@@ -534,7 +508,7 @@ static void test_example_deny_inactive(void) {
  * action is refused; on another seat, nothing changes.
  */
 static void test_example_deny_seat(void) {
-        g_autofree char *rule = example_rule("50-usermount-deny-seat.rules", "SEAT", "\"seat1\"");
+        g_autofree char *rule = calls_example_rule("50-usermount-deny-seat.rules", "SEAT", "\"seat1\"");
         g_autofree char *on_seat = as_if_session(rule, SESSION_ON("seat1"));
         g_autofree char *other_seat = as_if_session(rule, SESSION_ON("seat0"));
         const Call image = { .kind = CALL_MOUNT_FD, .path = image_a };
@@ -565,7 +539,7 @@ static void test_example_deny_seat(void) {
 /* 50-usermount-deny-user.rules: the user is refused for every method that asks polkit;
  * another user is not. */
 static void test_example_deny_user(void) {
-        g_autofree char *rule = example_rule("50-usermount-deny-user.rules", "USER",
+        g_autofree char *rule = calls_example_rule("50-usermount-deny-user.rules", "USER",
                                              "\"" HARNESS_USER1 "\"");
         g_autofree char *zram = zram_new(NULL);
         const Call theirs = { .kind = CALL_MOUNT_FD, .path = image_b };
@@ -608,7 +582,7 @@ static void test_example_deny_user(void) {
 /* 50-usermount-exec-uuids.rules: exec for the listed UUID only; the source action still
  * needs its own grant. */
 static void test_example_exec_uuids(void) {
-        g_autofree char *rule = example_rule("50-usermount-exec-uuids.rules", "UUIDS",
+        g_autofree char *rule = calls_example_rule("50-usermount-exec-uuids.rules", "UUIDS",
                                              "[\"" UUID_A "\"]");
         const Call exec_a = { .kind = CALL_MOUNT_FD, .path = image_a, .exec = true };
         const Call exec_b = { .kind = CALL_MOUNT_FD, .path = image_b, .exec = true };

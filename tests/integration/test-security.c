@@ -599,6 +599,36 @@ static void test_moved_mount_point(void) {
         assert_clean();
 }
 
+/* A move to a path the registry cannot keep (a newline in it): the mount stays tracked
+ * under the path it had, ListMounts still answers, and once moved back it unmounts. */
+static void test_moved_to_unkeepable_path(void) {
+        g_autofree char *image = user_image(UUID);
+        g_autofree char *home = g_build_filename(harness_tmpdir(), "home-odd", NULL);
+        g_autofree char *odd = g_build_filename(harness_tmpdir(), "home\nodd", NULL);
+        g_autofree char *target = g_build_filename(home, "m", NULL);
+
+        g_assert_cmpint(g_mkdir_with_parents(target, 0755), ==, 0);
+        g_assert_cmpint(chown(home, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
+        g_assert_cmpint(chown(target, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
+        const Call c = { .method = "MountFd", .path = image, .open_flags = O_RDWR,
+                         .target = target };
+        g_autoptr(GHashTable) t = call_as_user1(&c);
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+
+        g_assert_cmpint(rename(home, odd), ==, 0);
+        const Call list = { .method = "ListMounts" };
+        g_autoptr(GHashTable) l = call_as_user1(&list);
+        g_assert_cmpstr(report_get(l, "result"), ==, "ok");
+        g_assert_cmpstr(report_get(l, "count"), ==, "1");
+        g_assert_cmpstr(report_get(l, "entry0-mount-point"), ==, target);
+
+        g_assert_cmpint(rename(odd, home), ==, 0);
+        unmount_user1(target);
+        g_assert_cmpint(rmdir(target), ==, 0);
+        g_assert_cmpint(rmdir(home), ==, 0);
+        assert_clean();
+}
+
 /* ---- 37: signals ---------------------------------------------------------------------- */
 
 static int on_mount_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -736,6 +766,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/security/signals/private", test_signals_private);
         g_test_add_func("/security/signals/limit", test_subscription_limit);
         g_test_add_func("/security/moved-mount-point", test_moved_mount_point);
+        g_test_add_func("/security/moved-to-unkeepable-path", test_moved_to_unkeepable_path);
 
         r = g_test_run();
         harness_stop_daemon(daemon_pid, NULL);

@@ -113,20 +113,6 @@ static void assert_clean(void) {
 
 /* ---- polkit ---------------------------------------------------------------------------- */
 
-/* The real text of polkit/<file> with "var GROUP = ...;" set to group. */
-static char *example_rule(const char *file, const char *group) {
-        g_autofree char *path = g_build_filename(harness_source_root(), "polkit", file, NULL);
-        g_autofree char *text = NULL, *line = g_strdup_printf("var GROUP = \"%s\";", group);
-        g_autoptr(GRegex) re = g_regex_new("var GROUP = \"[^\"]*\";", 0, 0, NULL);
-        char *out;
-
-        g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
-        g_assert_true(g_regex_match(re, text, 0, NULL));
-        out = g_regex_replace_literal(re, text, -1, 0, line, 0, NULL);
-        g_assert_nonnull(out);
-        return out;
-}
-
 static char *inode_of(const char *path) {
         struct stat st;
 
@@ -137,7 +123,8 @@ static char *inode_of(const char *path) {
 
 /* 50-usermount-own-images.rules: the owner of the image decides, whatever its path. */
 static void test_own_images(void) {
-        g_autofree char *rule = example_rule("50-usermount-own-images.rules", HARNESS_USER1);
+        g_autofree char *rule = calls_example_rule("50-usermount-own-images.rules", "GROUP",
+                                                  "\"" HARNESS_USER1 "\"");
         const Call own = { .method = "MountFd", .path = image_own };
         const Call roots = { .method = "MountFd", .path = image_root };
 

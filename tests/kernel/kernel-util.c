@@ -700,3 +700,13 @@ const char *ku_self_copy(void) {
         g_assert_cmpint(chmod(exe, 0755), ==, 0);
         return exe;
 }
+
+char *ku_probe_value(const char *msg, const char *key) {
+        g_autofree char *k = g_strdup_printf(" %s=", key);
+        const char *p = strstr(msg, k);
+
+        if (!p)
+                return NULL;
+        p += strlen(k);
+        return g_strndup(p, strcspn(p, " "));
+}

@@ -128,3 +128,11 @@ char *ku_run_as_test_user(int dirfd, const char *path, const char *const *argv, 
  * The directory and everything the test puts in it are removed at exit.
  */
 const char *ku_self_copy(void);
+
+/* The value of " key=" in a fake checker's report inside msg (owned), or NULL. */
+char *ku_probe_value(const char *msg, const char *key);
+#define ku_assert_probe(msg, key, value)                                                \
+        do {                                                                           \
+                g_autofree char *_v = ku_probe_value(msg, key);                        \
+                g_assert_cmpstr(_v, ==, value);                                        \
+        } while (0)

@@ -122,24 +122,6 @@ static int check(const FsChecker *checker, const FsCheckSpec *spec, char **ret_m
         return r;
 }
 
-/* The value of key in the probe line of a message ("... (exit status 3): k=v k=v"). */
-static char *value_of(const char *message, const char *key) {
-        g_autofree char *k = g_strdup_printf(" %s=", key);
-        g_autofree char *m = g_strdup_printf(" %s", strstr(message, "): ") ?: "");
-        const char *p = strstr(m, k);
-
-        if (!p)
-                return NULL;
-        p += strlen(k);
-        return g_strndup(p, strcspn(p, " "));
-}
-
-#define assert_value(msg, key, value)                                                  \
-        do {                                                                           \
-                g_autofree char *_v = value_of(msg, key);                              \
-                g_assert_cmpstr(_v, ==, value);                                        \
-        } while (0)
-
 static char *errno_text(int e) {
         return g_strdup_printf("%d", e);
 }
@@ -180,16 +162,16 @@ static void test_namespaces(const char *arg) {
 
         g_assert_cmpint(check(&fake, &spec, &msg), ==, -EUCLEAN);
         g_assert_nonnull(strstr(msg, "(exit status 3): userns="));
-        assert_value(msg, "userns", eperm);
-        assert_value(msg, "mntns", eperm);
-        assert_value(msg, "netns", eperm);
-        assert_value(msg, "clone-userns", eperm);
-        assert_value(msg, "clone3", enosys);
-        assert_value(msg, "setns", eperm);
+        ku_assert_probe(msg, "userns", eperm);
+        ku_assert_probe(msg, "mntns", eperm);
+        ku_assert_probe(msg, "netns", eperm);
+        ku_assert_probe(msg, "clone-userns", eperm);
+        ku_assert_probe(msg, "clone3", enosys);
+        ku_assert_probe(msg, "setns", eperm);
         /* What checkers do need still works: fork(), and posix_spawn() (which tries clone3()
          * first and falls back to clone()). */
-        assert_value(msg, "fork", "0");
-        assert_value(msg, "spawn", "0");
+        ku_assert_probe(msg, "fork", "0");
+        ku_assert_probe(msg, "spawn", "0");
 }
 
 /* A process of the test that runs as uid until its pipe closes. */
@@ -279,13 +261,13 @@ static void test_distinct_uids(const char *arg) {
         await_uid_runs(RANGE_UID);
         /* Meanwhile another check: not RANGE_UID. */
         g_assert_cmpint(check(&says_uid, &spec, &second), ==, -EUCLEAN);
-        assert_value(second, "uid", "61961");
-        assert_value(second, "gid", "61961");
+        ku_assert_probe(second, "uid", "61961");
+        ku_assert_probe(second, "gid", "61961");
         /* A process of somebody else runs as RANGE_UID + 1: that uid is skipped. */
         holder = hold_uid(RANGE_UID + 1, &holder_fd);
         await_uid_runs(RANGE_UID + 1);
         g_assert_cmpint(check(&says_uid, &spec, &third), ==, -EUCLEAN);
-        assert_value(third, "uid", "61962");
+        ku_assert_probe(third, "uid", "61962");
         /* Only two uids: one with a running check, one with a process. */
         spec.uid_count = 2;
         g_assert_cmpint(check(&says_uid, &spec, &busy), ==, -EBUSY);
@@ -296,12 +278,12 @@ static void test_distinct_uids(const char *arg) {
         g_assert_true(g_file_set_contents(release_path, "", 0, NULL));
         first = read_all(first_fd);
         reap(checker);
-        assert_value(first, "uid", "61960");
+        ku_assert_probe(first, "uid", "61960");
         (void) unlink(release_path);
 
         /* Alone again: the first uid; and no lock file stays. */
         g_assert_cmpint(check(&says_uid, &spec, &alone), ==, -EUCLEAN);
-        assert_value(alone, "uid", "61960");
+        ku_assert_probe(alone, "uid", "61960");
         g_assert_cmpint(rmdir(locks), ==, 0);
 }
 
@@ -321,10 +303,10 @@ static void test_account_skipped(const char *arg) {
         }
         g_assert_cmpint(mkdir(locks, 0700), ==, 0);
         g_assert_cmpint(check(&says_uid, &spec, &ranged), ==, -EUCLEAN);
-        assert_value(ranged, "uid", "65535");
+        ku_assert_probe(ranged, "uid", "65535");
         spec.uid_count = 0;
         g_assert_cmpint(check(&says_uid, &spec, &single), ==, -EUCLEAN);
-        assert_value(single, "uid", "65534");
+        ku_assert_probe(single, "uid", "65534");
         g_assert_cmpint(rmdir(locks), ==, 0);
 
         /* Ranges that cannot work are refused before anything runs. */

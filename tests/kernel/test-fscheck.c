@@ -214,22 +214,6 @@ static void test_damaged(const char *fstype) {
         g_assert_cmpint(unlink(copy), ==, 0);
 }
 
-static char *probe_value(const char *msg, const char *key) {
-        g_autofree char *k = g_strdup_printf(" %s=", key);
-        const char *p = strstr(msg, k);
-
-        if (!p)
-                return NULL;
-        p += strlen(k);
-        return g_strndup(p, strcspn(p, " "));
-}
-
-#define assert_probe(msg, key, value)                                                  \
-        do {                                                                           \
-                g_autofree char *_v = probe_value(msg, key);                           \
-                g_assert_cmpstr(_v, ==, value);                                        \
-        } while (0)
-
 static char *own_ns(const char *name) {
         g_autofree char *p = g_strdup_printf("/proc/self/ns/%s", name);
         char link[128] = "";
@@ -254,29 +238,29 @@ static void test_sandbox(const char *arg) {
         g_assert_cmpint(check_image(ku_image("ext4"), NULL, &fake, &spec, &e), ==, -EUCLEAN);
         g_assert_nonnull(strstr(e.message, "(exit status 3): uid="));
         msg = g_strdup_printf(" %s", strstr(e.message, "uid="));
-        assert_probe(msg, "uid", "61950");
-        assert_probe(msg, "gid", "61950");
-        assert_probe(msg, "ngroups", "0");
-        assert_probe(msg, "capeff", "0");
-        assert_probe(msg, "capprm", "0");
-        assert_probe(msg, "capinh", "0");
-        assert_probe(msg, "capbnd", "0");
-        assert_probe(msg, "capamb", "0");
-        assert_probe(msg, "nnp", "1");
-        assert_probe(msg, "seccomp", "2");
+        ku_assert_probe(msg, "uid", "61950");
+        ku_assert_probe(msg, "gid", "61950");
+        ku_assert_probe(msg, "ngroups", "0");
+        ku_assert_probe(msg, "capeff", "0");
+        ku_assert_probe(msg, "capprm", "0");
+        ku_assert_probe(msg, "capinh", "0");
+        ku_assert_probe(msg, "capbnd", "0");
+        ku_assert_probe(msg, "capamb", "0");
+        ku_assert_probe(msg, "nnp", "1");
+        ku_assert_probe(msg, "seccomp", "2");
         /* NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE and all locks; KEEP_CAPS off. */
-        assert_probe(msg, "securebits", "ef");
-        assert_probe(msg, "pid", "1");
-        assert_probe(msg, "procs", "1");  /* no host process visible */
-        assert_probe(msg, "shared", "none"); /* every namespace differs from the test's */
-        assert_probe(msg, "devro", "0");  /* the device, read-only */
-        assert_probe(msg, "devrw", "13"); /* EACCES: not for writing */
-        assert_probe(msg, "loopclr", "1"); /* EPERM from the seccomp filter */
-        assert_probe(msg, "loopchg", "1");
-        assert_probe(msg, "hostdev", "2"); /* ENOENT: no other device node */
-        assert_probe(msg, "tmp", "0");    /* a private /tmp ... */
-        assert_probe(msg, "vartmp", "30"); /* EROFS: the rest is read-only */
-        assert_probe(msg, "env", "/usr/sbin:/usr/bin:/sbin:/bin,C,2");
+        ku_assert_probe(msg, "securebits", "ef");
+        ku_assert_probe(msg, "pid", "1");
+        ku_assert_probe(msg, "procs", "1");  /* no host process visible */
+        ku_assert_probe(msg, "shared", "none"); /* every namespace differs from the test's */
+        ku_assert_probe(msg, "devro", "0");  /* the device, read-only */
+        ku_assert_probe(msg, "devrw", "13"); /* EACCES: not for writing */
+        ku_assert_probe(msg, "loopclr", "1"); /* EPERM from the seccomp filter */
+        ku_assert_probe(msg, "loopchg", "1");
+        ku_assert_probe(msg, "hostdev", "2"); /* ENOENT: no other device node */
+        ku_assert_probe(msg, "tmp", "0");    /* a private /tmp ... */
+        ku_assert_probe(msg, "vartmp", "30"); /* EROFS: the rest is read-only */
+        ku_assert_probe(msg, "env", "/usr/sbin:/usr/bin:/sbin:/bin,C,2");
         g_assert_cmpint(access(hosttmp, F_OK), <, 0); /* ... not the host's */
 }
 

@@ -1132,6 +1132,19 @@ static int check(const char *path, char **ret_out) {
         return r;
 }
 
+/* The summary --check-config printed for the file at path loads to the same settings. */
+static void assert_summary_reads_back(const char *path, const char *out) {
+        char *again_path = write_file(out, strlen(out));
+        Loaded first = load_path(path, false), again = load_path(again_path, false);
+
+        g_assert_cmpint(again.r, ==, 0);
+        assert_conf_equal(first.conf, again.conf);
+        loaded_done(&first);
+        loaded_done(&again);
+        g_unlink(again_path);
+        g_free(again_path);
+}
+
 /* The summary is itself a valid file that yields the same settings. */
 static void test_check_valid(void) {
         char *path = write_string("[General]\nAllowedFilesystems=ext4 vfat\nAllowExec=no\n"
@@ -1140,8 +1153,7 @@ static void test_check_valid(void) {
                                 "[Labels]\nSELinuxType=removable_t\n"
                                 "[ext4]\nAllowedOptions=acl,noatime\nDefaultOptions=noatime\n"
                                 "ForcedOptions=data=ordered\n");
-        char *out = NULL, *again_path;
-        Loaded first, again;
+        char *out = NULL;
 
         g_assert_cmpint(check(path, &out), ==, 0);
         g_assert_true(g_str_has_prefix(out, "# "));
@@ -1161,16 +1173,8 @@ static void test_check_valid(void) {
         g_assert_nonnull(strstr(out, "# always forced by usermount: umask=<caller's umask>,"
                                      "uid=<caller's uid>,gid=<caller's gid>\n"));
 
-        first = load_path(path, false);
-        again_path = write_file(out, strlen(out));
-        again = load_path(again_path, false);
-        g_assert_cmpint(again.r, ==, 0);
-        assert_conf_equal(first.conf, again.conf);
-        loaded_done(&first);
-        loaded_done(&again);
-        g_unlink(again_path);
+        assert_summary_reads_back(path, out);
         g_unlink(path);
-        g_free(again_path);
         g_free(path);
         g_free(out);
 }
@@ -1197,21 +1201,12 @@ static void test_check_uid_range(void) {
         };
 
         for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-                char *path = write_string(cases[i].file), *out = NULL, *again_path;
-                Loaded first, again;
+                char *path = write_string(cases[i].file), *out = NULL;
 
                 g_assert_cmpint(check(path, &out), ==, 0);
                 g_assert_nonnull(strstr(out, cases[i].expected));
-                first = load_path(path, false);
-                again_path = write_file(out, strlen(out));
-                again = load_path(again_path, false);
-                g_assert_cmpint(again.r, ==, 0);
-                assert_conf_equal(first.conf, again.conf);
-                loaded_done(&first);
-                loaded_done(&again);
-                g_unlink(again_path);
+                assert_summary_reads_back(path, out);
                 g_unlink(path);
-                g_free(again_path);
                 g_free(path);
                 g_free(out);
         }
