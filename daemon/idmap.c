@@ -33,7 +33,7 @@
 
 #include "idmap.h"
 #include "macro.h"
-#include "worker.h"
+#include "fd-util.h"
 
 #ifndef PIDFD_GET_USER_NAMESPACE
 #define PIDFD_GET_USER_NAMESPACE _IO(0xFF, 9) /* Linux 6.11 */

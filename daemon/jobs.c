@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The child side of a request's workers. Runs with a private copy of the Request (fork)
- * and only the fds the worker kept; reports through the WorkerReply.
+ * The jobs usermount-worker runs (jobs.h), and their table for the runner
+ * (worker-runner.h). Each gets its typed input, the fds that came with it and a reply to
+ * fill; nothing else of the daemon's state exists in the worker.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,13 +19,23 @@
 #include "fscheck.h"
 #include "fsrefs.h"
 #include "jobs.h"
+#include "jobs-worker.h"
 #include "loop.h"
 #include "mountbuild.h"
+#include "mountns.h"
 
 /* <linux/fs.h> clashes with <sys/mount.h>; the ioctl is stable ABI (Linux 5.15). */
 #ifndef BLKGETDISKSEQ
 #define BLKGETDISKSEQ _IOR(0x12, 128, uint64_t)
 #endif
+
+/* Where the build stages its mount inside the stage namespace (mountns_make_stage()). */
+#define STAGE_DIR "/" MOUNTNS_STAGE_SUBDIR
+
+static int bad_job(UmError *error, const char *what) {
+        return um_error_set(error, UM_ERROR_KIND_FAILED, EBADMSG,
+                            "The %s job the mount worker received is malformed.", what);
+}
 
 /*
  * idmap "namespace": the maps of the caller's user namespace as host ids, and the check
@@ -32,87 +43,93 @@
  * delegate to it. Runs before authorization, so polkit is asked about a mapping that
  * can be built; the build worker uses these maps, never the namespace itself.
  */
-static int job_read_idmap(const Request *req, WorkerReply *reply) {
+static int job_read_idmap(const JobCaller *caller, IdmapMode mode, bool userns_given,
+                          int userns_fd, ProbeReply *reply, UmError *error) {
         _cleanup_free_ IdRange *uids = NULL, *gids = NULL;
+        const char *user_name = caller->user_name[0] ? caller->user_name : NULL;
         size_t n_uids = 0, n_gids = 0;
         int r;
 
-        if (req->params.idmap != IDMAP_NAMESPACE)
+        if (mode != IDMAP_NAMESPACE)
                 return 0;
-        if (req->params.userns_given) {
-                r = idmap_check_userns_fd(req->params.userns_fd, req->uid, &reply->error);
+        if (userns_fd < 0 || !JOB_STRING_OK(caller->user_name))
+                return bad_job(error, "probe");
+        if (userns_given) {
+                r = idmap_check_userns_fd(userns_fd, caller->uid, error);
                 if (r < 0)
                         return r;
         }
-        r = idmap_read_userns(req->params.userns_fd, &reply->uid_map, &reply->gid_map,
-                              &reply->error);
+        r = idmap_read_userns(userns_fd, &reply->uid_map, &reply->gid_map, error);
         if (r < 0)
                 return r;
-        r = idmap_read_subid(IDMAP_SUBUID_PATH, req->user_name, req->uid, &uids, &n_uids);
+        r = idmap_read_subid(IDMAP_SUBUID_PATH, user_name, caller->uid, &uids, &n_uids);
         if (r >= 0)
-                r = idmap_read_subid(IDMAP_SUBGID_PATH, req->user_name, req->uid, &gids,
+                r = idmap_read_subid(IDMAP_SUBGID_PATH, user_name, caller->uid, &gids,
                                      &n_gids);
         if (r < 0)
-                return um_error_set(&reply->error, UM_ERROR_KIND_FAILED, -r,
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "Could not read %s or %s: %s.", IDMAP_SUBUID_PATH,
                                     IDMAP_SUBGID_PATH, strerror(-r));
-        r = idmap_check_delegation(&reply->uid_map, req->uid, uids, n_uids, "uid",
-                                   IDMAP_SUBUID_PATH, &reply->error);
+        r = idmap_check_delegation(&reply->uid_map, caller->uid, uids, n_uids, "uid",
+                                   IDMAP_SUBUID_PATH, error);
         /* A caller without a passwd entry has no group of its own: (uint32_t) -1, the
          * invalid id, is in no kernel map. */
         if (r >= 0)
                 r = idmap_check_delegation(&reply->gid_map,
-                                           req->gid_known ? req->gid : (uint32_t) -1, gids,
-                                           n_gids, "gid", IDMAP_SUBGID_PATH, &reply->error);
+                                           caller->gid_known ? caller->gid : (uint32_t) -1,
+                                           gids, n_gids, "gid", IDMAP_SUBGID_PATH, error);
         return r;
 }
 
-void job_probe(void *userdata, WorkerReply *reply, int *ret_fd) {
-        Request *req = userdata;
+static int job_probe(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
+                     int *ret_fd) {
+        const ProbeJob *job = input;
+        ProbeReply *reply = out;
         _cleanup_free_ char *loop = NULL;
-        int r;
+        int source_fd = fds[0], r;
 
-        r = source_inspect_fd(req->source_fd, &reply->source, &reply->error);
-        if (r < 0) {
-                reply->r = r;
-                return;
-        }
+        if (n_fds < 1)
+                return bad_job(error, "probe");
+        r = source_inspect_fd(source_fd, &reply->source, error);
+        if (r < 0)
+                return r;
         if (reply->source.type == SOURCE_BLOCK_DEVICE) {
                 /* The same checks as for device paths: an fd proves access, not that the
                  * device is of a kind usermount mounts (a loop device the caller could
                  * read is someone's image), free (swap, dm/md holders) or a single
                  * filesystem. Nothing is claimed before authorization: job_build() does. */
-                r = device_check_kind(reply->source.rdev, &reply->error);
+                r = device_check_kind(reply->source.rdev, error);
                 if (r >= 0)
-                        r = device_check_not_partitioned(reply->source.rdev, &reply->error);
+                        r = device_check_not_partitioned(reply->source.rdev, error);
                 if (r >= 0)
-                        r = device_check_not_listed_busy(reply->source.rdev, &reply->error);
+                        r = device_check_not_listed_busy(reply->source.rdev, error);
         } else {
                 /* A mount released a moment ago lets go of its loop device asynchronously:
                  * give it up to two seconds before calling the image busy. */
                 for (int i = 0; i < 40; i++) {
                         loop = mfree(loop);
-                        r = loop_find_backing(req->source_fd, &loop);
+                        r = loop_find_backing(source_fd, &loop);
                         if (r <= 0)
                                 break;
                         usleep(50 * 1000);
                 }
                 if (r > 0)
-                        r = um_error_set(&reply->error, UM_ERROR_KIND_DEVICE_BUSY, EBUSY,
+                        r = um_error_set(error, UM_ERROR_KIND_DEVICE_BUSY, EBUSY,
                                          "The image is already attached to %s (mounted or in "
                                          "use); a second mount of it would corrupt it.",
                                          strempty(loop));
         }
         if (r >= 0)
-                r = source_probe(req->source_fd, &reply->probe, &reply->error);
+                r = source_probe(source_fd, &reply->probe, error);
         if (r >= 0)
-                r = fsrefs_check_superblock(req->source_fd, reply->probe.fstype, &reply->error);
+                r = fsrefs_check_superblock(source_fd, reply->probe.fstype, error);
         if (r >= 0 && reply->source.type == SOURCE_IMAGE)
                 r = fsrefs_check_names(reply->probe.fstype, reply->probe.uuid,
-                                       reply->probe.label, 0, &reply->error);
+                                       reply->probe.label, 0, error);
         if (r >= 0)
-                r = job_read_idmap(req, reply);
-        reply->r = r;
+                r = job_read_idmap(&job->caller, (IdmapMode) job->idmap, job->userns_given,
+                                   n_fds > 1 ? fds[1] : -EBADF, reply, error);
+        return r;
 }
 
 /*
@@ -155,23 +172,23 @@ static void block_device_node(dev_t rdev, int fd, char *buf, size_t n) {
  * for writable ones the caller could still change the image file after the check, so the
  * check narrows the kernel's exposure to damaged images rather than closing it.
  */
-static int job_check_image(const Request *req, int loop_fd, UmError *error) {
+static int job_check_image(const BuildJob *job, int loop_fd, UmError *error) {
         /* With ImageCheckUidRange= each check claims a uid of the range that no check running
          * holds (locks in the runtime directory); without, all run as ImageCheckUser=. */
-        const bool range = req->conf->image_check_uid_count > 0;
+        const JobImageCheck *c = &job->check;
+        const bool range = c->uid_count > 0;
         const FsCheckSpec spec = {
-                .uid = range ? req->conf->image_check_uid_first : req->conf->image_check_uid,
-                .gid = range ? (gid_t) req->conf->image_check_uid_first :
-                        req->conf->image_check_gid,
-                .timeout_usec = req->conf->image_check_timeout_usec,
-                .uid_count = range ? req->conf->image_check_uid_count : 0,
-                .lock_dir = range ? req->manager->runtime_dir : NULL,
+                .uid = range ? c->uid_first : c->uid,
+                .gid = range ? (gid_t) c->uid_first : c->gid,
+                .timeout_usec = c->timeout_usec,
+                .uid_count = range ? c->uid_count : 0,
+                .lock_dir = range ? job->runtime_dir : NULL,
         };
         int r;
 
-        if (!req->conf->image_check)
+        if (!c->enabled)
                 return 0;
-        r = fscheck_run(loop_fd, req->probe.fstype, &spec, error);
+        r = fscheck_run(loop_fd, job->probe.fstype, &spec, error);
         if (r == -ENOENT) {
                 *error = (UmError) {};
                 return 0;
@@ -190,7 +207,8 @@ static int job_check_image(const Request *req, int loop_fd, UmError *error) {
  * is there, and the superblock must still name no other device. fd: the image file, bound
  * to its loop device by now, or the block device; self: the device's number.
  */
-static int job_recheck(const Request *req, int fd, dev_t self, UmError *error) {
+static int job_recheck(const BuildJob *job, int source_fd, int fd, dev_t self,
+                       UmError *error) {
         SourceProbe now = {};
         struct statfs sfs;
         int r;
@@ -198,13 +216,13 @@ static int job_recheck(const Request *req, int fd, dev_t self, UmError *error) {
         r = source_probe(fd, &now, error);
         if (r < 0)
                 return r;
-        if (!streq(now.fstype, req->probe.fstype) || !streq(now.uuid, req->probe.uuid) ||
-            !streq(now.label, req->probe.label))
+        if (!streq(now.fstype, job->probe.fstype) || !streq(now.uuid, job->probe.uuid) ||
+            !streq(now.label, job->probe.label))
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EBUSY,
                                     "the filesystem changed while the request was being "
                                     "authorized; nothing was mounted");
         r = fsrefs_check_superblock(fd, now.fstype, error);
-        if (r >= 0 && (req->source.type == SOURCE_IMAGE || streq(now.fstype, "btrfs")))
+        if (r >= 0 && (job->source.type == SOURCE_IMAGE || streq(now.fstype, "btrfs")))
                 r = fsrefs_check_names(now.fstype, now.uuid, now.label, self, error);
         if (r < 0)
                 return r;
@@ -214,9 +232,9 @@ static int job_recheck(const Request *req, int fd, dev_t self, UmError *error) {
          * a superblock could make the kernel open other devices: btrfs, and ext3/4 that
          * load a journal (read-write).
          */
-        if (req->source.type == SOURCE_IMAGE && fstatfs(req->source_fd, &sfs) == 0 &&
+        if (job->source.type == SOURCE_IMAGE && fstatfs(source_fd, &sfs) == 0 &&
             sfs.f_type == FUSE_SUPER_MAGIC &&
-            (streq(now.fstype, "btrfs") || (!req->mount_options.read_only &&
+            (streq(now.fstype, "btrfs") || (!job->options.read_only &&
                                             (streq(now.fstype, "ext3") ||
                                              streq(now.fstype, "ext4")))))
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EPERM,
@@ -224,32 +242,39 @@ static int job_recheck(const Request *req, int fd, dev_t self, UmError *error) {
                                     "(ext3/4) or not at all (btrfs): what the kernel reads "
                                     "there is the FUSE server's choice; copy the image to a "
                                     "local filesystem", now.fstype);
-        if (req->source.type == SOURCE_BLOCK_DEVICE && req->mount_options.read_only)
+        if (job->source.type == SOURCE_BLOCK_DEVICE && job->options.read_only)
                 r = fsrefs_check_read_only_device(fd, now.fstype, error);
         return r;
 }
 
-void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
-        Request *req = userdata;
+static int job_build(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
+                     int *ret_fd) {
+        const BuildJob *job = input;
+        BuildReply *reply = out;
         _cleanup_close_ int loop_fd = -EBADF, mount_fd = -EBADF;
+        _cleanup_(mount_options_done) MountOptions options = {};
         _cleanup_free_ char *loop_path = NULL;
+        MountIdmap idmap = job->idmap;
+        int source_fd = fds[0], stage_ns_fd = n_fds > 1 ? fds[1] : -EBADF;
         MountSpec spec = {
-                .fstype = req->probe.fstype,
+                .fstype = job->probe.fstype,
                 .source = reply->device,
-                .options = &req->mount_options,
-                .idmap = &req->idmap,
+                .options = &options,
+                .idmap = &idmap,
         };
         struct stat st = {};
         int r;
 
-        if (req->source.type == SOURCE_IMAGE) {
-                r = loop_attach_marked(req->source_fd, req->mount_options.read_only,
-                                       req->manager->runtime_dir, &loop_fd, &loop_path,
-                                       &reply->error);
-                if (r < 0) {
-                        reply->r = r;
-                        return;
-                }
+        if (n_fds < 1 || !JOB_STRING_OK(job->source_path) || !JOB_STRING_OK(job->runtime_dir) ||
+            !JOB_STRING_OK(job->probe.fstype) || !JOB_STRING_OK(job->probe.uuid) ||
+            !JOB_STRING_OK(job->probe.label) || job_options_unpack(&job->options, &options) < 0)
+                return bad_job(error, "build");
+
+        if (job->source.type == SOURCE_IMAGE) {
+                r = loop_attach_marked(source_fd, options.read_only, job->runtime_dir, &loop_fd,
+                                       &loop_path, error);
+                if (r < 0)
+                        return r;
                 snprintf(reply->device, sizeof(reply->device), "%s", loop_path);
                 if (fstat(loop_fd, &st) >= 0) {
                         uint64_t seq = 0;
@@ -259,103 +284,128 @@ void job_build(void *userdata, WorkerReply *reply, int *ret_fd) {
                                 reply->loop_diskseq = seq;
                 }
                 snprintf(reply->backing_file, sizeof(reply->backing_file), "%s",
-                         strempty(req->source_path));
-                r = job_check_image(req, loop_fd, &reply->error);
+                         job->source_path);
+                r = job_check_image(job, loop_fd, error);
                 /* On the image file, not the new loop device: the same bytes (the loop
                  * device reads the file), already in the page cache. */
                 if (r >= 0)
-                        r = job_recheck(req, req->source_fd, st.st_rdev, &reply->error);
-                if (r < 0) {
-                        reply->r = r;
-                        return;
-                }
+                        r = job_recheck(job, source_fd, source_fd, st.st_rdev, error);
+                if (r < 0)
+                        return r;
         } else {
                 /* Authorized now: the exclusive claim that proves nothing else holds the
                  * device (a superblock in another namespace, swap, a holder). */
-                r = device_check_not_busy(req->source.rdev, &reply->error);
+                r = device_check_not_busy(job->source.rdev, error);
                 if (r >= 0)
-                        r = job_recheck(req, req->source_fd, req->source.rdev, &reply->error);
-                if (r < 0) {
-                        reply->r = r;
-                        return;
-                }
-                block_device_node(req->source.rdev, req->source_fd, reply->device,
+                        r = job_recheck(job, source_fd, source_fd, job->source.rdev, error);
+                if (r < 0)
+                        return r;
+                block_device_node(job->source.rdev, source_fd, reply->device,
                                   sizeof(reply->device));
         }
 
-        r = mountbuild_locked(&spec, req->manager->runtime_dir, &mount_fd, &reply->error);
-        if (r < 0) {
-                reply->r = r;
-                return;
-        }
+        r = mountbuild_locked_in(&spec, stage_ns_fd,
+                                 stage_ns_fd >= 0 ? STAGE_DIR : job->runtime_dir, &mount_fd,
+                                 error);
+        if (r < 0)
+                return r;
         (void) mountbuild_mount_id(mount_fd, &reply->mount_id);
-        reply->uid_map = req->idmap.uid_map;
-        reply->gid_map = req->idmap.gid_map;
-        reply->idmap_mode = req->idmap.mode;
+        reply->uid_map = idmap.uid_map;
+        reply->gid_map = idmap.gid_map;
+        reply->idmap_mode = idmap.mode;
         /* The superblock now holds the loop device; closing our fd arms autoclear. */
-        reply->r = 0;
         *ret_fd = TAKE_FD(mount_fd);
+        return 0;
 }
 
-void job_open_device(void *userdata, WorkerReply *reply, int *ret_fd) {
-        Request *req = userdata;
+static int job_open_device(const void *input, int *fds, size_t n_fds, void *out,
+                           UmError *error, int *ret_fd) {
+        const OpenDeviceJob *job = input;
+        ProbeReply *reply = out;
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *node = NULL;
         struct stat st;
         int r;
 
+        if (!JOB_STRING_OK(job->device_path))
+                return bad_job(error, "open-device");
         /* Read-only until polkit said yes: a write open of a block device makes udevd
          * synthesize change events (and re-read partitions) on close, for any caller. The
          * mount itself opens the device for writing, by its node, after authorization. */
-        r = device_open(req->device_path, true, &fd, &node, &reply->error);
-        if (r < 0) {
-                reply->r = r;
-                return;
-        }
+        r = device_open(job->device_path, true, &fd, &node, error);
+        if (r < 0)
+                return r;
         /* A write-protected medium: mount it read-only rather than not at all. */
         reply->read_only = device_is_read_only(fd);
-        if (fstat(fd, &st) < 0) {
-                reply->r = um_error_set(&reply->error, UM_ERROR_KIND_INVALID_SOURCE, errno,
-                                        "Could not examine the device.");
-                return;
-        }
-        r = device_check_not_partitioned(st.st_rdev, &reply->error);
+        if (fstat(fd, &st) < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, errno,
+                                    "Could not examine the device.");
+        r = device_check_not_partitioned(st.st_rdev, error);
         if (r >= 0)
-                r = device_check_not_listed_busy(st.st_rdev, &reply->error);
+                r = device_check_not_listed_busy(st.st_rdev, error);
         if (r >= 0)
-                r = source_probe(fd, &reply->probe, &reply->error);
+                r = source_probe(fd, &reply->probe, error);
         if (r >= 0)
-                r = fsrefs_check_superblock(fd, reply->probe.fstype, &reply->error);
+                r = fsrefs_check_superblock(fd, reply->probe.fstype, error);
         if (r >= 0)
-                r = job_read_idmap(req, reply);
-        if (r < 0) {
-                reply->r = r;
-                return;
-        }
+                r = job_read_idmap(&job->caller, (IdmapMode) job->idmap, job->userns_given,
+                                   n_fds > 0 ? fds[0] : -EBADF, reply, error);
+        if (r < 0)
+                return r;
         snprintf(reply->device, sizeof(reply->device), "%s", node);
-        reply->r = 0;
         *ret_fd = TAKE_FD(fd);
+        return 0;
 }
 
-void job_attach(void *userdata, WorkerReply *reply, int *ret_fd) {
-        Request *req = userdata;
+static int job_attach(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
+                      int *ret_fd) {
+        const AttachJob *job = input;
+
+        if (n_fds < 2 || !JOB_STRING_OK(job->target) || !JOB_STRING_OK(job->media_root) ||
+            !JOB_STRING_OK(job->user_name) || !JOB_STRING_OK(job->label) ||
+            !JOB_STRING_OK(job->uuid))
+                return bad_job(error, "attach");
+
         const AttachRequest a = {
-                .pidfd = req->caller_pidfd,
-                .uid = req->uid,
-                .gid = req->gid,
-                .target = req->params.target,
-                .media_root = req->conf->media_root,
-                .user_name = req->user_name,
-                .label = req->probe.label,
-                .uuid = req->probe.uuid,
+                .pidfd = fds[1],
+                .uid = job->uid,
+                .gid = job->gid,
+                .target = job->target[0] ? job->target : NULL,
+                .media_root = job->media_root,
+                .user_name = job->user_name[0] ? job->user_name : NULL,
+                .label = job->label,
+                .uuid = job->uuid,
         };
 
-        reply->r = attach_mount(req->mount_fd, &a, &reply->attach, &reply->error);
+        return attach_mount(fds[0], &a, out, error);
 }
 
-void job_detach(void *userdata, WorkerReply *reply, int *ret_fd) {
-        DetachJob *job = userdata;
+static int job_detach(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
+                      int *ret_fd) {
+        const DetachJob *job = input;
 
-        reply->r = attach_detach(job->pidfd, job->mount_point, job->mount_id, job->force,
-                                 job->remove_dir, &reply->error);
+        if (n_fds < 1 || !JOB_STRING_OK(job->mount_point))
+                return bad_job(error, "detach");
+        return attach_detach(fds[0], job->mount_point, job->mount_id, job->force,
+                             job->remove_dir, error);
+}
+
+static const WorkerJobType job_types[] = {
+        { .layout = { JOB_PROBE }, .name = "probe", .run = job_probe },
+        { .layout = { JOB_OPEN_DEVICE }, .name = "open-device", .run = job_open_device },
+        { .layout = { JOB_BUILD }, .name = "build", .run = job_build },
+        { .layout = { JOB_ATTACH }, .name = "attach", .run = job_attach },
+        { .layout = { JOB_DETACH }, .name = "detach", .run = job_detach },
+};
+
+const WorkerJobType *jobs_worker_table(size_t *ret_n) {
+        static WorkerJobType table[ELEMENTSOF(job_types)];
+
+        /* The sizes come from the one layout table both sides share (jobs-proto.c). */
+        for (size_t i = 0; i < ELEMENTSOF(job_types); i++) {
+                table[i] = job_types[i];
+                table[i].layout = *job_layout((JobType) job_types[i].layout.type);
+        }
+        *ret_n = ELEMENTSOF(table);
+        return table;
 }

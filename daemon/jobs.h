@@ -1,30 +1,149 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the workers of a request run (in the forked child, see worker.h): opening and
- * probing the source, building the locked mount, attaching it in the caller's mount
- * namespace, and detaching it again. The child has a private copy of the Request (or
- * Cleanup) made by fork(), and only the fds the worker kept.
+ * The jobs a worker does for a request, each with its own input and reply type: plain
+ * structs that cross the worker socket as bytes (worker-proto.h), the fds alongside.
+ * Everything a job needs travels in it (the caller's ids, the decided options, the values
+ * of the configuration it uses), so a worker never reads the configuration and a reload
+ * never races one. The daemon builds them (request.c); usermount-worker runs them
+ * (jobs.c, worker side only).
+ *
+ *   job          fds                                  reply (+ fd)
+ *   PROBE        source, [userns]                     ProbeReply
+ *   OPEN_DEVICE  [userns]                             ProbeReply + the opened device
+ *   BUILD        source, stage namespace              BuildReply + the locked mount
+ *   ATTACH       mount, caller's pidfd                AttachResult
+ *   DETACH       pidfd of a process in the namespace  (nothing)
+ *
+ * A request's first worker probes, replies, waits for polkit's verdict, then builds
+ * (BUILD sent as its last job); Mount and MountFd attach in a second worker.
  */
 #pragma once
 
-#include "manager.h"
-#include "worker.h"
+#include <stdbool.h>
+#include <stdint.h>
 
-/* WorkerFunc (Request): probes req->source_fd with libblkid into reply->probe. */
-void job_probe(void *req, WorkerReply *reply, int *ret_fd);
+#include "attach.h"
+#include "idmap.h"
+#include "mountbuild.h"
+#include "policy.h"
+#include "source.h"
+#include "worker-proto.h"
 
-/*
- * WorkerFunc (Request): opens req->device_path (Mount), checks that it is a whole
- * filesystem device that nothing uses, probes it, and passes the opened fd back
- * (reply->device: the canonical node; reply->read_only: only read access was possible).
- */
-void job_open_device(void *req, WorkerReply *reply, int *ret_fd);
+typedef enum JobType {
+        JOB_PROBE = 1,
+        JOB_OPEN_DEVICE,
+        JOB_BUILD,
+        JOB_ATTACH,
+        JOB_DETACH,
+} JobType;
 
-/* WorkerFunc (Request): attaches a loop device for images and builds the locked mount (*ret_fd). */
-void job_build(void *req, WorkerReply *reply, int *ret_fd);
+#define JOB_PATH_MAX 4096
+#define JOB_NAME_MAX 256
 
-/* WorkerFunc (Request): attaches req->mount_fd in the caller's mount namespace (reply->attach). */
-void job_attach(void *req, WorkerReply *reply, int *ret_fd);
+/* Who asks, as far as reading the maps of its user namespace needs (idmap namespace). */
+typedef struct JobCaller {
+        uint32_t uid;
+        uint32_t gid;
+        bool gid_known;
+        char user_name[JOB_NAME_MAX]; /* for /etc/subuid, /etc/subgid */
+} JobCaller;
 
-/* WorkerFunc (DetachJob): unmounts the registered mount in its namespace. */
-void job_detach(void *job, WorkerReply *reply, int *ret_fd);
+typedef struct ProbeJob {
+        JobCaller caller;
+        int32_t idmap;       /* IdmapMode; namespace: fds[1] is the user namespace */
+        bool userns_given;   /* that namespace is one the caller passed (to be checked) */
+} ProbeJob;
+
+typedef struct OpenDeviceJob {
+        JobCaller caller;
+        int32_t idmap;
+        bool userns_given;
+        char device_path[JOB_PATH_MAX]; /* as the caller gave it */
+} OpenDeviceJob;
+
+typedef struct ProbeReply {
+        SourceInfo source;   /* PROBE: what the caller's fd is */
+        SourceProbe probe;
+        IdMap uid_map;       /* idmap namespace: the caller's checked maps */
+        IdMap gid_map;
+        bool read_only;      /* OPEN_DEVICE: the device could only be opened read-only */
+        char device[64];     /* OPEN_DEVICE: the canonical node, e.g. /dev/sdb1 */
+} ProbeReply;
+
+/* MountOptions as bytes: items as "key\0" + ('=' "value\0" | '-'), in order. */
+typedef struct JobOptions {
+        uint64_t attr_set;
+        bool read_only;
+        uint32_t n_items;
+        uint32_t used;
+        char items[8192];
+} JobOptions;
+
+typedef struct JobImageCheck {
+        bool enabled;                 /* ImageCheck= */
+        uint32_t uid;                 /* ImageCheckUser=, resolved */
+        uint32_t gid;
+        uint32_t uid_first;           /* ImageCheckUidRange=; uid_count 0: none */
+        uint32_t uid_count;
+        uint64_t timeout_usec;        /* ImageCheckTimeoutSec= */
+} JobImageCheck;
+
+typedef struct BuildJob {
+        SourceInfo source;
+        char source_path[JOB_PATH_MAX]; /* images: the backing file, for the record */
+        SourceProbe probe;              /* what polkit was asked about */
+        JobOptions options;
+        MountIdmap idmap;
+        JobImageCheck check;
+        char runtime_dir[JOB_PATH_MAX]; /* loop device marks, check locks */
+} BuildJob;
+
+typedef struct BuildReply {
+        char device[64];                  /* the block device mounted, e.g. /dev/loop3 */
+        char backing_file[JOB_PATH_MAX];  /* the loop device's backing file, if any */
+        uint64_t mount_id;                /* of the returned mount fd */
+        uint64_t loop_devnum;             /* the loop device made for an image, or 0 */
+        uint64_t loop_diskseq;            /* its disk sequence number (looptrack.h) */
+        IdMap uid_map;                    /* the maps applied */
+        IdMap gid_map;
+        int32_t idmap_mode;               /* the id-mapping applied (IdmapMode) */
+} BuildReply;
+
+typedef struct AttachJob {
+        uint32_t uid;
+        uint32_t gid;
+        char target[JOB_PATH_MAX];        /* "" for the default */
+        char media_root[JOB_PATH_MAX];    /* MediaRoot= */
+        char user_name[JOB_NAME_MAX];
+        char label[sizeof(((SourceProbe *) 0)->label)];
+        char uuid[sizeof(((SourceProbe *) 0)->uuid)];
+} AttachJob;
+
+typedef struct DetachJob {
+        char mount_point[JOB_PATH_MAX];
+        uint64_t mount_id;
+        bool force;
+        bool remove_dir;
+} DetachJob;
+
+/* A DetachJob for the registered mount at mount_point (-ENAMETOOLONG if it does not fit). */
+int detach_job_init(DetachJob *j, const char *mount_point, uint64_t mount_id, bool force,
+                    bool remove_dir);
+
+/* The wire layout of each job (worker-proto.h), and their hash for HELLO. */
+extern const WorkerJobLayout job_layouts[];
+extern const size_t job_n_layouts;
+const WorkerJobLayout *job_layout(JobType type);
+uint32_t job_layouts_hash(void);
+
+/* Copies s into the fixed field dst (size n); -ENAMETOOLONG if it does not fit. */
+int job_set_string(char *dst, size_t n, const char *s);
+#define JOB_SET_STRING(field, s) job_set_string((field), sizeof(field), (s))
+
+/* Whether the fixed field holds a NUL-terminated string (checked by the worker). */
+#define JOB_STRING_OK(field) (memchr((field), 0, sizeof(field)) != NULL)
+
+/* MountOptions <-> JobOptions. pack: -E2BIG when they do not fit. unpack: -EBADMSG for
+ * bytes that are not what pack makes; *ret is owned (mount_options_done()). */
+int job_options_pack(const MountOptions *o, JobOptions *ret);
+int job_options_unpack(const JobOptions *j, MountOptions *ret);

@@ -101,6 +101,9 @@ static void help(void) {
                "                          still mounted and their devices still there (default\n"
                "                          2); 0: only on events (udev's device removals, changes\n"
                "                          of usermountd's own mount table)\n"
+               "      --worker-pool=N     keep N workers (usermount-worker) started and ready,\n"
+               "                          so that requests do not wait for one to start\n"
+               "                          (default %u, at most %u; 0: start one per request)\n"
                "\n"
                "Signals:\n"
                "  SIGHUP    read the configuration again; mounts and requests in flight are\n"
@@ -112,7 +115,8 @@ static void help(void) {
                "  NOTIFY_SOCKET            where to report readiness and status (sd_notify)\n"
                "\n"
                "An annotated example configuration is in /usr/share/usermount/usermount.conf.\n",
-               CONF_DEFAULT_PATH, USERMOUNT_RUNDIR);
+               CONF_DEFAULT_PATH, USERMOUNT_RUNDIR, MANAGER_WORKER_POOL_SIZE,
+               MANAGER_WORKER_POOL_MAX);
 }
 
 int main(int argc, char *argv[]) {
@@ -125,6 +129,7 @@ int main(int argc, char *argv[]) {
                 ARG_LOG_TARGET,
                 ARG_IDLE_TIMEOUT,
                 ARG_WATCH_INTERVAL,
+                ARG_WORKER_POOL,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -136,12 +141,14 @@ int main(int argc, char *argv[]) {
                 { "log-target", required_argument, NULL, ARG_LOG_TARGET },
                 { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
                 { "watch-interval", required_argument, NULL, ARG_WATCH_INTERVAL },
+                { "worker-pool", required_argument, NULL, ARG_WORKER_POOL },
                 {},
         };
         _cleanup_(manager_freep) Manager *m = NULL;
         const char *runtime_dir = NULL, *conf_path = NULL;
         bool check_config = false;
         uint64_t idle_timeout_usec = 0, watch_interval_usec = MANAGER_WATCH_INTERVAL_USEC;
+        unsigned worker_pool = MANAGER_WORKER_POOL_SIZE;
         sigset_t mask;
         int c, r;
 
@@ -196,6 +203,21 @@ int main(int argc, char *argv[]) {
                                 return 2;
                         }
                         break;
+                case ARG_WORKER_POOL: {
+                        char *end;
+                        unsigned long v;
+
+                        errno = 0;
+                        v = strtoul(optarg, &end, 10);
+                        if (errno || end == optarg || *end || optarg[0] == '-' ||
+                            v > MANAGER_WORKER_POOL_MAX) {
+                                fprintf(stderr, "usermountd: --worker-pool takes a number of "
+                                                "workers, 0 to %u.\n", MANAGER_WORKER_POOL_MAX);
+                                return 2;
+                        }
+                        worker_pool = (unsigned) v;
+                        break;
+                }
                 default:
                         fprintf(stderr, "Try 'usermountd --help'.\n");
                         return 2;
@@ -242,6 +264,7 @@ int main(int argc, char *argv[]) {
         }
         m->idle_timeout_usec = idle_timeout_usec;
         m->watch_interval_usec = watch_interval_usec;
+        m->worker_pool_size = worker_pool;
         /* The default file may be absent (built-in defaults); one named on the command line
          * must exist. */
         r = manager_load_conf(m, conf_path ?: CONF_DEFAULT_PATH, !conf_path);
@@ -254,6 +277,9 @@ int main(int argc, char *argv[]) {
                         return EXIT_FAILURE;
         }
         r = manager_prepare_runtime_dir(m);
+        if (r < 0)
+                return EXIT_FAILURE;
+        r = manager_start_workers(m);
         if (r < 0)
                 return EXIT_FAILURE;
         r = manager_load_registry(m);

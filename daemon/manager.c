@@ -40,6 +40,8 @@ int manager_new(Manager **ret) {
         if (!m->runtime_dir)
                 return -ENOMEM;
         m->watch_interval_usec = MANAGER_WATCH_INTERVAL_USEC;
+        m->stage_ns_fd = -EBADF;
+        m->worker_pool_size = MANAGER_WORKER_POOL_SIZE;
         r = conf_new_default(&m->conf);
         if (r < 0)
                 return r;
@@ -59,6 +61,14 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         while (m->requests)
                 request_free(m->requests);
+        if (m->workers) {
+                const WorkerPoolStats st = worker_pool_stats(m->workers);
+
+                log_info("worker pool: %u spawned, %u hits, %u misses, %u failures.",
+                          st.spawned, st.hits, st.misses, st.failures);
+        }
+        m->workers = worker_pool_free(m->workers);
+        safe_close(m->stage_ns_fd);
         sd_event_source_disable_unref(m->mountinfo_watch);
         sd_event_source_disable_unref(m->reconcile_timer);
         sd_event_source_disable_unref(m->sighup);
@@ -93,6 +103,42 @@ int manager_prepare_runtime_dir(Manager *m) {
                           m->runtime_dir);
                 return -EPERM;
         }
+        return 0;
+}
+
+/* The worker binary: next to this program, as installed (libexecdir) and as built. */
+static int worker_binary_path(char **ret) {
+        char self[4096], *slash;
+        ssize_t n;
+
+        n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n < 0)
+                return -errno;
+        self[n] = 0;
+        slash = strrchr(self, '/');
+        if (!slash)
+                return -EINVAL;
+        *slash = 0;
+        return asprintf(ret, "%s/usermount-worker", self) < 0 ? -ENOMEM : 0;
+}
+
+int manager_start_workers(Manager *m) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = mountns_make_stage(m->runtime_dir, &m->stage_ns_fd);
+        if (r < 0)
+                return log_error_errno(r, "Failed to make the stage mount namespace: %m");
+        r = worker_binary_path(&path);
+        if (r < 0)
+                return log_error_errno(r, "Failed to find usermount-worker: %m");
+        if (access(path, X_OK) < 0)
+                return log_error_errno(-errno, "Failed to find usermount-worker at %s: %m",
+                                       path);
+        r = worker_pool_new(m->event, path, m->worker_pool_size, job_layouts_hash(),
+                            &m->workers);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start the worker pool: %m");
         return 0;
 }
 
@@ -230,14 +276,14 @@ typedef struct Cleanup {
         Worker *worker;
         uint64_t mount_id;
         char *mount_point;
-        DetachJob job;
+        int pidfd;
 } Cleanup;
 
 static Cleanup *cleanup_free(Cleanup *c) {
         if (!c)
                 return NULL;
         worker_release(c->worker);
-        safe_close(c->job.pidfd);
+        safe_close(c->pidfd);
         free(c->mount_point);
         c->manager->n_cleanups--;
         free(c);
@@ -255,7 +301,7 @@ static bool registry_mount_busy(Manager *m, const MountRecord *rec) {
         return false;
 }
 
-static void on_cleanup_done(Worker *w, int r, const WorkerReply *reply, const UmError *error,
+static void on_cleanup_done(Worker *w, int r, const void *reply, const UmError *error,
                             int fd, void *userdata) {
         Cleanup *c = userdata;
         MountRecord *rec;
@@ -298,19 +344,23 @@ static void manager_cleanup_vanished(Manager *m, MountRecord *rec) {
         c->manager = m;
         m->n_cleanups++;
         c->mount_id = rec->mount_id;
-        c->job = (DetachJob) {
-                .pidfd = pidfd,
-                .mount_point = c->mount_point,
-                .mount_id = rec->mount_id,
-                .force = true,
-                .remove_dir = rec->created_dir,
-        };
+        c->pidfd = pidfd;
         log_request_mount(LOG_LEVEL_INFO, rec->owner_uid, rec->device, "vanished", rec->fstype,
                           rec->mount_point, "The device of %s went away; detaching the mount.",
                           rec->mount_point);
-        r = worker_spawn(m->event, m->conf->limits.request_timeout_usec, &c->job.pidfd, 1,
-                         job_detach, &c->job,
-                         on_cleanup_done, c, &c->worker);
+        DetachJob job;
+        r = detach_job_init(&job, c->mount_point, rec->mount_id, true, rec->created_dir);
+        if (r >= 0)
+                r = worker_start(m->workers,
+                                 &(const WorkerJob) {
+                                         .layout = *job_layout(JOB_DETACH),
+                                         .input = &job,
+                                         .fds = &c->pidfd,
+                                         .n_fds = 1,
+                                         .last = true,
+                                         .timeout_usec = m->conf->limits.request_timeout_usec,
+                                 },
+                                 on_cleanup_done, c, &c->worker);
         if (r < 0)
                 cleanup_free(c);
         else
@@ -703,19 +753,19 @@ static int request_check_worker_limits(Request *req, UmError *error) {
 
         if (req->uid == 0)
                 return 0;
-        n = worker_count_busy((uid_t) -1);
+        n = worker_pool_count_busy(req->manager->workers, (uid_t) -1);
         if (n >= l->max_workers)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EAGAIN,
                                     "usermountd is running %u workers already, the most it "
                                     "may (MaxWorkers=); try again later.", n);
-        n = worker_count_busy(req->owner);
+        n = worker_pool_count_busy(req->manager->workers, req->owner);
         if (n >= l->max_workers_per_user)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EAGAIN,
                                     "usermountd is running %u workers for you%s already, the "
                                     "most one user may have (MaxWorkersPerUser=); wait for your "
                                     "other requests to finish.", n,
                                     owner_note(req, note, sizeof(note)));
-        n = req->unauthorized ? worker_count_busy_unauthorized() : 0;
+        n = req->unauthorized ? worker_pool_count_busy_unauthorized(req->manager->workers) : 0;
         if (n >= l->max_unauthorized_requests)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EAGAIN,
                                     "usermountd is running %u workers for requests that polkit "
@@ -724,9 +774,22 @@ static int request_check_worker_limits(Request *req, UmError *error) {
         return 0;
 }
 
-static void request_spawn_timeout(Request *req, RequestStage stage, uint64_t timeout_usec,
-                                  const int *keep, size_t n_keep, WorkerFunc func, void *data,
-                                  WorkerDone done) {
+/*
+ * Sends req's next job (jobs.h): to the worker that probed for it, which waits for it,
+ * else to a fresh one from the pool. last: the worker exits after it (and its reply is
+ * handed on once it has).
+ */
+static void request_send_job(Request *req, RequestStage stage, JobType type, const void *input,
+                             const int *fds, size_t n_fds, bool last, uint64_t timeout_usec,
+                             WorkerDone done) {
+        const WorkerJob job = {
+                .layout = *job_layout(type),
+                .input = input,
+                .fds = fds,
+                .n_fds = n_fds,
+                .last = last,
+                .timeout_usec = timeout_usec,
+        };
         UmError error = {};
         int r;
 
@@ -734,23 +797,41 @@ static void request_spawn_timeout(Request *req, RequestStage stage, uint64_t tim
         r = request_check_worker_limits(req, &error);
         if (r < 0)
                 return request_fail(req, &error);
-        r = worker_spawn(req->manager->event, timeout_usec, keep, n_keep, func, data, done, req,
-                         &req->worker);
+        r = -ECHILD;
+        if (req->worker && worker_get_state(req->worker) == WORKER_WAITING)
+                r = worker_send(req->worker, &job, done, req);
+        if (r < 0) {
+                /* None, or it died while polkit was asked: a fresh one does the same. */
+                req->worker = worker_release(req->worker);
+                r = worker_start(req->manager->workers, &job, done, req, &req->worker);
+        }
         if (r < 0)
                 return request_fail_errno(req, r, "start a worker");
         worker_set_owner(req->worker, req->owner);
-        if (req->unauthorized)
-                worker_set_unauthorized(req->worker);
+        worker_set_unauthorized(req->worker, req->unauthorized);
 }
 
-static void request_spawn(Request *req, RequestStage stage, const int *keep, size_t n_keep,
-                          WorkerFunc func, void *data, WorkerDone done) {
-        request_spawn_timeout(req, stage, req->conf->limits.request_timeout_usec, keep, n_keep,
-                              func, data, done);
+static void request_send_job_timeout(Request *req, RequestStage stage, JobType type,
+                                     const void *input, const int *fds, size_t n_fds, bool last,
+                                     WorkerDone done) {
+        request_send_job(req, stage, type, input, fds, n_fds, last,
+                         req->conf->limits.request_timeout_usec, done);
 }
+
+static void job_caller(const Request *req, JobCaller *c) {
+        *c = (JobCaller) {
+                .uid = req->uid,
+                .gid = req->gid,
+                .gid_known = req->gid_known,
+        };
+        /* A longer name than any system allows (LOGIN_NAME_MAX) reads as no name: the
+         * subuid lookup then goes by uid alone. */
+        (void) JOB_SET_STRING(c->user_name, req->user_name);
+}
+
 
 /* The record of what was built for req (not yet attached or registered). */
-static int request_make_record(Request *req, const WorkerReply *reply) {
+static int request_make_record(Request *req, const BuildReply *reply) {
         _cleanup_(mount_record_freep) MountRecord *rec = calloc(1, sizeof(MountRecord));
         char label[1024], path[4096 * 4];
         struct timespec ts;
@@ -806,7 +887,7 @@ static const char *idmap_note(const MountRecord *rec, char *buf, size_t size) {
         return buf;
 }
 
-static void on_detach_undo_done(Worker *w, int r, const WorkerReply *reply, const UmError *error,
+static void on_detach_undo_done(Worker *w, int r, const void *reply, const UmError *error,
                                 int fd, void *userdata) {
         Request *req = userdata;
         UmError e = {};
@@ -818,9 +899,10 @@ static void on_detach_undo_done(Worker *w, int r, const WorkerReply *reply, cons
         request_fail(req, &e);
 }
 
-static void on_attach_done(Worker *w, int r, const WorkerReply *reply, const UmError *error,
+static void on_attach_done(Worker *w, int r, const void *reply, const UmError *error,
                            int fd, void *userdata) {
         Request *req = userdata;
+        const AttachResult *attach = reply;
         MountRecord *rec = req->record;
         char what[256], note[IDMAP_MAX_EXTENTS * 72];
 
@@ -830,23 +912,25 @@ static void on_attach_done(Worker *w, int r, const WorkerReply *reply, const UmE
         if (r < 0)
                 return request_fail(req, error);
 
-        rec->mount_point = strdup(reply->attach.mount_point);
+        rec->mount_point = strndup(attach->mount_point, sizeof(attach->mount_point) - 1);
         if (!rec->mount_point)
                 return request_fail_errno(req, -ENOMEM, "record the mount");
-        rec->mntns_id = reply->attach.mntns_id;
-        rec->mount_id = reply->attach.mount_id ?: rec->mount_id;
-        rec->created_dir = reply->attach.created_dir;
+        rec->mntns_id = attach->mntns_id;
+        rec->mount_id = attach->mount_id ?: rec->mount_id;
+        rec->created_dir = attach->created_dir;
 
         r = manager_register_mount(req->manager, rec);
         if (r < 0) {
                 /* Attached but not recorded: nobody could unmount it through us. Undo. */
                 log_error_errno(r, "Failed to record the mount at %s: %m", rec->mount_point);
-                req->detach = (DetachJob) { .pidfd = req->caller_pidfd,
-                                            .mount_point = rec->mount_point,
-                                            .mount_id = rec->mount_id, .force = true,
-                                            .remove_dir = rec->created_dir };
-                return request_spawn(req, REQUEST_DETACHING, &req->caller_pidfd, 1, job_detach,
-                                     &req->detach, on_detach_undo_done);
+                DetachJob job;
+
+                if (detach_job_init(&job, rec->mount_point, rec->mount_id, true,
+                                  rec->created_dir) < 0)
+                        return on_detach_undo_done(NULL, r, NULL, NULL, -EBADF, req);
+                return request_send_job_timeout(req, REQUEST_DETACHING, JOB_DETACH, &job,
+                                                &req->caller_pidfd, 1, true,
+                                                on_detach_undo_done);
         }
         req->record = NULL; /* the registry owns it now */
 
@@ -860,11 +944,24 @@ static void on_attach_done(Worker *w, int r, const WorkerReply *reply, const UmE
         request_free(req);
 }
 
-static void on_build_done(Worker *w, int r, const WorkerReply *reply, const UmError *error, int fd,
+/* What the attach worker needs: the caller and where the mount goes. */
+static int request_attach_job(Request *req, AttachJob *j) {
+        *j = (AttachJob) { .uid = req->uid, .gid = req->gid };
+        if (JOB_SET_STRING(j->target, req->params.target) < 0 ||
+            JOB_SET_STRING(j->media_root, req->conf->media_root) < 0 ||
+            JOB_SET_STRING(j->user_name, req->user_name) < 0 ||
+            JOB_SET_STRING(j->label, req->probe.label) < 0 ||
+            JOB_SET_STRING(j->uuid, req->probe.uuid) < 0)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+static void on_build_done(Worker *w, int r, const void *out, const UmError *error, int fd,
                           void *userdata) {
         Request *req = userdata;
+        const BuildReply *reply = out;
         char what[256], label[256], note[IDMAP_MAX_EXTENTS * 72];
-        int keep[2];
+        int fds[2];
 
         req->worker = worker_release(w);
         if (r < 0) {
@@ -890,11 +987,16 @@ static void on_build_done(Worker *w, int r, const WorkerReply *reply, const UmEr
         }
 
         if (req->method != METHOD_OPEN_MOUNT) {
+                _cleanup_free_ AttachJob *job = malloc(sizeof(AttachJob));
+
                 req->mount_fd = fd;
-                keep[0] = req->mount_fd;
-                keep[1] = req->caller_pidfd;
-                return request_spawn(req, REQUEST_ATTACHING, keep, 2, job_attach, req,
-                                     on_attach_done);
+                if (!job || request_attach_job(req, job) < 0)
+                        return request_fail_errno(req, job ? -ENAMETOOLONG : -ENOMEM,
+                                                  "start attaching the mount");
+                fds[0] = req->mount_fd;
+                fds[1] = req->caller_pidfd;
+                return request_send_job_timeout(req, REQUEST_ATTACHING, JOB_ATTACH, job, fds, 2,
+                                                true, on_attach_done);
         }
 
         r = bus_reply_open_mount(req, fd);
@@ -914,9 +1016,38 @@ static void on_build_done(Worker *w, int r, const WorkerReply *reply, const UmEr
         request_free(req);
 }
 
+/* What the build worker needs: the source, the decided options and id-mapping, and the
+ * values of the configuration that the build reads (the image check). */
+static int request_build_job(Request *req, BuildJob *j) {
+        const Conf *c = req->conf;
+        int r;
+
+        *j = (BuildJob) {
+                .source = req->source,
+                .probe = req->probe,
+                .idmap = req->idmap,
+                .check = {
+                        .enabled = c->image_check,
+                        .uid = c->image_check_uid,
+                        .gid = c->image_check_gid,
+                        .uid_first = c->image_check_uid_first,
+                        .uid_count = c->image_check_uid_count,
+                        .timeout_usec = c->image_check_timeout_usec,
+                },
+        };
+        r = job_options_pack(&req->mount_options, &j->options);
+        if (r < 0)
+                return r;
+        if (JOB_SET_STRING(j->source_path, req->source_path) < 0 ||
+            JOB_SET_STRING(j->runtime_dir, req->manager->runtime_dir) < 0)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
 static void request_build(Request *req) {
         uint64_t timeout = req->conf->limits.request_timeout_usec;
-        int r;
+        _cleanup_free_ BuildJob *job = malloc(sizeof(BuildJob));
+        int r, fds[2];
 
         /* The daemon attaches Mount's and MountFd's mounts; in a mount namespace others use,
          * the root directory must be the caller's (mountbuild.c, check_own_root()). A
@@ -930,11 +1061,18 @@ static void request_build(Request *req) {
                 req->idmap.own_root = r > 0;
         }
 
+        if (!job)
+                return request_fail_errno(req, -ENOMEM, "start building the mount");
+        r = request_build_job(req, job);
+        if (r < 0)
+                return request_fail_errno(req, r, "start building the mount");
         /* The read-only check of an image runs inside the build worker, with its own limit. */
         if (req->conf->image_check && req->source.type == SOURCE_IMAGE)
                 timeout += req->conf->image_check_timeout_usec;
-        request_spawn_timeout(req, REQUEST_BUILDING, timeout, &req->source_fd, 1, job_build, req,
-                              on_build_done);
+        fds[0] = req->source_fd;
+        fds[1] = req->manager->stage_ns_fd;
+        request_send_job(req, REQUEST_BUILDING, JOB_BUILD, job, fds, fds[1] >= 0 ? 2 : 1, true,
+                         timeout, on_build_done);
 }
 
 static void request_authorize_next(Request *req);
@@ -1133,13 +1271,15 @@ static int request_decide(Request *req, UmError *error) {
 
 static int manager_check_loop_limits(Manager *m, Request *req, UmError *error);
 
-static void on_probe_done(Worker *w, int r, const WorkerReply *reply, const UmError *error, int fd,
+static void on_probe_done(Worker *w, int r, const void *out, const UmError *error, int fd,
                           void *userdata) {
         Request *req = userdata;
+        const ProbeReply *reply = out;
         UmError e = {};
 
-        req->worker = worker_release(w);
+        /* On success the worker waits for the build (request_build()); else it exits. */
         if (r < 0) {
+                req->worker = worker_release(w);
                 safe_close(fd);
                 return request_fail(req, error);
         }
@@ -1154,7 +1294,7 @@ static void on_probe_done(Worker *w, int r, const WorkerReply *reply, const UmEr
                 req->source.read_only = reply->read_only;
                 req->params.read_only = req->params.read_only || reply->read_only;
                 free(req->source_path);
-                req->source_path = strdup(reply->device);
+                req->source_path = strndup(reply->device, sizeof(reply->device) - 1);
                 if (!req->source_path)
                         return request_fail_errno(req, -ENOMEM, "record the device");
         } else {
@@ -1188,7 +1328,7 @@ static void on_probe_done(Worker *w, int r, const WorkerReply *reply, const UmEr
 
 /* ---- Unmount and ListMounts ---------------------------------------------------------- */
 
-static void on_detach_done(Worker *w, int r, const WorkerReply *reply, const UmError *error,
+static void on_detach_done(Worker *w, int r, const void *reply, const UmError *error,
                            int fd, void *userdata) {
         Request *req = userdata;
         MountRecord *rec;
@@ -1223,15 +1363,15 @@ static void on_detach_done(Worker *w, int r, const WorkerReply *reply, const UmE
 }
 
 static void request_detach(Request *req) {
-        req->detach = (DetachJob) {
-                .pidfd = req->caller_pidfd,
-                .mount_point = req->unmount_point,
-                .mount_id = req->unmount_id,
-                .force = req->force,
-                .remove_dir = req->unmount_remove_dir,
-        };
-        request_spawn(req, REQUEST_DETACHING, &req->caller_pidfd, 1, job_detach, &req->detach,
-                      on_detach_done);
+        DetachJob job;
+        int r;
+
+        r = detach_job_init(&job, req->unmount_point, req->unmount_id, req->force,
+                          req->unmount_remove_dir);
+        if (r < 0)
+                return request_fail_errno(req, r, "start unmounting");
+        request_send_job_timeout(req, REQUEST_DETACHING, JOB_DETACH, &job, &req->caller_pidfd, 1,
+                                 true, on_detach_done);
 }
 
 /* Finds the registered mount at req->unmount_point in the caller's namespace. */
@@ -1434,9 +1574,42 @@ static int manager_check_loop_limits(Manager *m, Request *req, UmError *error) {
         return 0;
 }
 
+/* The first job of a mount request: probing what the caller passed, or opening the
+ * device path it named; the worker then waits for the build. */
+static void request_probe(Request *req) {
+        int fds[2], n = 0;
+
+        if (req->method == METHOD_MOUNT) {
+                _cleanup_free_ OpenDeviceJob *job = calloc(1, sizeof(OpenDeviceJob));
+
+                if (!job)
+                        return request_fail_errno(req, -ENOMEM, "start probing the device");
+                job_caller(req, &job->caller);
+                job->idmap = req->params.idmap;
+                job->userns_given = req->params.userns_given;
+                if (JOB_SET_STRING(job->device_path, req->device_path) < 0)
+                        return request_fail_errno(req, -ENAMETOOLONG, "start probing the device");
+                if (req->params.userns_fd >= 0)
+                        fds[n++] = req->params.userns_fd;
+                return request_send_job_timeout(req, REQUEST_PROBING, JOB_OPEN_DEVICE, job, fds,
+                                                n, false, on_probe_done);
+        }
+
+        ProbeJob job = {
+                .idmap = req->params.idmap,
+                .userns_given = req->params.userns_given,
+        };
+
+        job_caller(req, &job.caller);
+        fds[n++] = req->source_fd;
+        if (req->params.userns_fd >= 0)
+                fds[n++] = req->params.userns_fd;
+        request_send_job_timeout(req, REQUEST_PROBING, JOB_PROBE, &job, fds, n, false,
+                                 on_probe_done);
+}
+
 void manager_start_request(Manager *m, Request *req) {
         UmError error = {};
-        int keep[2];
 
         service_note_activity(m);
         /* Exiting after being idle, the name already given up (service.c): a mount made
@@ -1466,14 +1639,8 @@ void manager_start_request(Manager *m, Request *req) {
         case METHOD_SUBSCRIBE:
                 return request_start_list(req);
         case METHOD_MOUNT:
-                keep[0] = req->params.userns_fd;
-                return request_spawn(req, REQUEST_PROBING, keep, keep[0] >= 0 ? 1 : 0,
-                                     job_open_device, req, on_probe_done);
         case METHOD_OPEN_MOUNT:
         case METHOD_MOUNT_FD:
-                keep[0] = req->source_fd;
-                keep[1] = req->params.userns_fd;
-                return request_spawn(req, REQUEST_PROBING, keep, keep[1] >= 0 ? 2 : 1, job_probe,
-                                     req, on_probe_done);
+                return request_probe(req);
         }
 }

@@ -31,6 +31,10 @@
 /* How often registered mounts are checked without an event (--watch-interval). */
 #define MANAGER_WATCH_INTERVAL_USEC (2ULL * 1000000ULL)
 
+/* Ready workers kept by default (--worker-pool=). */
+#define MANAGER_WORKER_POOL_SIZE 2U
+#define MANAGER_WORKER_POOL_MAX 64U
+
 typedef struct Manager Manager;
 typedef struct Request Request;
 
@@ -56,15 +60,6 @@ typedef enum RequestMethod {
         METHOD_LIST_MOUNTS,
         METHOD_SUBSCRIBE,   /* ListMounts' authorization, then a subscription */
 } RequestMethod;
-
-/* What a detach worker needs (jobs.h); the child gets a copy through fork(). */
-typedef struct DetachJob {
-        int pidfd;              /* a process in the mount namespace of the mount */
-        const char *mount_point;
-        uint64_t mount_id;
-        bool force;
-        bool remove_dir;
-} DetachJob;
 
 typedef enum RequestStage {
         REQUEST_PROBING,
@@ -120,7 +115,6 @@ struct Request {
         char *unmount_point;
         bool unmount_remove_dir;
         bool force;
-        DetachJob detach;
         /* ListMounts: whether the caller may see every user's mounts. */
         bool list_all;
         /* An image request that will attach a loop device not yet in Manager.loops. */
@@ -146,6 +140,9 @@ struct Manager {
         sd_event_source *sighup;
 
         LabelLsm lsm;      /* the labelling LSM, detected once at start (label.h) */
+        WorkerPool *workers; /* every worker, and the ready ones (worker.h) */
+        unsigned worker_pool_size; /* ready ones kept (--worker-pool=) */
+        int stage_ns_fd;   /* the namespace builds stage their mounts in (mountns.h) */
         char *runtime_dir; /* root-only directory for staging mounts and the registry */
         LoopTrack loops;   /* loop devices made for users that still exist, by owner */
         OwnerMap owners;   /* /etc/subuid, read again when it changes (owner.h) */
@@ -183,6 +180,10 @@ Manager *manager_free(Manager *m);
 
 /* Creates the runtime directory (0700, root) if needed and checks that only root can write it. */
 int manager_prepare_runtime_dir(Manager *m);
+
+/* Makes the stage namespace and starts the pool of workers (the binary usermount-worker
+ * next to this program's own). */
+int manager_start_workers(Manager *m);
 
 /* Connects to the system bus (DBUS_SYSTEM_BUS_ADDRESS honoured), exports the object, takes the name. */
 int manager_connect_bus(Manager *m);

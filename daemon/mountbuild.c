@@ -2,9 +2,13 @@
 /*
  * Building a locked, detached mount (ARCHITECTURE.md, "Building a locked mount"). The
  * stages, each a function below:
- *   private namespace   unshare(CLONE_NEWNS), "/" made private, so nothing reaches the host
- *   create              fsopen(), fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount()
+ *   create              fsopen(), fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount():
+ *                       a detached mount, which no namespace sees
  *   idmap               MOUNT_ATTR_IDMAP with the worker's own user namespace (idmap.h)
+ *   private namespace   a copy of the stage namespace (setns(), then unshare(CLONE_NEWNS)):
+ *                       a tmpfs and nothing else, so that neither copy below costs more
+ *                       with more mounts on the host; without one, a private copy of the
+ *                       worker's own namespace
  *   stage               move_mount() over stage_dir, in the private namespace only
  *   lock                unshare(CLONE_NEWUSER|CLONE_NEWNS): lock_mnt_tree() locks the copy
  *   clone               open_tree(OPEN_TREE_CLONE) of the locked copy, reached through the
@@ -72,7 +76,10 @@ static void fs_log_read(int fsfd, FsLog *log) {
         }
 }
 
-static int make_namespace_private(UmError *error) {
+static int make_namespace_private(int stage_ns_fd, UmError *error) {
+        if (stage_ns_fd >= 0 && setns(stage_ns_fd, CLONE_NEWNS) < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "could not enter the stage mount namespace");
         if (unshare(CLONE_NEWNS) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "could not create a private mount namespace");
@@ -337,8 +344,8 @@ static int lock_and_clone(int *ret_tree_fd, UmError *error) {
         return 0;
 }
 
-int mountbuild_locked(const MountSpec *spec, const char *stage_dir, int *ret_mount_fd,
-                      UmError *error) {
+int mountbuild_locked_in(const MountSpec *spec, int stage_ns_fd, const char *stage_dir,
+                         int *ret_mount_fd, UmError *error) {
         _cleanup_close_ int mount_fd = -EBADF;
         int r, tree_fd = -EBADF;
 
@@ -347,9 +354,6 @@ int mountbuild_locked(const MountSpec *spec, const char *stage_dir, int *ret_mou
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "incomplete mount specification");
 
-        r = make_namespace_private(error);
-        if (r < 0)
-                return r;
         r = fs_create(spec, &mount_fd, error);
         if (r < 0)
                 return r;
@@ -360,6 +364,10 @@ int mountbuild_locked(const MountSpec *spec, const char *stage_dir, int *ret_mou
         r = apply_idmap(mount_fd, spec, error);
         if (r < 0)
                 return r;
+        /* Last, after everything that looks up a path (the source, /sys, /proc). */
+        r = make_namespace_private(stage_ns_fd, error);
+        if (r < 0)
+                return r;
         r = stage(mount_fd, stage_dir, error);
         if (r < 0)
                 return r;
@@ -368,6 +376,11 @@ int mountbuild_locked(const MountSpec *spec, const char *stage_dir, int *ret_mou
                 return r;
         *ret_mount_fd = tree_fd;
         return 0;
+}
+
+int mountbuild_locked(const MountSpec *spec, const char *stage_dir, int *ret_mount_fd,
+                      UmError *error) {
+        return mountbuild_locked_in(spec, -EBADF, stage_dir, ret_mount_fd, error);
 }
 
 int mountbuild_mount_id(int mount_fd, uint64_t *ret_id) {

@@ -2,11 +2,12 @@
 /*
  * Building a locked, detached mount with the new mount API (the recipe of
  * ARCHITECTURE.md, "Building a locked mount"):
- *   1. unshare(CLONE_NEWNS), make "/" private;
- *   2. fsopen(), one fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount() with the
- *      attributes (NODEV|NOSUID[|NOEXEC][|RDONLY]);
- *   2a. for an id-mapped mount, MOUNT_ATTR_IDMAP with a user namespace the worker makes
+ *   1. fsopen(), one fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount() with the
+ *      attributes (NODEV|NOSUID[|NOEXEC][|RDONLY]): a detached mount;
+ *   1a. for an id-mapped mount, MOUNT_ATTR_IDMAP with a user namespace the worker makes
  *      itself (idmap.h), while the mount is detached and was never attached;
+ *   2. a private mount namespace: a copy of the stage namespace (mountns_make_stage(): a
+ *      tmpfs and nothing else) or else of the worker's own, "/" made private;
  *   3. move_mount() onto the staging directory, and make the mount the working directory;
  *   4. unshare(CLONE_NEWUSER|CLONE_NEWNS): the copied tree has its flags locked, and the
  *      kernel moves the working directory onto the copy of the staged mount;
@@ -54,6 +55,12 @@ typedef struct MountSpec {
  * UM_ERROR_KIND_DEVICE_BUSY.
  */
 int mountbuild_locked(const MountSpec *spec, const char *stage_dir, int *ret_mount_fd, UmError *error);
+
+/* The same, in a copy of the stage namespace stage_ns_fd (-EBADF: of the worker's own);
+ * stage_dir is then a path in that namespace (MOUNTNS_STAGE_DIR). After it the worker
+ * sees only that namespace: paths of the host no longer resolve. */
+int mountbuild_locked_in(const MountSpec *spec, int stage_ns_fd, const char *stage_dir,
+                         int *ret_mount_fd, UmError *error);
 
 /* The kernel's unique mount id of a mount fd (statx STATX_MNT_ID_UNIQUE, else STATX_MNT_ID). */
 int mountbuild_mount_id(int mount_fd, uint64_t *ret_id);

@@ -30,7 +30,8 @@ static size_t manager_n_mounts(const Manager *m) {
 bool service_is_idle(Manager *m) {
         /* Cheap checks first: the loop devices are looked up in sysfs. */
         /* A subscriber would miss the events of the next instance: it keeps this one. */
-        return m->n_requests == 0 && worker_count_alive() == 0 && m->n_cleanups == 0 &&
+        return m->n_requests == 0 && worker_pool_count_alive(m->workers) == 0 &&
+               m->n_cleanups == 0 &&
                manager_n_mounts(m) == 0 && m->subscribers.n == 0 &&
                looptrack_count(&m->loops, (uid_t) -1) == 0;
 }
@@ -74,6 +75,9 @@ static void service_begin_idle_exit(Manager *m) {
                     m->idle_timeout_usec / UINT64_C(1000000));
         service_notify_stopping(m);
         m->idle_exiting = true;
+        /* Ready workers are no work: they go now, and no new ones start. */
+        if (m->workers)
+                worker_pool_set_size(m->workers, 0);
         if (m->bus) {
                 r = sd_bus_release_name(m->bus, UM_BUS_NAME);
                 if (r < 0)

@@ -1,55 +1,135 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Forked workers (see worker.h). The child side is deliberately small: reset signals,
- * close every fd it was not given, run the function, send one message, _exit().
+ * The daemon's side of the workers (worker.h): starting usermount-worker, the pool of
+ * ready ones, sending jobs and receiving replies, timeouts, and reaping.
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fd-util.h"
+#include "log.h"
 #include "worker.h"
 
+/* After a worker could not be started (or died before it was ready), the pool tries
+ * again this much later rather than at once: a missing binary must not make it spin. */
+#define POOL_RETRY_USEC (1ULL * 1000000ULL)
+
+/* The largest reply a job of ours sends, with room to see a larger one. */
+#define REPLY_BUFFER_MAX (64U * 1024U)
+
+extern char **environ;
+
 struct Worker {
+        WorkerPool *pool;
+        Worker *next, *prev;     /* pool->workers: every worker not yet reaped */
         pid_t pid;
-        int fd;                  /* our end of the socketpair */
+        int fd;                  /* our end of the socket */
         sd_event_source *io;
         sd_event_source *child;
         sd_event_source *timer;
+        WorkerState state;
+        bool taken;              /* given to a request; else one of the pool's ready workers */
+        bool working;            /* a job was sent and not answered (also after a timeout
+                                  * or release, until the process is gone) */
+        bool released;           /* the owner dropped it */
+        bool exited;             /* reaped */
+        bool killed;             /* we killed it */
+        uid_t owner;
+        bool unauthorized;
+        WorkerJobLayout job;     /* the job in flight */
+        bool job_last;
         WorkerDone done;
-        void *done_userdata;
-        bool finished;           /* done was called (or released) */
-        bool exited;             /* child reaped */
-        bool released;           /* owner dropped it */
-        uid_t owner;             /* whose request it works for, for per-user limits */
-        bool unauthorized;       /* for a request polkit has not authorized yet */
-        bool replied;            /* its reply arrived: it is exiting, and counts no more */
-        WorkerReply *pending;    /* that reply, handed on once the child is reaped */
-        int pending_fd;          /* and the fd it carried */
-        Worker *alive_next, *alive_prev;
+        void *userdata;
+        /* The reply to a last job, handed on once the worker has been reaped. */
+        bool pending;
+        int pending_r;
+        UmError pending_error;
+        void *pending_reply;
+        int pending_fd;
 };
 
-/* Every worker not yet reaped, including released ones that are still dying (a worker
- * stuck in the kernel on a hung device stays here until it finally exits). */
-static Worker *alive;
-static unsigned n_alive;
+struct WorkerPool {
+        sd_event *event;
+        char *path;
+        unsigned size;
+        uint32_t layout;
+        Worker *workers;
+        sd_event_source *refill;  /* starts ready workers when the loop is idle */
+        sd_event_source *retry;   /* after a failure */
+        bool failing;             /* the last start failed: wait for the retry */
+        WorkerPoolStats stats;
+};
 
-unsigned worker_count_alive(void) {
-        return n_alive;
+static void pool_schedule_refill(WorkerPool *p);
+
+/* ---- the list and the counts --------------------------------------------------------- */
+
+static void pool_link(WorkerPool *p, Worker *w) {
+        w->next = p->workers;
+        if (p->workers)
+                p->workers->prev = w;
+        p->workers = w;
 }
 
-unsigned worker_count_busy(uid_t owner) {
+static void pool_unlink(WorkerPool *p, Worker *w) {
+        if (w->prev)
+                w->prev->next = w->next;
+        else if (p->workers == w)
+                p->workers = w->next;
+        if (w->next)
+                w->next->prev = w->prev;
+        w->next = w->prev = NULL;
+}
+
+static unsigned pool_count_ready(const WorkerPool *p) {
         unsigned n = 0;
 
-        for (Worker *w = alive; w; w = w->alive_next)
-                if (!w->replied && (owner == (uid_t) -1 || w->owner == owner))
+        for (Worker *w = p->workers; w; w = w->next)
+                if (!w->taken && w->state != WORKER_EXITING)
                         n++;
         return n;
+}
+
+unsigned worker_pool_count_alive(const WorkerPool *p) {
+        unsigned n = 0;
+
+        for (Worker *w = p ? p->workers : NULL; w; w = w->next)
+                if (w->taken)
+                        n++;
+        return n;
+}
+
+unsigned worker_pool_count_busy(const WorkerPool *p, uid_t owner) {
+        unsigned n = 0;
+
+        for (Worker *w = p ? p->workers : NULL; w; w = w->next)
+                if (w->working && (owner == (uid_t) -1 || w->owner == owner))
+                        n++;
+        return n;
+}
+
+unsigned worker_pool_count_busy_unauthorized(const WorkerPool *p) {
+        unsigned n = 0;
+
+        for (Worker *w = p ? p->workers : NULL; w; w = w->next)
+                if (w->working && w->unauthorized)
+                        n++;
+        return n;
+}
+
+WorkerPoolStats worker_pool_stats(const WorkerPool *p) {
+        return p->stats;
+}
+
+WorkerState worker_get_state(const Worker *w) {
+        return w->state;
 }
 
 void worker_set_owner(Worker *w, uid_t owner) {
@@ -57,38 +137,12 @@ void worker_set_owner(Worker *w, uid_t owner) {
                 w->owner = owner;
 }
 
-void worker_set_unauthorized(Worker *w) {
+void worker_set_unauthorized(Worker *w, bool b) {
         if (w)
-                w->unauthorized = true;
+                w->unauthorized = b;
 }
 
-unsigned worker_count_busy_unauthorized(void) {
-        unsigned n = 0;
-
-        for (Worker *w = alive; w; w = w->alive_next)
-                if (!w->replied && w->unauthorized)
-                        n++;
-        return n;
-}
-
-static void alive_add(Worker *w) {
-        w->alive_next = alive;
-        if (alive)
-                alive->alive_prev = w;
-        alive = w;
-        n_alive++;
-}
-
-static void alive_remove(Worker *w) {
-        if (w->alive_prev)
-                w->alive_prev->alive_next = w->alive_next;
-        else
-                alive = w->alive_next;
-        if (w->alive_next)
-                w->alive_next->alive_prev = w->alive_prev;
-        w->alive_next = w->alive_prev = NULL;
-        n_alive--;
-}
+/* ---- one worker ---------------------------------------------------------------------- */
 
 static Worker *worker_free(Worker *w) {
         if (!w)
@@ -98,299 +152,497 @@ static Worker *worker_free(Worker *w) {
         sd_event_source_disable_unref(w->child);
         safe_close(w->fd);
         safe_close(w->pending_fd);
-        free(w->pending);
+        free(w->pending_reply);
         free(w);
         return NULL;
 }
 
-/* Frees the handle once nobody needs it: the owner is gone and the child was reaped. */
-static void worker_maybe_free(Worker *w) {
-        if (w->released && w->exited)
-                worker_free(w);
-}
-
-static void worker_finish(Worker *w, int r, const WorkerReply *reply, const UmError *error,
-                          int fd) {
+static void worker_kill(Worker *w) {
         w->io = sd_event_source_disable_unref(w->io);
         w->timer = sd_event_source_disable_unref(w->timer);
         w->fd = safe_close(w->fd);
+        if (w->pid > 0)
+                (void) kill(w->pid, SIGKILL);
+        w->killed = true;
+        w->state = WORKER_EXITING;
+}
 
-        if (w->finished || !w->done) {
+/* Hands on the outcome of the job in flight, once. */
+static void worker_deliver(Worker *w, int r, const void *reply, const UmError *error, int fd) {
+        WorkerDone done = w->done;
+
+        w->done = NULL;
+        w->timer = sd_event_source_disable_unref(w->timer);
+        if (!done || w->released) {
                 safe_close(fd);
                 return;
         }
-        w->finished = true;
-        w->done(w, r, reply, error, fd, w->done_userdata);
+        done(w, r, reply, error, fd, w->userdata);
 }
 
-static void worker_kill(Worker *w) {
-        if (w->pid > 0)
-                (void) kill(w->pid, SIGKILL);
+static void worker_fail(Worker *w, int r, const char *fmt, ...) _printf_(3, 4);
+static void worker_fail(Worker *w, int r, const char *fmt, ...) {
+        UmError error = { .kind = UM_ERROR_KIND_FAILED, .error = -r };
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void) vsnprintf(error.message, sizeof(error.message), fmt, ap);
+        va_end(ap);
+        worker_kill(w);
+        worker_deliver(w, r, NULL, &error, -EBADF);
 }
 
-static int on_worker_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Worker *w = userdata;
-        WorkerReply *reply;
-        union {
-                struct cmsghdr cmsghdr;
-                uint8_t buf[CMSG_SPACE(sizeof(int) * 4)];
-        } control;
-        struct iovec iov;
-        struct msghdr mh = {
-                .msg_iov = &iov,
-                .msg_iovlen = 1,
-                .msg_control = &control,
-                .msg_controllen = sizeof(control),
-        };
-        int passed_fd = -EBADF;
-        UmError error = {};
+static void worker_on_hello(Worker *w, const uint8_t *payload, size_t size) {
+        WorkerHello hello;
+
+        if (size != sizeof(hello)) {
+                log_error("usermount-worker (pid %d) sent a malformed HELLO.", (int) w->pid);
+                return worker_fail(w, -EPROTO, "The mount worker could not be used: it sent "
+                                   "a malformed greeting.");
+        }
+        memcpy(&hello, payload, sizeof(hello));
+        if (hello.layout != w->pool->layout) {
+                log_error("%s (pid %d) was built with other job types than this usermountd "
+                          "(layout %08x, expected %08x): installed from another build? "
+                          "Restart usermountd.", w->pool->path, (int) w->pid,
+                          (unsigned) hello.layout, (unsigned) w->pool->layout);
+                /* Every worker started from that binary is the same: not again at once. */
+                w->pool->stats.failures++;
+                w->pool->failing = true;
+                return worker_fail(w, -EPROTO, "The mount worker is from another build of "
+                                   "usermount than the daemon; the daemon needs a restart.");
+        }
+        if (w->state == WORKER_STARTING)
+                w->state = WORKER_READY;
+        w->pool->failing = false;
+}
+
+static void worker_on_reply(Worker *w, const WorkerHeader *h, const uint8_t *payload, int fd) {
+        WorkerStatus status;
+
+        if (!w->working || h->size < sizeof(status)) {
+                safe_close(fd);
+                return worker_fail(w, -ECHILD, "The mount worker sent a malformed result.");
+        }
+        memcpy(&status, payload, sizeof(status));
+        status.error.message[sizeof(status.error.message) - 1] = 0;
+        if (status.r < 0) {
+                /* A failure is good as long as it has its status, whatever follows. */
+                fd = safe_close(fd);
+                if (status.error.kind <= UM_ERROR_KIND_NONE || status.error.kind >= _UM_ERROR_KIND_MAX)
+                        um_error_set(&status.error, UM_ERROR_KIND_FAILED, -status.r,
+                                     "The mount worker failed: %s.", strerror(-status.r));
+        } else if (h->type != w->job.type || h->size != sizeof(status) + w->job.reply_size) {
+                safe_close(fd);
+                return worker_fail(w, -ECHILD, "The mount worker sent a malformed result.");
+        } else
+                status.r = 0;
+
+        w->working = false;
+        if (!w->job_last) {
+                w->state = WORKER_WAITING;
+                return worker_deliver(w, status.r, status.r < 0 ? NULL : payload + sizeof(status),
+                                      &status.error, fd);
+        }
+        /* Handed on once the worker is reaped (worker_on_exit()), which is right away: it
+         * holds nothing but its copy of the fd by now, and exits. */
+        w->state = WORKER_EXITING;
+        w->pending = true;
+        w->pending_r = status.r;
+        w->pending_error = status.error;
+        w->pending_fd = fd;
+        if (status.r >= 0) {
+                w->pending_reply = malloc(w->job.reply_size ?: 1);
+                if (!w->pending_reply) {
+                        w->pending = false;
+                        w->pending_fd = safe_close(w->pending_fd);
+                        return worker_fail(w, -ENOMEM, "Out of memory.");
+                }
+                memcpy(w->pending_reply, payload + sizeof(status), w->job.reply_size);
+        }
+        w->io = sd_event_source_disable_unref(w->io);
+}
+
+/* Reads and handles one message; 1 if there was one, 0 if not (or out of memory). */
+static int worker_read_one(Worker *w, int fd) {
+        _cleanup_free_ uint8_t *buf = malloc(REPLY_BUFFER_MAX);
+        int fds[1] = { -EBADF };
+        WorkerHeader h;
+        size_t n_fds;
         ssize_t n;
 
-        reply = calloc(1, sizeof(*reply));
-        if (!reply) {
-                um_error_set(&error, UM_ERROR_KIND_FAILED, ENOMEM, "Out of memory.");
-                worker_kill(w);
-                worker_finish(w, -ENOMEM, NULL, &error, -EBADF);
+        if (!buf)
+                return 0; /* tried again at the next wakeup */
+        n = fdpass_recv(fd, buf, REPLY_BUFFER_MAX, fds, 1, &n_fds, MSG_DONTWAIT);
+        if (n == -EAGAIN)
                 return 0;
-        }
-        iov = (struct iovec) { .iov_base = reply, .iov_len = sizeof(*reply) };
-
-        n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-                free(reply);
-                return 0;
-        }
-        if (n <= 0) {
-                /* The child is gone without a reply: on_worker_exit() says how it died. */
-                free(reply);
+        if (n <= 0 && n != -EMSGSIZE) {
+                /* Gone without a (further) message: worker_on_exit() says how it died. */
                 w->io = sd_event_source_disable_unref(w->io);
                 return 0;
         }
-
-        /* Collect every fd the message carried; keep one, close the rest. */
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                        continue;
-                size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                int fds[4];
-                memcpy(fds, CMSG_DATA(c), k * sizeof(int));
-                for (size_t i = 0; i < k; i++) {
-                        if (passed_fd < 0)
-                                passed_fd = fds[i];
-                        else
-                                safe_close(fds[i]);
-                }
+        if (n < (ssize_t) sizeof(h)) {
+                close_many(fds, n_fds);
+                return worker_fail(w, -ECHILD, "The mount worker sent a malformed message."), 1;
         }
-
-        if (n != (ssize_t) sizeof(*reply) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-                safe_close(passed_fd);
-                free(reply);
-                um_error_set(&error, UM_ERROR_KIND_FAILED, EIO,
-                             "The mount worker sent a malformed result.");
-                worker_kill(w);
-                worker_finish(w, -ECHILD, NULL, &error, -EBADF);
-                return 0;
+        memcpy(&h, buf, sizeof(h));
+        if (h.magic != WORKER_MAGIC || h.version != WORKER_PROTOCOL_VERSION) {
+                close_many(fds, n_fds);
+                log_error("%s (pid %d) speaks worker protocol version %u, this usermountd %u: "
+                          "installed from another build? Restart usermountd.", w->pool->path,
+                          (int) w->pid, (unsigned) h.version, (unsigned) WORKER_PROTOCOL_VERSION);
+                return worker_fail(w, -EPROTO, "The mount worker is from another build of "
+                                   "usermount than the daemon; the daemon needs a restart."), 1;
         }
+        if (h.size != (size_t) n - sizeof(h)) {
+                close_many(fds, n_fds);
+                return worker_fail(w, -ECHILD, "The mount worker sent a malformed message."), 1;
+        }
+        if (h.kind == WORKER_MSG_HELLO && n_fds == 0)
+                worker_on_hello(w, buf + sizeof(h), h.size);
+        else if (h.kind == WORKER_MSG_REPLY)
+                worker_on_reply(w, &h, buf + sizeof(h), n_fds > 0 ? fds[0] : -EBADF);
+        else {
+                close_many(fds, n_fds);
+                worker_fail(w, -ECHILD, "The mount worker sent a malformed message.");
+        }
+        return 1;
+}
 
-        reply->error.message[sizeof(reply->error.message) - 1] = 0;
-        if (reply->r >= 0)
-                reply->r = 0;
-        else if (reply->error.kind == UM_ERROR_KIND_NONE)
-                um_error_set(&reply->error, UM_ERROR_KIND_FAILED, -reply->r,
-                             "The mount worker failed: %s.", strerror(-reply->r));
-        /*
-         * Handed on once the child is reaped (on_worker_exit()), which is right away: it
-         * holds nothing but its copy of the fd by now, and exits. Until then it still has
-         * that copy, and a mount it made must not be busy when the caller, answered,
-         * unmounts it.
-         */
-        w->replied = true;
-        w->pending = reply;
-        w->pending_fd = passed_fd;
-        w->io = sd_event_source_disable_unref(w->io);
+static int worker_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        (void) worker_read_one(userdata, fd);
         return 0;
 }
 
-static int on_worker_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+static int worker_on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Worker *w = userdata;
-        UmError error = {};
 
-        worker_kill(w);
         /* It replied but does not exit: the reply stands, once the kill reaped it. */
-        if (w->pending)
+        if (w->pending) {
+                worker_kill(w);
                 return 0;
-        um_error_set(&error, UM_ERROR_KIND_FAILED, ETIMEDOUT,
-                     "The device did not answer in time; the request was cancelled.");
-        worker_finish(w, -ETIMEDOUT, NULL, &error, -EBADF);
+        }
+        worker_fail(w, -ETIMEDOUT, "The device did not answer in time; the request was "
+                    "cancelled.");
         return 0;
 }
 
-static int on_worker_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+static int worker_on_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Worker *w = userdata;
+        WorkerPool *p = w->pool;
 
         /* sd-event reaped it already: forget the pid so nothing can signal a reused one. */
         w->pid = 0;
-        alive_remove(w);
         w->child = sd_event_source_disable_unref(w->child);
-        /* A reply may still sit in the socket: on_worker_io runs before us only if it was
-         * dispatched first, so drain it here before declaring the worker dead. */
-        if (!w->finished && !w->pending && w->fd >= 0 && w->io)
-                (void) on_worker_io(NULL, w->fd, EPOLLIN, w);
-        if (!w->finished && w->pending) {
-                WorkerReply *reply = TAKE_PTR(w->pending);
-
-                worker_finish(w, reply->r, reply, &reply->error, TAKE_FD(w->pending_fd));
-                free(reply);
-        } else if (!w->finished) {
-                UmError error = {};
-
+        /* A reply may still sit in the socket: drain it before declaring the worker dead. */
+        while (!w->pending && w->fd >= 0 && w->io && w->done && worker_read_one(w, w->fd) > 0)
+                ;
+        w->state = WORKER_EXITING;
+        w->working = false;
+        /* Off the list before the reply is handed on: it is gone when its owner hears. */
+        pool_unlink(p, w);
+        if (w->pending) {
+                w->pending = false;
+                worker_deliver(w, w->pending_r, w->pending_reply, &w->pending_error,
+                               TAKE_FD(w->pending_fd));
+        } else if (w->done) {
                 if (si->si_code == CLD_EXITED)
-                        um_error_set(&error, UM_ERROR_KIND_FAILED, EIO,
-                                     "The mount worker exited with status %d without a result.",
-                                     si->si_status);
+                        worker_fail(w, -ECHILD, "The mount worker exited with status %d "
+                                    "without a result.", si->si_status);
                 else
-                        um_error_set(&error, UM_ERROR_KIND_FAILED, EIO,
-                                     "The mount worker was killed by signal %d.", si->si_status);
-                worker_finish(w, -ECHILD, NULL, &error, -EBADF);
+                        worker_fail(w, -ECHILD, "The mount worker was killed by signal %d.",
+                                    si->si_status);
         }
         /* Only now: the done callback above may have released the handle. */
         w->exited = true;
-        worker_maybe_free(w);
+        if (!w->taken && w->killed) {
+                worker_free(w); /* the pool let it go, or it failed its greeting */
+                pool_schedule_refill(p);
+        }
+        else if (!w->taken) {
+                /* A ready worker died: it never said hello, or something killed it. */
+                log_warning("A ready usermount-worker (%s) %s %d.", p->path,
+                            si->si_code == CLD_EXITED ? "exited with status" :
+                            "was killed by signal", si->si_status);
+                p->stats.failures++;
+                p->failing = true;
+                worker_free(w);
+                pool_schedule_refill(p);
+        } else if (w->released)
+                worker_free(w);
         return 0;
 }
 
-static int cmp_int(const void *a, const void *b) {
-        return *(const int *) a - *(const int *) b;
-}
-
-void close_all_fds_except(int *keep, size_t n_keep) {
-        unsigned next = 3;
-
-        qsort(keep, n_keep, sizeof(int), cmp_int);
-        for (size_t i = 0; i < n_keep; i++) {
-                if (keep[i] < (int) next)
-                        continue;
-                if ((unsigned) keep[i] > next)
-                        (void) close_range(next, (unsigned) keep[i] - 1, 0);
-                next = (unsigned) keep[i] + 1;
-        }
-        (void) close_range(next, ~0U, 0);
-}
-
-_noreturn_ static void worker_child(int sock, const int *keep_fds, size_t n_keep, WorkerFunc func,
-                                    void *userdata) {
-        static WorkerReply reply;
-        int keep[64];
-        size_t n = 0;
-        int fd = -EBADF;
-        sigset_t all;
-
-        /* Die with the daemon; never handle signals the daemon installed handlers for. */
-        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-        sigemptyset(&all);
-        (void) sigprocmask(SIG_SETMASK, &all, NULL);
-        if (getppid() == 1)
-                _exit(EXIT_FAILURE);
-
-        keep[n++] = sock;
-        for (size_t i = 0; i < n_keep && n < ELEMENTSOF(keep); i++)
-                keep[n++] = keep_fds[i];
-        close_all_fds_except(keep, n);
-
-        memset(&reply, 0, sizeof(reply));
-        func(userdata, &reply, &fd);
-        if (reply.r < 0)
-                fd = safe_close(fd);
-        /* Before the reply, let go of everything but the fd it carries: an fd the worker
-         * still held on a mount it attached (it inherited the request's mount fd) keeps
-         * that mount busy, and the caller, answered, may unmount it at once. */
-        n = 0;
-        keep[n++] = sock;
-        if (fd >= 0)
-                keep[n++] = fd;
-        close_all_fds_except(keep, n);
-
-        union {
-                struct cmsghdr cmsghdr;
-                uint8_t buf[CMSG_SPACE(sizeof(int))];
-        } control = {};
-        struct iovec iov = { .iov_base = &reply, .iov_len = sizeof(reply) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-        if (fd >= 0) {
-                mh.msg_control = &control;
-                mh.msg_controllen = sizeof(control);
-                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(c), &fd, sizeof(int));
-        }
-        if (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0)
-                _exit(EXIT_FAILURE);
-        /* The daemon has its own copy now; ours goes before the exit does. */
-        safe_close(fd);
-        _exit(EXIT_SUCCESS);
-}
-
-int worker_spawn(sd_event *event, uint64_t timeout_usec, const int *keep_fds, size_t n_keep_fds,
-                 WorkerFunc func, void *func_userdata, WorkerDone done, void *done_userdata,
-                 Worker **ret) {
-        int pair[2];
+static int worker_spawn(WorkerPool *p, Worker **ret) {
+        char pid_arg[16], level_arg[16], target_arg[16];
+        char *const argv[] = { p->path, pid_arg, level_arg, target_arg, NULL };
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        sigset_t none, all;
+        int pair[2] = { -EBADF, -EBADF }, r;
         Worker *w;
         pid_t pid;
-        int r;
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
                 return -errno;
+        /* dup2() onto fd 3 clears O_CLOEXEC only when it copies: never let it be 3 already. */
+        if (pair[1] == 3) {
+                int fd = fcntl(pair[1], F_DUPFD_CLOEXEC, 4);
+
+                safe_close(pair[1]);
+                pair[1] = fd;
+                if (fd < 0) {
+                        safe_close(pair[0]);
+                        return -errno;
+                }
+        }
+        snprintf(pid_arg, sizeof(pid_arg), "%d", (int) getpid());
+        snprintf(level_arg, sizeof(level_arg), "%d", (int) log_get_max_level());
+        snprintf(target_arg, sizeof(target_arg), "%d", (int) log_get_target());
+
+        sigemptyset(&none);
+        sigfillset(&all);
+        r = posix_spawn_file_actions_init(&fa);
+        if (r == 0) {
+                r = posix_spawn_file_actions_adddup2(&fa, pair[1], 3);
+                if (r == 0)
+                        r = posix_spawnattr_init(&attr);
+                if (r == 0) {
+                        /* Not the daemon's blocked signals (SIGCHLD, SIGTERM...) nor handlers. */
+                        r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
+                                                                    POSIX_SPAWN_SETSIGDEF);
+                        if (r == 0)
+                                r = posix_spawnattr_setsigmask(&attr, &none);
+                        if (r == 0)
+                                r = posix_spawnattr_setsigdefault(&attr, &all);
+                        if (r == 0)
+                                r = posix_spawn(&pid, p->path, &fa, &attr, argv, environ);
+                        posix_spawnattr_destroy(&attr);
+                }
+                posix_spawn_file_actions_destroy(&fa);
+        }
+        safe_close(pair[1]);
+        if (r != 0) {
+                safe_close(pair[0]);
+                return -r;
+        }
 
         w = calloc(1, sizeof(*w));
         if (!w) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
                 safe_close(pair[0]);
-                safe_close(pair[1]);
                 return -ENOMEM;
         }
-        w->fd = pair[0];
-        w->pending_fd = -EBADF;
-        w->done = done;
-        w->done_userdata = done_userdata;
-
-        /* The child must be reapable by sd-event: SIGCHLD is blocked by main(). */
-        pid = fork();
-        if (pid < 0) {
-                r = -errno;
-                safe_close(pair[1]);
-                worker_free(w);
-                return r;
-        }
-        if (pid == 0) {
-                safe_close(pair[0]);
-                worker_child(pair[1], keep_fds, n_keep_fds, func, func_userdata);
-        }
-        safe_close(pair[1]);
-        w->pid = pid;
-        w->owner = (uid_t) -1;
-        alive_add(w);
-
-        r = sd_event_add_child(event, &w->child, pid, WEXITED, on_worker_exit, w);
+        *w = (Worker) {
+                .pool = p,
+                .pid = pid,
+                .fd = pair[0],
+                .state = WORKER_STARTING,
+                .owner = (uid_t) -1,
+                .pending_fd = -EBADF,
+        };
+        p->stats.spawned++;
+        pool_link(p, w);
+        r = sd_event_add_child(p->event, &w->child, pid, WEXITED, worker_on_exit, w);
         if (r < 0) {
                 /* Without a child source nobody would reap it: kill and reap right now. */
                 (void) kill(pid, SIGKILL);
                 (void) waitpid(pid, NULL, 0);
-                alive_remove(w);
+                pool_unlink(p, w);
                 worker_free(w);
                 return r;
         }
-        r = sd_event_add_io(event, &w->io, w->fd, EPOLLIN, on_worker_io, w);
+        r = sd_event_add_io(p->event, &w->io, w->fd, EPOLLIN, worker_on_io, w);
+        if (r < 0) {
+                /* Reaped by its child source, then freed as a released one. */
+                w->taken = w->released = true;
+                worker_kill(w);
+                return r;
+        }
+        *ret = w;
+        return 0;
+}
+
+/* ---- the pool ------------------------------------------------------------------------ */
+
+static int pool_on_refill(sd_event_source *s, void *userdata) {
+        WorkerPool *p = userdata;
+
+        while (!p->failing && pool_count_ready(p) < p->size) {
+                Worker *w;
+                int r = worker_spawn(p, &w);
+
+                if (r < 0) {
+                        log_warning_errno(r, "Could not start %s for the pool: %m", p->path);
+                        p->stats.failures++;
+                        p->failing = true;
+                }
+        }
+        if (p->failing)
+                pool_schedule_refill(p);
+        return 0;
+}
+
+static int pool_on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        WorkerPool *p = userdata;
+
+        p->failing = false;
+        return pool_on_refill(NULL, p);
+}
+
+static void pool_schedule_refill(WorkerPool *p) {
+        if (pool_count_ready(p) >= p->size)
+                return;
+        if (p->failing) {
+                if (!p->retry)
+                        (void) sd_event_add_time_relative(p->event, &p->retry, CLOCK_MONOTONIC,
+                                                          POOL_RETRY_USEC, 0, pool_on_retry, p);
+                else
+                        (void) sd_event_source_set_time_relative(p->retry, POOL_RETRY_USEC),
+                                (void) sd_event_source_set_enabled(p->retry, SD_EVENT_ONESHOT);
+                return;
+        }
+        (void) sd_event_source_set_enabled(p->refill, SD_EVENT_ONESHOT);
+}
+
+int worker_pool_new(sd_event *event, const char *path, unsigned size, uint32_t layout,
+                    WorkerPool **ret) {
+        WorkerPool *p;
+        int r;
+
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->event = sd_event_ref(event);
+        p->size = size;
+        p->layout = layout;
+        p->path = strdup(path);
+        if (!p->path) {
+                worker_pool_free(p);
+                return -ENOMEM;
+        }
+        /* Refills run when nothing else is pending: never ahead of a request's own work. */
+        r = sd_event_add_defer(event, &p->refill, pool_on_refill, p);
         if (r >= 0)
-                r = sd_event_add_time_relative(event, &w->timer, CLOCK_MONOTONIC, timeout_usec, 0,
-                                               on_worker_timeout, w);
+                r = sd_event_source_set_priority(p->refill, SD_EVENT_PRIORITY_IDLE);
+        if (r < 0) {
+                worker_pool_free(p);
+                return r;
+        }
+        (void) sd_event_source_set_enabled(p->refill, SD_EVENT_OFF);
+        /* Filled now, before the daemon takes its name: the first request finds them. */
+        (void) pool_on_refill(NULL, p);
+        *ret = p;
+        return 0;
+}
+
+WorkerPool *worker_pool_free(WorkerPool *p) {
+        if (!p)
+                return NULL;
+        while (p->workers) {
+                Worker *w = p->workers;
+                pid_t pid = w->pid;
+
+                pool_unlink(p, w);
+                worker_kill(w);
+                /* A ready worker dies at once; one stuck in the kernel is left to init. */
+                if (pid > 0)
+                        (void) waitpid(pid, NULL, w->taken ? WNOHANG : 0);
+                w->pool = NULL;
+                if (!w->taken || w->released)
+                        worker_free(w);
+                else {
+                        /* Its owner still holds the handle; it is dead to the event loop. */
+                        w->child = sd_event_source_disable_unref(w->child);
+                        w->pid = 0;
+                        w->exited = true;
+                }
+        }
+        sd_event_source_disable_unref(p->refill);
+        sd_event_source_disable_unref(p->retry);
+        sd_event_unref(p->event);
+        free(p->path);
+        free(p);
+        return NULL;
+}
+
+void worker_pool_set_size(WorkerPool *p, unsigned size) {
+        p->size = size;
+        for (Worker *w = p->workers, *next; w; w = next) {
+                next = w->next;
+                if (!w->taken && w->state != WORKER_EXITING && pool_count_ready(p) > size)
+                        worker_kill(w); /* reaped (and freed) by worker_on_exit() */
+        }
+        pool_schedule_refill(p);
+}
+
+/* ---- jobs ---------------------------------------------------------------------------- */
+
+int worker_send(Worker *w, const WorkerJob *job, WorkerDone done, void *userdata) {
+        WorkerHeader h = {
+                .magic = WORKER_MAGIC,
+                .version = WORKER_PROTOCOL_VERSION,
+                .kind = WORKER_MSG_JOB,
+                .type = job->layout.type,
+                .flags = job->last ? WORKER_JOB_LAST : 0,
+                .size = job->layout.input_size,
+        };
+        const struct iovec iov[] = {
+                { .iov_base = &h, .iov_len = sizeof(h) },
+                { .iov_base = (void *) job->input, .iov_len = job->layout.input_size },
+        };
+        int r;
+
+        if (w->exited || w->fd < 0 || w->state == WORKER_EXITING || w->working)
+                return -ECHILD;
+        if (job->layout.reply_size > REPLY_BUFFER_MAX - sizeof(WorkerHeader) - sizeof(WorkerStatus))
+                return -EMSGSIZE;
+        r = fdpass_send(w->fd, iov, ELEMENTSOF(iov), job->fds, job->n_fds);
+        if (r < 0)
+                return r;
+        r = sd_event_add_time_relative(w->pool->event, &w->timer, CLOCK_MONOTONIC,
+                                       job->timeout_usec, 0, worker_on_timeout, w);
         if (r < 0) {
                 worker_kill(w);
-                w->finished = true;
+                return r;
+        }
+        w->job = job->layout;
+        w->job_last = job->last;
+        w->done = done;
+        w->userdata = userdata;
+        w->working = true;
+        w->state = WORKER_BUSY;
+        return 0;
+}
+
+int worker_start(WorkerPool *p, const WorkerJob *job, WorkerDone done, void *userdata,
+                 Worker **ret) {
+        Worker *w = NULL;
+        int r;
+
+        /* A warm one first, else one still starting (further along than a new one). */
+        for (Worker *i = p->workers; i; i = i->next)
+                if (!i->taken && (i->state == WORKER_READY ||
+                                  (i->state == WORKER_STARTING && !w)))
+                        w = i;
+        if (w)
+                p->stats.hits++;
+        else {
+                r = worker_spawn(p, &w);
+                if (r < 0) {
+                        p->stats.failures++;
+                        return r;
+                }
+                p->stats.misses++;
+        }
+        w->taken = true;
+        pool_schedule_refill(p);
+        r = worker_send(w, job, done, userdata);
+        if (r < 0) {
                 worker_release(w);
                 return r;
         }
-
         *ret = w;
         return 0;
 }
@@ -399,12 +651,10 @@ Worker *worker_release(Worker *w) {
         if (!w)
                 return NULL;
         w->released = true;
-        w->finished = true;
         w->done = NULL;
-        w->io = sd_event_source_disable_unref(w->io);
-        w->timer = sd_event_source_disable_unref(w->timer);
-        w->fd = safe_close(w->fd);
-        worker_kill(w);
-        worker_maybe_free(w);
+        if (w->state != WORKER_EXITING || w->fd >= 0)
+                worker_kill(w);
+        if (w->exited)
+                worker_free(w);
         return NULL;
 }

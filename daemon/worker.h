@@ -1,96 +1,117 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Forked workers: all privileged or possibly blocking work of a request (probing a
- * device, attaching a loop device, building the mount, changing namespaces) runs in a
- * child process, never in the main loop (ARCHITECTURE.md, "Process model"). A worker runs
- * one function, sends one fixed-size reply (plus at most one fd) over a SOCK_SEQPACKET
- * socketpair, and exits. The main loop waits for the reply without blocking, enforces a
- * timeout (SIGKILL), and reaps the child even after its owner has lost interest.
+ * Workers: all privileged or possibly blocking work of a request (probing a device,
+ * attaching a loop device, building the mount, changing namespaces) runs in
+ * usermount-worker, a separate binary the daemon starts with posix_spawn(), never in the
+ * main loop (ARCHITECTURE.md, "Process model"). A worker serves one request: it is given
+ * typed jobs (jobs.h) one after another over its socket (worker-proto.h) and exits after
+ * the one sent as last. The daemon hands on the reply to a last job only once the worker
+ * has exited, so no worker holds anything of the request any more (an fd on a mount it
+ * made would keep that mount busy).
+ *
+ * The WorkerPool keeps a few workers started and warm (WorkerPoolSize, 2 by default), so
+ * that a request does not wait for a process to start: a request takes a ready worker (a
+ * hit) or starts one (a miss), and the pool starts a replacement once the event loop is
+ * idle. Ready workers are not busy and do not keep the daemon from its idle exit; they
+ * are killed then. Every worker (ready, working, or given up on and still dying) is on the
+ * pool's list until it is reaped.
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
-#include "attach.h"
-#include "idmap.h"
-#include "source.h"
 #include "um-error.h"
-
-/* What a worker sends back; one struct for every kind of worker keeps the protocol trivial. */
-typedef struct WorkerReply {
-        int32_t r;     /* >= 0 success, else -errno, with error set */
-        UmError error;
-        SourceProbe probe;       /* probe workers */
-        SourceInfo source;       /* probe workers of a caller's fd: what it is */
-        char device[64];         /* mount workers: the block device mounted, e.g. /dev/loop3 */
-        char backing_file[4096]; /* mount workers: the loop device's backing file, if any */
-        uint64_t mount_id;       /* mount workers: unique mount id of the returned fd */
-        uint64_t loop_devnum;    /* mount workers: the loop device made for an image (dev_t), or 0 */
-        uint64_t loop_diskseq;   /* mount workers: its disk sequence number (looptrack.h) */
-        bool read_only;          /* device probe workers: the device could only be opened read-only */
-        AttachResult attach;     /* attach workers */
-        IdMap uid_map;           /* probe workers: the caller's checked maps (idmap namespace); */
-        IdMap gid_map;           /* mount workers: the maps applied (idmap user, namespace) */
-        int32_t idmap_mode;      /* mount workers: the id-mapping applied (IdmapMode) */
-} WorkerReply;
+#include "worker-proto.h"
 
 typedef struct Worker Worker;
+typedef struct WorkerPool WorkerPool;
+
+typedef enum WorkerState {
+        WORKER_STARTING, /* spawned, HELLO not yet received, no job */
+        WORKER_READY,    /* warm, in the pool, no job */
+        WORKER_BUSY,     /* working on a job */
+        WORKER_WAITING,  /* replied to a job that was not its last; waits for the next */
+        WORKER_EXITING,  /* replied to its last job, or killed; not yet reaped */
+} WorkerState;
+
+/* One job to send (jobs.h has the types). */
+typedef struct WorkerJob {
+        WorkerJobLayout layout; /* type and sizes: the reply must have reply_size bytes */
+        const void *input;      /* layout.input_size bytes */
+        const int *fds;         /* sent with it (dup()ed by the kernel; still the caller's) */
+        size_t n_fds;
+        bool last;              /* the worker exits after it */
+        uint64_t timeout_usec;  /* killed if it has not replied by then */
+} WorkerJob;
 
 /*
- * Runs in the child. Fills *reply (r and error for failures) and optionally *ret_fd (an fd
- * to pass back, closed by the worker code after sending). The return value is ignored;
- * what counts is reply->r.
+ * Called in the main loop exactly once per job, unless worker_release() came first: r is
+ * the reply's r when a reply arrived, -ETIMEDOUT after the timeout, or -ECHILD when the
+ * worker died without replying (error describes it). reply (layout.reply_size bytes, or
+ * NULL when r < 0) is valid only during the call; fd (-EBADF if none) is owned by the
+ * callback. After a job that was not last, w waits for worker_send() or worker_release().
  */
-typedef void (*WorkerFunc)(void *userdata, WorkerReply *reply, int *ret_fd);
+typedef void (*WorkerDone)(Worker *w, int r, const void *reply, const UmError *error, int fd,
+                           void *userdata);
 
 /*
- * Called in the main loop exactly once, unless worker_release() came first: r is
- * reply->r when a reply arrived, -ETIMEDOUT after the timeout, or -ECHILD when the child
- * died without replying (error describes it). fd (-EBADF if none) is owned by the
- * callback. reply is valid only during the call. A reply is handed on only once the child
- * has exited: by then no worker holds anything of the request (an fd on a mount it made
- * would keep that mount busy).
+ * A pool of size ready workers of the binary at path (argv: path, the daemon's pid, log
+ * level, log target); layout: the hash of the job table the workers must have. Starts
+ * filling at once.
  */
-typedef void (*WorkerDone)(Worker *w, int r, const WorkerReply *reply, const UmError *error,
-                           int fd, void *userdata);
+int worker_pool_new(sd_event *event, const char *path, unsigned size, uint32_t layout,
+                    WorkerPool **ret);
+/* Kills every worker, reaped or not (the daemon is exiting). Accepts NULL. */
+WorkerPool *worker_pool_free(WorkerPool *p);
+
+/* Changes the number of ready workers kept (0: none; the daemon is about to exit). */
+void worker_pool_set_size(WorkerPool *p, unsigned size);
+
+typedef struct WorkerPoolStats {
+        unsigned spawned;   /* workers started */
+        unsigned hits;      /* requests that found a ready worker */
+        unsigned misses;    /* requests that had to start one */
+        unsigned failures;  /* workers that could not be started, or died before HELLO */
+} WorkerPoolStats;
+WorkerPoolStats worker_pool_stats(const WorkerPool *p);
 
 /*
- * Forks a child that keeps only keep_fds (and its socket) open, dies with the daemon, and
- * runs func(func_userdata, ...). SIGCHLD must be blocked in the caller (sd-event child
- * sources). On success *ret is the handle (owned by the caller: worker_release()).
+ * Takes a worker (ready if there is one), sends it job, and calls done with its reply. On
+ * success *ret is the handle (owned by the caller: worker_release()).
  */
-int worker_spawn(sd_event *event, uint64_t timeout_usec, const int *keep_fds, size_t n_keep_fds,
-                 WorkerFunc func, void *func_userdata, WorkerDone done, void *done_userdata,
+int worker_start(WorkerPool *p, const WorkerJob *job, WorkerDone done, void *userdata,
                  Worker **ret);
 
+/* Sends the next job to w, which is WORKER_WAITING. On failure w is unchanged. */
+int worker_send(Worker *w, const WorkerJob *job, WorkerDone done, void *userdata);
+
 /*
- * Drops the caller's interest: the callback is never called; a child still running is
+ * Drops the caller's interest: the callback is never called; a worker still running is
  * killed and reaped later by the event loop, after which the handle frees itself.
  * Accepts NULL; returns NULL.
  */
 Worker *worker_release(Worker *w);
 
-/* Number of workers alive (spawned and not yet reaped, even if released), for tests. */
-unsigned worker_count_alive(void);
-
-/* Workers that have not replied (working, or given up on but not yet dead: one stuck on
- * a hung device is still a process) for owner, or for everybody with (uid_t) -1; for the
- * worker limits. One that replied is on its way out and does not count. */
-unsigned worker_count_busy(uid_t owner);
-
-/* In a child: closes every fd >= 3 that is not in keep[] (which it sorts; negative
- * entries keep nothing). */
-void close_all_fds_except(int *keep, size_t n_keep);
+WorkerState worker_get_state(const Worker *w);
 
 /* Records whose request w works for (default: nobody's, (uid_t) -1). Accepts NULL. */
 void worker_set_owner(Worker *w, uid_t owner);
 
 /* Marks w as working for a request polkit has not authorized yet, for
- * MaxUnauthorizedRequests= (owner.h). Accepts NULL. */
-void worker_set_unauthorized(Worker *w);
+ * MaxUnauthorizedRequests= (owner.h); false once it has. Accepts NULL. */
+void worker_set_unauthorized(Worker *w, bool b);
 
-/* Workers marked so that have not replied, as worker_count_busy() counts them: a probe
- * worker stuck on a hung device keeps counting after its request timed out. */
-unsigned worker_count_busy_unauthorized(void);
+/* Workers that were taken for requests and are not reaped yet (ready ones do not count):
+ * whether the daemon is idle. */
+unsigned worker_pool_count_alive(const WorkerPool *p);
+
+/* Workers working on a job (WORKER_BUSY, and ones given up on but not yet dead: one stuck
+ * on a hung device is still a process) for owner, or for everybody with (uid_t) -1; for
+ * the worker limits. One waiting for its next job, ready, or exiting does not count. */
+unsigned worker_pool_count_busy(const WorkerPool *p, uid_t owner);
+
+/* Of those, the ones marked unauthorized (worker_set_unauthorized()). */
+unsigned worker_pool_count_busy_unauthorized(const WorkerPool *p);

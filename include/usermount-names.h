@@ -31,3 +31,9 @@
 
 /* Subscribe(): the most subscriptions one uid may hold at a time (one per connection). */
 #define UM_SUBSCRIPTIONS_MAX_PER_UID 64
+
+/* usermount-worker's process name (comm) while it waits for its first job (a ready worker
+ * of the daemon's pool), and while it waits for the next after replying; while it works,
+ * "umw-" and the job's name ("umw-build"). */
+#define WORKER_NAME_READY "umw-ready"
+#define WORKER_NAME_WAITING "umw-waiting"

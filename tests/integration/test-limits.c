@@ -276,7 +276,8 @@ static bool daemon_is_sanitized(void) {
         return strstr(maps, "libasan") || strstr(maps, "libubsan");
 }
 
-/* The daemon's worker processes (its children), alive or not yet reaped. */
+/* The daemon's worker processes (its children), alive or not yet reaped, but for the
+ * ready ones of its pool, which wait for a request (worker-runner.h names them). */
 static GArray *daemon_workers(void) {
         GArray *pids = g_array_new(false, false, sizeof(pid_t));
         g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
@@ -292,7 +293,8 @@ static GArray *daemon_workers(void) {
                 if (!g_ascii_isdigit(name[0]) || !g_file_get_contents(path, &stat, NULL, NULL))
                         continue;
                 p = strrchr(stat, ')');
-                if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == daemon_pid) {
+                if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == daemon_pid &&
+                    !g_str_has_prefix(stat + strlen(name), " (" WORKER_NAME_READY ")")) {
                         pid_t pid = (pid_t) atoi(name);
                         g_array_append_val(pids, pid);
                 }

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The worker's side of the protocol (worker-proto.h), knowing nothing of what the jobs
+ * do: it says HELLO, then reads one job at a time, checks it against the table it was
+ * given, runs it and sends the reply, until the daemon closes the socket or a job marked
+ * last has been answered. Between jobs the worker holds no fd but its socket.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "usermount-names.h"
+#include "worker-proto.h"
+
+typedef struct WorkerJobType {
+        WorkerJobLayout layout;
+        const char *name;
+        /*
+         * Runs one job. input: layout.input_size bytes as sent (strings in it are the job's
+         * to check); fds: the n_fds fds that came with it (n_fds <= layout.max_fds), owned
+         * by the runner, which closes them afterwards (a job keeps one by setting it to
+         * -EBADF); reply: layout.reply_size zeroed bytes to fill; *ret_fd: an fd to send
+         * back, or -EBADF. Returns >= 0, or -errno with error set.
+         */
+        int (*run)(const void *input, int *fds, size_t n_fds, void *reply, UmError *error,
+                   int *ret_fd);
+} WorkerJobType;
+
+/* The layout hash of a table (HELLO). */
+uint32_t worker_runner_layout(const WorkerJobType *types, size_t n_types);
+
+/* Serves the daemon on sock until it is done; never returns (exit status 0 after an
+ * orderly end, 1 after a protocol error, which the daemon also hears as a REPLY). */
+_noreturn_ void worker_runner_run(int sock, const WorkerJobType *types, size_t n_types);
