@@ -68,18 +68,13 @@
 #include <sys/fsuid.h>
 
 #include "attach.h"
+#include "kernel-compat.h"
 #include "lookup.h"
 #include "mountns.h"
 #include "pseudofs.h"
 #include "utf8.h"
 #include "mountbuild.h"
 
-#ifndef NS_GET_MNTNS_ID
-#define NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t) /* Linux 6.8 */
-#endif
-#ifndef STATX_ATTR_MOUNT_ROOT
-#define STATX_ATTR_MOUNT_ROOT 0x00002000
-#endif
 #define NAME_MAX_BYTES 64          /* attach_sanitize_name() */
 #define NAME_MAX_SUFFIX 100        /* "<name>-2" ... "<name>-100" */
 #define MESSAGE_PATH_MAX 160       /* escaped path shown in an error sentence */
