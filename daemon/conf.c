@@ -30,6 +30,7 @@
 #include "conf.h"
 #include "label.h"
 #include "macro.h"
+#include "pathcheck.h"
 #include "policy.h"
 #include "um-error.h"
 #include "utf8.h"
@@ -276,28 +277,29 @@ static int parse_bool(Parser *p, const ConfKey *key, const char *value) {
         return 0;
 }
 
-/* A canonical absolute path: no empty, "." or ".." components, no trailing '/', not "/". */
+/* A canonical absolute path (pathcheck.h) without whitespace, not "/". */
 static const char *path_problem(const char *path) {
-        if (path[0] != '/')
+        PathProblem problem = path_check_canonical(path, PATH_MAX);
+
+        if (problem == PATH_NOT_ABSOLUTE)
                 return "must be an absolute path";
         if (streq(path, "/"))
                 return "must not be the root directory";
-        if (strlen(path) >= PATH_MAX)
+        /* Unreachable: a configuration line is shorter than NAME_MAX. */
+        if (problem == PATH_TOO_LONG || problem == PATH_LONG_NAME)
                 return "is too long";
         for (const char *c = path; *c; c++)
                 if (*c == ' ' || *c == '\t')
                         return "must not contain whitespace";
-        for (const char *c = path + 1;;) {
-                size_t n = strcspn(c, "/");
-
-                if (n == 0)
-                        return "must be canonical: no '//' and no trailing '/'";
-                if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-                        return "must be canonical: no '.' or '..' components";
-                c += n;
-                if (!*c)
-                        return NULL;
-                c++;
+        switch (problem) {
+        case PATH_DOUBLE_SLASH:
+        case PATH_TRAILING_SLASH:
+                return "must be canonical: no '//' and no trailing '/'";
+        case PATH_DOT:
+        case PATH_DOT_DOT:
+                return "must be canonical: no '.' or '..' components";
+        default:
+                return NULL;
         }
 }
 
