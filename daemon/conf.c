@@ -47,6 +47,8 @@ static void fstype_done(ConfFsType *t) {
         free(t->allowed_options);
         free(t->default_options);
         free(t->forced_options);
+        option_list_done(&t->defaults);
+        option_list_done(&t->forced);
 }
 
 Conf *conf_unref(Conf *c) {
@@ -905,13 +907,33 @@ static void fstype_report(void *userdata, PolicyConfList list, const char *messa
                 section_name(r->p, r->section), policy_conf_list_name(list), message);
 }
 
+int conf_fstype_split(ConfFsType *t, bool forced, UmError *error) {
+        OptionList *l = forced ? &t->forced : &t->defaults;
+        const char *s = forced ? t->forced_options : t->default_options;
+
+        option_list_done(l);
+        return isempty(s) ? 0 : option_list_split(s, l, error);
+}
+
+/* DefaultOptions= and ForcedOptions= of every section are split here, once. */
 static int check_fstypes(Parser *p) {
         for (size_t i = 0; i < p->conf->n_fstypes; i++) {
                 FsTypeReport report = { p, SECTION_FSTYPES + (int) i };
+                ConfFsType *t = &p->conf->fstypes[i];
                 int r;
 
-                p->conf->fstypes[i].path = p->conf->path;
-                r = policy_check_conf_fstype(&p->conf->fstypes[i], fstype_report, &report);
+                t->path = p->conf->path;
+                for (int forced = 0; forced <= 1; forced++) {
+                        UmError e = {};
+
+                        r = conf_fstype_split(t, forced, &e);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                fstype_report(&report, forced ? POLICY_CONF_FORCED_OPTIONS :
+                                              POLICY_CONF_DEFAULT_OPTIONS, e.message);
+                }
+                r = policy_check_conf_fstype(t, fstype_report, &report);
                 if (r == -ENOMEM)
                         return r;
         }
