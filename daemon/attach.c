@@ -68,18 +68,14 @@
 #include <sys/fsuid.h>
 
 #include "attach.h"
+#include "kernel-compat.h"
 #include "lookup.h"
 #include "mountns.h"
+#include "pathcheck.h"
 #include "pseudofs.h"
 #include "utf8.h"
 #include "mountbuild.h"
 
-#ifndef NS_GET_MNTNS_ID
-#define NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t) /* Linux 6.8 */
-#endif
-#ifndef STATX_ATTR_MOUNT_ROOT
-#define STATX_ATTR_MOUNT_ROOT 0x00002000
-#endif
 #define NAME_MAX_BYTES 64          /* attach_sanitize_name() */
 #define NAME_MAX_SUFFIX 100        /* "<name>-2" ... "<name>-100" */
 #define MESSAGE_PATH_MAX 160       /* escaped path shown in an error sentence */
@@ -179,27 +175,8 @@ bool attach_sanitize_name(const char *label, char *buf, size_t n) {
 
 /* Absolute, no empty, "." or ".." component, no trailing '/', no control characters. */
 static bool path_is_canonical(const char *path) {
-        size_t len = strlen(path);
-
-        if (path[0] != '/' || len >= PATH_MAX)
-                return false;
-        if (len == 1)
-                return true;
-        if (path[len - 1] == '/')
-                return false;
-        for (const char *c = path; *c; c++)
-                if ((unsigned char) *c < 0x20 || *c == 0x7f)
-                        return false;
-        for (const char *c = path + 1;;) {
-                size_t l = strcspn(c, "/");
-
-                if (l == 0 || l > NAME_MAX || (l == 1 && c[0] == '.') ||
-                    (l == 2 && c[0] == '.' && c[1] == '.'))
-                        return false;
-                if (!c[l])
-                        return true;
-                c += l + 1;
-        }
+        return path_check_canonical(path, PATH_MAX) == PATH_OK &&
+               !path_has_control_characters(path);
 }
 
 static bool path_is_system_directory(const char *path) {

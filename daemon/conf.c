@@ -30,6 +30,7 @@
 #include "conf.h"
 #include "label.h"
 #include "macro.h"
+#include "pathcheck.h"
 #include "policy.h"
 #include "um-error.h"
 #include "utf8.h"
@@ -46,6 +47,8 @@ static void fstype_done(ConfFsType *t) {
         free(t->allowed_options);
         free(t->default_options);
         free(t->forced_options);
+        option_list_done(&t->defaults);
+        option_list_done(&t->forced);
 }
 
 Conf *conf_unref(Conf *c) {
@@ -276,28 +279,29 @@ static int parse_bool(Parser *p, const ConfKey *key, const char *value) {
         return 0;
 }
 
-/* A canonical absolute path: no empty, "." or ".." components, no trailing '/', not "/". */
+/* A canonical absolute path (pathcheck.h) without whitespace, not "/". */
 static const char *path_problem(const char *path) {
-        if (path[0] != '/')
+        PathProblem problem = path_check_canonical(path, PATH_MAX);
+
+        if (problem == PATH_NOT_ABSOLUTE)
                 return "must be an absolute path";
         if (streq(path, "/"))
                 return "must not be the root directory";
-        if (strlen(path) >= PATH_MAX)
+        /* Unreachable: a configuration line is shorter than NAME_MAX. */
+        if (problem == PATH_TOO_LONG || problem == PATH_LONG_NAME)
                 return "is too long";
         for (const char *c = path; *c; c++)
                 if (*c == ' ' || *c == '\t')
                         return "must not contain whitespace";
-        for (const char *c = path + 1;;) {
-                size_t n = strcspn(c, "/");
-
-                if (n == 0)
-                        return "must be canonical: no '//' and no trailing '/'";
-                if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-                        return "must be canonical: no '.' or '..' components";
-                c += n;
-                if (!*c)
-                        return NULL;
-                c++;
+        switch (problem) {
+        case PATH_DOUBLE_SLASH:
+        case PATH_TRAILING_SLASH:
+                return "must be canonical: no '//' and no trailing '/'";
+        case PATH_DOT:
+        case PATH_DOT_DOT:
+                return "must be canonical: no '.' or '..' components";
+        default:
+                return NULL;
         }
 }
 
@@ -903,13 +907,33 @@ static void fstype_report(void *userdata, PolicyConfList list, const char *messa
                 section_name(r->p, r->section), policy_conf_list_name(list), message);
 }
 
+int conf_fstype_split(ConfFsType *t, bool forced, UmError *error) {
+        OptionList *l = forced ? &t->forced : &t->defaults;
+        const char *s = forced ? t->forced_options : t->default_options;
+
+        option_list_done(l);
+        return isempty(s) ? 0 : option_list_split(s, l, error);
+}
+
+/* DefaultOptions= and ForcedOptions= of every section are split here, once. */
 static int check_fstypes(Parser *p) {
         for (size_t i = 0; i < p->conf->n_fstypes; i++) {
                 FsTypeReport report = { p, SECTION_FSTYPES + (int) i };
+                ConfFsType *t = &p->conf->fstypes[i];
                 int r;
 
-                p->conf->fstypes[i].path = p->conf->path;
-                r = policy_check_conf_fstype(&p->conf->fstypes[i], fstype_report, &report);
+                t->path = p->conf->path;
+                for (int forced = 0; forced <= 1; forced++) {
+                        UmError e = {};
+
+                        r = conf_fstype_split(t, forced, &e);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                fstype_report(&report, forced ? POLICY_CONF_FORCED_OPTIONS :
+                                              POLICY_CONF_DEFAULT_OPTIONS, e.message);
+                }
+                r = policy_check_conf_fstype(t, fstype_report, &report);
                 if (r == -ENOMEM)
                         return r;
         }

@@ -19,6 +19,8 @@
 #include <sys/types.h>
 
 #include "fscheck.h"
+#include "optlist.h"
+#include "um-error.h"
 
 /* Where the daemon and --check-config look by default. */
 #define CONF_DEFAULT_PATH "/etc/usermount/usermount.conf"
@@ -74,6 +76,10 @@ typedef struct ConfFsType {
                                   * not give; NULL when none */
         char *forced_options;    /* ForcedOptions=: added to the built-in forced options and
                                   * never overridable by the caller; NULL when none */
+        /* default_options and forced_options split into items once, when the file is loaded
+         * (conf_fstype_split()): what requests use. */
+        OptionList defaults;
+        OptionList forced;
 } ConfFsType;
 
 typedef struct Conf {
@@ -110,6 +116,14 @@ static inline void conf_unrefp(Conf **c) {
 
 /* The section of fstype, or NULL when policy.c does not know the type. */
 const ConfFsType *conf_fstype(const Conf *c, const char *fstype);
+
+/*
+ * Splits t->forced_options (forced) or t->default_options into t->forced or t->defaults,
+ * replacing what that held; conf_load() does it for every section before checking it with
+ * policy_check_conf_fstype(). -EINVAL with error set when the string is not an option
+ * list (optlist.h), and the list is then empty; -ENOMEM.
+ */
+int conf_fstype_split(ConfFsType *t, bool forced, UmError *error);
 
 /* Whether fstype is known and allowed by the configuration. */
 bool conf_fstype_allowed(const Conf *c, const char *fstype);

@@ -21,6 +21,7 @@
 
 #include "device.h"
 #include "lookup.h"
+#include "pathcheck.h"
 
 /* Longer than any /dev/disk/by-* name udev makes (components are at most NAME_MAX). */
 #define DEVICE_PATH_MAX 1024
@@ -51,24 +52,44 @@ static bool has_control_characters(const char *path) {
         return false;
 }
 
-/* Checks every component of an absolute path: no "." or "..", none longer than NAME_MAX. */
-static int check_components(const char *path, const char *shown, UmError *error) {
-        for (const char *p = path + 1; *p;) {
-                size_t len = strcspn(p, "/");
+static int path_too_long(UmError *error) {
+        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                            "the device path is too long (%d bytes or more)", DEVICE_PATH_MAX);
+}
 
-                if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                            "the device path \"%s\" contains a \"%.*s\" "
-                                            "component; name the device by its canonical path",
-                                            shown, (int) len, p);
-                if (len > NAME_MAX)
-                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                            "the device path has a component longer than %d "
-                                            "bytes", NAME_MAX);
-                p += len;
-                p += *p == '/';
+/* Refuses a path that is not absolute and canonical (pathcheck.h), saying what is wrong. */
+static int check_canonical(const char *path, const char *shown, UmError *error) {
+        PathProblem problem = path_check_canonical(path, DEVICE_PATH_MAX);
+
+        switch (problem) {
+        case PATH_OK:
+                return 0;
+        case PATH_NOT_ABSOLUTE:
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the device path \"%s\" is not absolute; name a block device "
+                                    "such as /dev/sdb1", shown);
+        case PATH_TOO_LONG:
+                return path_too_long(error);
+        case PATH_DOUBLE_SLASH:
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the device path \"%s\" contains \"//\"; name the device by "
+                                    "its canonical path", shown);
+        case PATH_TRAILING_SLASH:
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the device path \"%s\" ends with \"/\"; name a device, not a "
+                                    "directory", shown);
+        case PATH_DOT:
+        case PATH_DOT_DOT:
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the device path \"%s\" contains a \"%s\" "
+                                    "component; name the device by its canonical path",
+                                    shown, problem == PATH_DOT ? "." : "..");
+        case PATH_LONG_NAME:
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the device path has a component longer than %d "
+                                    "bytes", NAME_MAX);
         }
-        return 0;
+        return -EINVAL;
 }
 
 /* The part of the path below /dev: "sdb1" or "disk/by-label/x", the only two shapes allowed. */
@@ -87,35 +108,19 @@ static bool is_allowed_shape(const char *rel) {
 
 int device_check_path(const char *path, UmError *error) {
         char shown[256];
-        size_t len;
         int r;
 
         if (isempty(path))
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "no device path was given; name a block device such as "
                                     "/dev/sdb1");
-        len = strnlen(path, DEVICE_PATH_MAX);
-        if (len >= DEVICE_PATH_MAX)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "the device path is too long (%d bytes or more)",
-                                    DEVICE_PATH_MAX);
+        if (strnlen(path, DEVICE_PATH_MAX) >= DEVICE_PATH_MAX)
+                return path_too_long(error);
         esc(path, shown, sizeof(shown));
         if (has_control_characters(path))
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "the device path \"%s\" contains control characters", shown);
-        if (path[0] != '/')
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "the device path \"%s\" is not absolute; name a block device "
-                                    "such as /dev/sdb1", shown);
-        if (strstr(path, "//"))
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "the device path \"%s\" contains \"//\"; name the device by "
-                                    "its canonical path", shown);
-        if (len > 1 && path[len - 1] == '/')
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "the device path \"%s\" ends with \"/\"; name a device, not a "
-                                    "directory", shown);
-        r = check_components(path, shown, error);
+        r = check_canonical(path, shown, error);
         if (r < 0)
                 return r;
         if (strncmp(path, "/dev/", 5) != 0 || !path[5])

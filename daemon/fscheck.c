@@ -76,10 +76,7 @@
 #include <linux/securebits.h>
 
 #include "fscheck.h"
-
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
+#include "kernel-compat.h"
 
 #define FSCHECK_OUTPUT_MAX 4096
 #define FSCHECK_DEVICE "/dev/fscheck-device"

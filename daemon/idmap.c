@@ -32,18 +32,9 @@
 #include <linux/nsfs.h>
 
 #include "idmap.h"
+#include "kernel-compat.h"
 #include "macro.h"
 #include "fd-util.h"
-
-#ifndef PIDFD_GET_USER_NAMESPACE
-#define PIDFD_GET_USER_NAMESPACE _IO(0xFF, 9) /* Linux 6.11 */
-#endif
-#ifndef NS_GET_NSTYPE
-#define NS_GET_NSTYPE _IO(0xb7, 0x3)
-#endif
-#ifndef NS_GET_OWNER_UID
-#define NS_GET_OWNER_UID _IO(0xb7, 0x4)
-#endif
 
 const char *idmap_mode_to_string(IdmapMode mode) {
         switch (mode) {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "label.h"
+#include "kernel-compat.h"
 #include "macro.h"
 
 #define LSM_FILE "/sys/kernel/security/lsm"
@@ -28,11 +29,6 @@
 #define SMACKFS_DIR "/sys/fs/smackfs"
 #define SMACK_ONLYCAP_FILE SMACKFS_DIR "/onlycap"
 #define SMACK_TEXT_MAX 8192
-
-/* Missing from older linux/magic.h. */
-#ifndef SMACK_MAGIC
-#define SMACK_MAGIC 0x43415d53
-#endif
 
 /* ---- Which LSM -------------------------------------------------------------------------- */
 

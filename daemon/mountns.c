@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Mount namespace ids and mount existence, asked of the kernel without entering any
- * namespace: PIDFD_GET_MNT_NAMESPACE (6.11) on a pidfd, NS_GET_MNTNS_ID (6.9) on the
+ * namespace: PIDFD_GET_MNT_NAMESPACE (6.11) on a pidfd, NS_GET_MNTNS_ID (6.11) on the
  * namespace fd, and statmount() (6.8) with a mount namespace id (MNT_ID_REQ_SIZE_VER1,
- * 6.11). Debian 12's headers predate all of them, so the constants and structures are
- * spelled out here as in the 6.18 uapi.
+ * 6.11). Debian 12's headers predate all of them; kernel-compat.h defines them.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -26,64 +25,7 @@
 
 #include "mountns.h"
 #include "macro.h"
-
-#ifndef NS_GET_NSTYPE
-#define NS_GET_NSTYPE _IO(0xb7, 0x3)
-#endif
-#ifndef NS_GET_MNTNS_ID
-#define NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t) /* linux/nsfs.h, 6.9 */
-#endif
-#ifndef PIDFD_GET_MNT_NAMESPACE
-#define PIDFD_GET_MNT_NAMESPACE _IO(0xff, 3) /* linux/pidfd.h, 6.11 */
-#endif
-#ifndef PID_FS_MAGIC
-#define PID_FS_MAGIC 0x50494446 /* pidfs, 6.9 */
-#endif
-#ifndef SYS_statmount
-#define SYS_statmount 457 /* the same number on every architecture */
-#endif
-
-#define UM_STATMOUNT_MNT_POINT 0x00000010U
-#define UM_STATMOUNT_FS_TYPE 0x00000020U
-#define UM_MNT_ID_REQ_SIZE_VER1 32
-
-/* struct mnt_id_req of linux/mount.h (6.18): mnt_ns_fd was "spare" before 6.18. */
-struct um_mnt_id_req {
-        uint32_t size;
-        uint32_t mnt_ns_fd;
-        uint64_t mnt_id;
-        uint64_t param;
-        uint64_t mnt_ns_id;
-};
-
-/* struct statmount of linux/mount.h (6.18): 512 bytes, then the strings. */
-struct um_statmount {
-        uint32_t size;
-        uint32_t mnt_opts;
-        uint64_t mask;
-        uint32_t sb_dev_major;
-        uint32_t sb_dev_minor;
-        uint64_t sb_magic;
-        uint32_t sb_flags;
-        uint32_t fs_type;
-        uint64_t mnt_id;
-        uint64_t mnt_parent_id;
-        uint32_t mnt_id_old;
-        uint32_t mnt_parent_id_old;
-        uint64_t mnt_attr;
-        uint64_t mnt_propagation;
-        uint64_t mnt_peer_group;
-        uint64_t mnt_master;
-        uint64_t propagate_from;
-        uint32_t mnt_root;
-        uint32_t mnt_point;
-        uint64_t mnt_ns_id;
-        uint64_t __spare2[49];
-        char str[];
-};
-
-_Static_assert(sizeof(struct um_mnt_id_req) == UM_MNT_ID_REQ_SIZE_VER1, "mnt_id_req layout");
-_Static_assert(sizeof(struct um_statmount) == 512, "statmount layout");
+#include "kernel-compat.h"
 
 /* The kernel needs PATH_MAX for the mount point; room for more before giving up. */
 #define STATMOUNT_BUFFER_MIN (sizeof(struct um_statmount) + PATH_MAX)

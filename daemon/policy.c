@@ -501,119 +501,57 @@ static const Refusal *refusal_find(const Refusal *table, const char *key, const 
         return NULL;
 }
 
-/* ---- The option string ------------------------------------------------------------------- */
+/* ---- Classifying one option ----------------------------------------------------------------- */
 
-/* One key[=value] item; both point into OptionList.buf. */
-typedef struct OptionItem {
-        char *key;
-        char *value; /* NULL for a flag */
-        size_t key_len, value_len;
-        bool to_fs;  /* passed to the filesystem as an fsconfig() item */
-} OptionItem;
+/* What the built-in tables make of one key[=value] on one filesystem type. */
+typedef enum OptionKind {
+        OPTION_REFUSED_EVERYWHERE, /* refused on every type: suid, x-*, context=, ... */
+        OPTION_SET_BY_USERMOUNT,   /* one of the type's built-in forced options */
+        OPTION_GENERIC,            /* a mount attribute or superblock flag: ro, noatime, ... */
+        OPTION_REFUSED,            /* refused on this type */
+        OPTION_PARAMETER,          /* a parameter of the type, passed to the filesystem */
+        OPTION_UNKNOWN,            /* in none of the type's tables */
+} OptionKind;
 
-typedef struct OptionList {
-        char *buf; /* a copy of the option string, cut into NUL-terminated keys and values */
-        OptionItem *items;
-        size_t n_items;
-} OptionList;
+typedef struct OptionClass {
+        OptionKind kind;
+        const Refusal *refusal;       /* OPTION_REFUSED_EVERYWHERE, OPTION_REFUSED: why */
+        const ForcedOption *forced;   /* OPTION_SET_BY_USERMOUNT */
+        const GenericOption *generic; /* OPTION_GENERIC */
+        const OptionRule *rule;       /* OPTION_PARAMETER: the value it takes, whether it is
+                                       * only allowed read-only or needs the journal */
+} OptionClass;
 
-static void option_list_done(OptionList *l) {
-        free(l->buf);
-        free(l->items);
-        *l = (OptionList){};
+/*
+ * The one classification of an option, for a caller's items on every request and for the
+ * configuration's AllowedOptions=, DefaultOptions= and ForcedOptions= when it is loaded:
+ * the first table that knows the key decides. value may be NULL (a flag, or a key of
+ * AllowedOptions=); refusals of one key with one value then do not match. The value of a
+ * parameter is not judged here (rule_check_value()). No type refuses a generic key, so
+ * asking the generic options before the type's refusals decides nothing.
+ */
+static OptionClass option_classify(const FsPolicy *fs, const char *key, const char *value) {
+        OptionClass c = {};
+
+        if ((c.refusal = refusal_find(refused_everywhere, key, value)))
+                c.kind = OPTION_REFUSED_EVERYWHERE;
+        else if ((c.forced = forced_find(fs, key)))
+                c.kind = OPTION_SET_BY_USERMOUNT;
+        else if ((c.generic = generic_find(key)))
+                c.kind = OPTION_GENERIC;
+        else if ((c.refusal = refusal_find(fs->refused, key, value)))
+                c.kind = OPTION_REFUSED;
+        else if ((c.rule = rule_find(fs, key)))
+                c.kind = OPTION_PARAMETER;
+        else
+                c.kind = OPTION_UNKNOWN;
+        return c;
 }
+
+/* ---- The option string ------------------------------------------------------------------- */
 
 static int oom(UmError *error) {
         return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "out of memory");
-}
-
-/* C0, DEL and C1: the C1 range holds the 8-bit CSI that terminals still honour. */
-static bool is_control(uint32_t cp) {
-        return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
-}
-
-static int check_characters(const char *options, size_t len, UmError *error) {
-        for (size_t i = 0; i < len;) {
-                uint32_t cp;
-                size_t n = utf8_decode((const unsigned char *) options + i, &cp);
-
-                if (n == 0)
-                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                            "the option string is not valid UTF-8 (at byte %zu)",
-                                            i);
-                if (is_control(cp))
-                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                            "the option string contains a control character "
-                                            "(U+%04X at byte %zu)", (unsigned) cp, i);
-                if (cp == '\'' || cp == '"' || cp == '\\')
-                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                            "the option string contains %c at byte %zu: options "
-                                            "are never quoted or escaped, so quotes and "
-                                            "backslashes are not accepted", (char) cp, i);
-                i += n;
-        }
-        return 0;
-}
-
-/* Checks of the raw bytes, before anything splits the string (SECURITY-TESTS.md 8, 10). */
-static int check_bytes(const char *options, UmError *error) {
-        size_t len = strnlen(options, POLICY_OPTIONS_MAX + 1);
-        int r;
-
-        if (len > POLICY_OPTIONS_MAX)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "the option string is too long: at most %d bytes are "
-                                    "accepted", POLICY_OPTIONS_MAX);
-        r = check_characters(options, len, error);
-        if (r < 0)
-                return r;
-        if (len > 0 && (options[0] == ',' || options[len - 1] == ',' || strstr(options, ",,")))
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "the option string has an empty item (a leading, trailing "
-                                    "or doubled ',')");
-        return 0;
-}
-
-/*
- * Splits a checked option string with libmount's iterator. The pointers it returns are
- * recorded first and the copy is cut into NUL-terminated strings only afterwards, so that
- * the iterator always walks the untouched string.
- */
-static int option_list_parse(const char *options, OptionList *ret, UmError *error) {
-        _cleanup_(option_list_done) OptionList l = {};
-        /* No empty items: n items take at least 2n - 1 bytes. */
-        size_t max_items = strlen(options) / 2 + 1;
-        int r = 0;
-
-        l.buf = strdup(options);
-        /* One spare slot for the iterator's final call, which reports the end. */
-        l.items = calloc(max_items + 1, sizeof(OptionItem));
-        if (!l.buf || !l.items)
-                return oom(error);
-
-        for (char *p = l.buf;; l.n_items++) {
-                OptionItem *it = &l.items[l.n_items];
-
-                if (l.n_items > max_items)
-                        return um_error_set(error, UM_ERROR_KIND_FAILED, EINVAL,
-                                            "internal error: more options than expected");
-                r = mnt_optstr_next_option(&p, &it->key, &it->key_len, &it->value,
-                                           &it->value_len);
-                if (r != 0)
-                        break;
-        }
-        if (r < 0)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "the option string could not be parsed");
-        for (size_t i = 0; i < l.n_items; i++) {
-                l.items[i].key[l.items[i].key_len] = 0;
-                if (l.items[i].value)
-                        l.items[i].value[l.items[i].value_len] = 0;
-        }
-
-        *ret = l;
-        l = (OptionList){};
-        return 0;
 }
 
 static bool is_key_char(char c) {
@@ -653,10 +591,21 @@ static int check_value(const char *key, const char *value, UmError *error) {
         return 0;
 }
 
+static int refused_everywhere_error(const Refusal *refusal, const OptionItem *it,
+                                    UmError *error) {
+        char esc[ESCAPED_MAX];
+
+        if (refusal->match == MATCH_KEY_VALUE)
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "option '%s=%s' is not allowed: %s", it->key,
+                                    um_escape(it->value, esc, sizeof(esc)), refusal->why);
+        return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                            "option '%s' is not allowed: %s", it->key, refusal->why);
+}
+
 /* Checks of one item that need no filesystem: syntax, then the options refused everywhere. */
 static int check_item(const OptionItem *it, UmError *error) {
         const Refusal *refusal;
-        char esc[ESCAPED_MAX];
         int r;
 
         r = check_key(it->key, error);
@@ -668,14 +617,7 @@ static int check_item(const OptionItem *it, UmError *error) {
                 return r;
 
         refusal = refusal_find(refused_everywhere, it->key, it->value);
-        if (refusal && refusal->match == MATCH_KEY_VALUE)
-                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
-                                    "option '%s=%s' is not allowed: %s", it->key,
-                                    um_escape(it->value, esc, sizeof(esc)), refusal->why);
-        if (refusal)
-                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
-                                    "option '%s' is not allowed: %s", it->key, refusal->why);
-        return 0;
+        return refusal ? refused_everywhere_error(refusal, it, error) : 0;
 }
 
 static int check_duplicate(const OptionList *l, size_t i, UmError *error) {
@@ -687,22 +629,28 @@ static int check_duplicate(const OptionList *l, size_t i, UmError *error) {
         return 0;
 }
 
+/* The checks of check_item() on every item of l. */
+static int check_items(const OptionList *l, UmError *error) {
+        for (size_t i = 0; i < l->n_items; i++) {
+                int r = check_item(&l->items[i], error);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* Bytes, split and per-item checks; duplicates are left to the caller. */
 static int option_list_check(const char *options, OptionList *ret, UmError *error) {
         _cleanup_(option_list_done) OptionList l = {};
         int r;
 
-        r = check_bytes(options, error);
+        r = option_list_split(options, &l, error);
         if (r < 0)
                 return r;
-        r = option_list_parse(options, &l, error);
+        r = check_items(&l, error);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < l.n_items; i++) {
-                r = check_item(&l.items[i], error);
-                if (r < 0)
-                        return r;
-        }
         *ret = l;
         l = (OptionList){};
         return 0;
@@ -960,7 +908,11 @@ typedef struct Build {
         const FsPolicy *fs;
         const PolicyInput *in;
         const ConfFsType *conf;        /* NULL: the built-in policy alone */
-        OptionList lists[_ORIGIN_MAX]; /* the caller's, the defaults, the configured forced */
+        OptionList caller;             /* the caller's items, split for this request */
+        const OptionList *lists[_ORIGIN_MAX]; /* the caller's, the defaults, the configured
+                                              * forced (the Conf's, split when it was loaded) */
+        bool *to_fs[_ORIGIN_MAX];      /* per item of lists[]: passed to the filesystem as an
+                                        * fsconfig() item */
         uint64_t attr_set;             /* atime and nodiratime bits asked for */
         const char *atime;             /* the atime mode given, if any */
         const char *needs_ro;          /* the first option that is allowed only read-only */
@@ -969,8 +921,9 @@ typedef struct Build {
 } Build;
 
 static void build_done(Build *b) {
+        option_list_done(&b->caller);
         for (size_t i = 0; i < _ORIGIN_MAX; i++)
-                option_list_done(&b->lists[i]);
+                free(b->to_fs[i]);
 }
 
 static const char *build_conf_path(const Build *b) {
@@ -996,8 +949,8 @@ static int build_locked(Build *b, const GenericOption *g, ItemOrigin origin, UmE
         }
 }
 
-static int build_generic(Build *b, const GenericOption *g, OptionItem *it, ItemOrigin origin,
-                         UmError *error) {
+static int build_generic(Build *b, const GenericOption *g, const OptionItem *it, bool *to_fs,
+                         ItemOrigin origin, UmError *error) {
         if (it->value)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "option '%s' takes no value", it->key);
@@ -1031,7 +984,7 @@ static int build_generic(Build *b, const GenericOption *g, OptionItem *it, ItemO
                 b->attr_set |= g->attr;
                 return 0;
         case GENERIC_SB_FLAG:
-                it->to_fs = true;
+                *to_fs = true;
                 return 0;
         case GENERIC_LOCKED:
                 return build_locked(b, g, origin, error);
@@ -1041,7 +994,7 @@ static int build_generic(Build *b, const GenericOption *g, OptionItem *it, ItemO
 
 /* A caller's option that is, or contradicts, an option the administrator forces. */
 static int build_check_conf_forced(const Build *b, const char *key, UmError *error) {
-        const OptionList *forced = &b->lists[ORIGIN_FORCED];
+        const OptionList *forced = b->lists[ORIGIN_FORCED];
 
         for (size_t i = 0; i < forced->n_items; i++) {
                 const OptionItem *f = &forced->items[i];
@@ -1080,13 +1033,10 @@ static int build_check_conf_allowed(const Build *b, const char *key, UmError *er
 
 /* The per-type steps for one item that passed check_item(). */
 static int build_item(Build *b, ItemOrigin origin, size_t i, UmError *error) {
-        OptionList *l = &b->lists[origin];
-        OptionItem *it = &l->items[i];
-        const ForcedOption *forced;
-        const GenericOption *generic;
-        const Refusal *refusal;
-        const OptionRule *rule;
+        const OptionList *l = b->lists[origin];
+        const OptionItem *it = &l->items[i];
         bool caller = origin == ORIGIN_CALLER;
+        OptionClass c;
         int r;
 
         if (caller) {
@@ -1094,44 +1044,45 @@ static int build_item(Build *b, ItemOrigin origin, size_t i, UmError *error) {
                 if (r < 0)
                         return r;
         }
-        forced = forced_find(b->fs, it->key);
-        if (forced)
+        c = option_classify(b->fs, it->key, it->value);
+        if (c.kind == OPTION_REFUSED_EVERYWHERE) /* check_item() refused it already */
+                return refused_everywhere_error(c.refusal, it, error);
+        if (c.kind == OPTION_SET_BY_USERMOUNT)
                 return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
                                     "%s option '%s' is set by usermount and cannot be given: %s",
-                                    b->fs->name, it->key, forced->why);
+                                    b->fs->name, it->key, c.forced->why);
         r = check_duplicate(l, i, error);
         if (r < 0)
                 return r;
 
-        generic = generic_find(it->key);
-        if (generic) {
+        switch (c.kind) {
+        case OPTION_GENERIC:
                 r = caller ? build_check_conf_allowed(b, it->key, error) : 0;
                 if (r < 0)
                         return r;
-                return build_generic(b, generic, it, origin, error);
-        }
-
-        refusal = refusal_find(b->fs->refused, it->key, it->value);
-        if (refusal)
+                return build_generic(b, c.generic, it, &b->to_fs[origin][i], origin, error);
+        case OPTION_REFUSED:
                 return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
                                     "%s option '%s' is not allowed: %s", b->fs->name, it->key,
-                                    refusal->why);
-        rule = rule_find(b->fs, it->key);
-        if (!rule)
+                                    c.refusal->why);
+        case OPTION_UNKNOWN:
                 return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
                                     "%s option '%s' is not supported by usermount", b->fs->name,
                                     it->key);
+        default:
+                break;
+        }
         r = caller ? build_check_conf_allowed(b, it->key, error) : 0;
         if (r < 0)
                 return r;
-        r = rule_check_value(b->fs, rule, it->value, error);
+        r = rule_check_value(b->fs, c.rule, it->value, error);
         if (r < 0)
                 return r;
-        if (rule->read_only_only && !b->needs_ro)
-                b->needs_ro = rule->key;
-        if (rule->needs_journal && !b->needs_journal)
-                b->needs_journal = rule->key;
-        it->to_fs = true;
+        if (c.rule->read_only_only && !b->needs_ro)
+                b->needs_ro = c.rule->key;
+        if (c.rule->needs_journal && !b->needs_journal)
+                b->needs_journal = c.rule->key;
+        b->to_fs[origin][i] = true;
         return 0;
 }
 
@@ -1140,7 +1091,7 @@ static int build_item(Build *b, ItemOrigin origin, size_t i, UmError *error) {
  * mount that is read-only anyway.
  */
 static bool build_default_applies(const Build *b, const OptionItem *d) {
-        const OptionList *caller = &b->lists[ORIGIN_CALLER];
+        const OptionList *caller = b->lists[ORIGIN_CALLER];
 
         for (size_t i = 0; i < caller->n_items; i++)
                 if (options_conflict(caller->items[i].key, d->key))
@@ -1157,15 +1108,15 @@ static bool build_default_applies(const Build *b, const OptionItem *d) {
         return true;
 }
 
-/* Parses one option list of the configuration, already checked when it was loaded. */
-static int build_parse_conf_list(Build *b, ItemOrigin origin, const char *options,
-                                 UmError *error) {
+/*
+ * The checks of a caller's items again on one list of the configuration, which were made
+ * when it was loaded: a Conf that skipped them still never reaches the kernel.
+ */
+static int build_check_conf_list(const Build *b, ItemOrigin origin, UmError *error) {
         UmError e = {};
         int r;
 
-        if (isempty(options))
-                return 0;
-        r = option_list_check(options, &b->lists[origin], &e);
+        r = check_items(b->lists[origin], &e);
         if (r < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "the configured %s for %s are not valid: %s",
@@ -1190,16 +1141,18 @@ static int build_conf(Build *b, UmError *error) {
                                     "filesystem type '%s' is not allowed by the administrator "
                                     "(AllowedFilesystems= in %s)", b->fs->name,
                                     build_conf_path(b));
-        r = build_parse_conf_list(b, ORIGIN_DEFAULT, b->conf->default_options, error);
+        b->lists[ORIGIN_DEFAULT] = &b->conf->defaults;
+        b->lists[ORIGIN_FORCED] = &b->conf->forced;
+        r = build_check_conf_list(b, ORIGIN_DEFAULT, error);
         if (r < 0)
                 return r;
-        return build_parse_conf_list(b, ORIGIN_FORCED, b->conf->forced_options, error);
+        return build_check_conf_list(b, ORIGIN_FORCED, error);
 }
 
 /* The caller's items, then the defaults that apply, then the configured forced ones. */
 static int build_all_items(Build *b, UmError *error) {
         for (ItemOrigin origin = 0; origin < _ORIGIN_MAX; origin++) {
-                OptionList *l = &b->lists[origin];
+                const OptionList *l = b->lists[origin];
 
                 for (size_t i = 0; i < l->n_items; i++) {
                         int r;
@@ -1223,14 +1176,15 @@ static void build_read_only_yield(Build *b, bool read_only) {
                 return;
         b->needs_journal = NULL;
         for (ItemOrigin origin = 0; origin < _ORIGIN_MAX; origin++)
-                for (size_t i = 0; i < b->lists[origin].n_items; i++) {
-                        OptionItem *it = &b->lists[origin].items[i];
-                        const OptionRule *rule = it->to_fs ? rule_find(b->fs, it->key) : NULL;
+                for (size_t i = 0; i < b->lists[origin]->n_items; i++) {
+                        const OptionItem *it = &b->lists[origin]->items[i];
+                        const OptionRule *rule = b->to_fs[origin][i] ?
+                                rule_find(b->fs, it->key) : NULL;
 
                         if (!rule || !rule->needs_journal)
                                 continue;
                         if (origin != ORIGIN_CALLER)
-                                it->to_fs = false;
+                                b->to_fs[origin][i] = false;
                         else if (!b->needs_journal)
                                 b->needs_journal = rule->key;
                 }
@@ -1300,9 +1254,9 @@ static const char *build_read_only_key(const Build *b, bool read_only) {
         if (!read_only || !b->fs->read_only_key)
                 return NULL;
         for (size_t l = 0; l < _ORIGIN_MAX; l++)
-                for (size_t i = 0; i < b->lists[l].n_items; i++)
-                        if (b->lists[l].items[i].to_fs &&
-                            streq(b->lists[l].items[i].key, b->fs->read_only_key))
+                for (size_t i = 0; i < b->lists[l]->n_items; i++)
+                        if (b->to_fs[l][i] &&
+                            streq(b->lists[l]->items[i].key, b->fs->read_only_key))
                                 return NULL;
         return b->fs->read_only_key;
 }
@@ -1316,8 +1270,8 @@ static int build_items(const Build *b, MountOptions *o) {
         for (const ForcedOption *f = b->fs->forced; f && f->key; f++)
                 n++;
         for (size_t l = 0; l < _ORIGIN_MAX; l++)
-                for (size_t i = 0; i < b->lists[l].n_items; i++)
-                        n += b->lists[l].items[i].to_fs;
+                for (size_t i = 0; i < b->lists[l]->n_items; i++)
+                        n += b->to_fs[l][i];
         if (n == 0)
                 return 0;
 
@@ -1328,10 +1282,10 @@ static int build_items(const Build *b, MountOptions *o) {
         if (r < 0)
                 return r;
         for (size_t l = 0; l < _ORIGIN_MAX; l++)
-                for (size_t i = 0; i < b->lists[l].n_items; i++) {
-                        const OptionItem *it = &b->lists[l].items[i];
+                for (size_t i = 0; i < b->lists[l]->n_items; i++) {
+                        const OptionItem *it = &b->lists[l]->items[i];
 
-                        if (!it->to_fs)
+                        if (!b->to_fs[l][i])
                                 continue;
                         r = item_set(&o->items[o->n_items++], it->key, it->value);
                         if (r < 0)
@@ -1343,6 +1297,22 @@ static int build_items(const Build *b, MountOptions *o) {
                         return r;
         }
         return build_add_forced(b, false, o);
+}
+
+/* Every list of b, and room for its to_fs flags; lists not set are empty. */
+static int build_lists(Build *b) {
+        static const OptionList empty = {};
+
+        b->lists[ORIGIN_CALLER] = &b->caller;
+        for (size_t l = 0; l < _ORIGIN_MAX; l++) {
+                if (!b->lists[l])
+                        b->lists[l] = &empty;
+                /* One more than needed, so that an empty list has an array too. */
+                b->to_fs[l] = calloc(b->lists[l]->n_items + 1, sizeof(bool));
+                if (!b->to_fs[l])
+                        return -ENOMEM;
+        }
+        return 0;
 }
 
 int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *error) {
@@ -1364,9 +1334,12 @@ int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *erro
         if (r < 0)
                 return r;
 
-        r = option_list_check(strempty(in->options), &b.lists[ORIGIN_CALLER], error);
+        r = option_list_check(strempty(in->options), &b.caller, error);
         if (r < 0)
                 return r;
+        r = build_lists(&b);
+        if (r < 0)
+                return oom(error);
         r = build_all_items(&b, error);
         if (r < 0)
                 return r;
@@ -1460,30 +1433,34 @@ static int conf_problem(ConfCheck *c, PolicyConfList list, const char *fmt, ...)
 static int conf_check_allowed_key(ConfCheck *c, char **keys, size_t i) {
         const PolicyConfList list = POLICY_CONF_ALLOWED_OPTIONS;
         const char *key = keys[i];
-        const ForcedOption *forced;
-        const Refusal *refusal;
         char esc[ESCAPED_MAX];
         UmError e = {};
+        OptionClass class;
 
         if (strchr(key, '='))
                 return conf_problem(c, list, "'%s': AllowedOptions= lists option names only, "
                                     "without values", um_escape(key, esc, sizeof(esc)));
         if (check_key(key, &e) < 0)
                 return conf_problem(c, list, "%s", e.message);
-        refusal = refusal_find(refused_everywhere, key, NULL);
-        if (refusal)
-                return conf_problem(c, list, "'%s' can never be allowed: %s", key, refusal->why);
-        forced = forced_find(c->fs, key);
-        if (forced)
+        class = option_classify(c->fs, key, NULL);
+        switch (class.kind) {
+        case OPTION_REFUSED_EVERYWHERE:
+                return conf_problem(c, list, "'%s' can never be allowed: %s", key,
+                                    class.refusal->why);
+        case OPTION_SET_BY_USERMOUNT:
                 return conf_problem(c, list, "'%s' can never be allowed on %s: it is set by "
-                                    "usermount, because %s", key, c->fs->name, forced->why);
-        refusal = refusal_find(c->fs->refused, key, NULL);
-        if (refusal)
+                                    "usermount, because %s", key, c->fs->name,
+                                    class.forced->why);
+        case OPTION_REFUSED:
                 return conf_problem(c, list, "'%s' can never be allowed on %s: %s", key,
-                                    c->fs->name, refusal->why);
-        if (!generic_find(key) && !rule_find(c->fs, key))
+                                    c->fs->name, class.refusal->why);
+        case OPTION_UNKNOWN:
                 return conf_problem(c, list, "'%s' is not an option usermount knows for %s", key,
                                     c->fs->name);
+        case OPTION_GENERIC:
+        case OPTION_PARAMETER:
+                break;
+        }
         for (size_t j = 0; j < i; j++)
                 if (streq(keys[j], key))
                         return conf_problem(c, list, "'%s' is listed twice", key);
@@ -1493,18 +1470,16 @@ static int conf_check_allowed_key(ConfCheck *c, char **keys, size_t i) {
 /* One item of DefaultOptions= or ForcedOptions=, checked like a caller's option. */
 static int conf_check_item(ConfCheck *c, PolicyConfList list, const OptionList *l, size_t i) {
         const OptionItem *it = &l->items[i];
-        const GenericOption *generic;
-        const ForcedOption *forced;
-        const Refusal *refusal;
-        const OptionRule *rule;
+        OptionClass class;
         UmError e = {};
 
         if (check_item(it, &e) < 0)
                 return conf_problem(c, list, "%s", e.message);
-        forced = forced_find(c->fs, it->key);
-        if (forced)
+        class = option_classify(c->fs, it->key, it->value);
+        if (class.kind == OPTION_SET_BY_USERMOUNT)
                 return conf_problem(c, list, "'%s' cannot be configured on %s: usermount always "
-                                    "sets it, because %s", it->key, c->fs->name, forced->why);
+                                    "sets it, because %s", it->key, c->fs->name,
+                                    class.forced->why);
         for (size_t j = 0; j < i; j++) {
                 if (streq(l->items[j].key, it->key))
                         return conf_problem(c, list, "'%s' is given twice", it->key);
@@ -1513,58 +1488,38 @@ static int conf_check_item(ConfCheck *c, PolicyConfList list, const OptionList *
                                             l->items[j].key, it->key);
         }
 
-        generic = generic_find(it->key);
-        if (generic) {
+        switch (class.kind) {
+        case OPTION_GENERIC:
                 if (it->value)
                         return conf_problem(c, list, "option '%s' takes no value", it->key);
-                if (list == POLICY_CONF_FORCED_OPTIONS && generic->kind == GENERIC_READ_WRITE)
+                if (list == POLICY_CONF_FORCED_OPTIONS &&
+                    class.generic->kind == GENERIC_READ_WRITE)
                         return conf_problem(c, list, "'rw' cannot be forced: it would contradict "
                                             "every read-only request and read-only source");
                 return 0;
-        }
-        refusal = refusal_find(c->fs->refused, it->key, it->value);
-        if (refusal)
+        case OPTION_REFUSED:
                 return conf_problem(c, list, "%s option '%s' is not allowed: %s", c->fs->name,
-                                    it->key, refusal->why);
-        rule = rule_find(c->fs, it->key);
-        if (!rule)
+                                    it->key, class.refusal->why);
+        case OPTION_UNKNOWN:
                 return conf_problem(c, list, "'%s' is not an option usermount knows for %s",
                                     it->key, c->fs->name);
-        if (rule_check_value(c->fs, rule, it->value, &e) < 0)
+        case OPTION_PARAMETER:
+                break;
+        case OPTION_REFUSED_EVERYWHERE: /* check_item() refused it */
+        case OPTION_SET_BY_USERMOUNT:
+                return -EINVAL;
+        }
+        if (rule_check_value(c->fs, class.rule, it->value, &e) < 0)
                 return conf_problem(c, list, "%s", e.message);
-        if (rule->read_only_only && list == POLICY_CONF_DEFAULT_OPTIONS)
+        if (class.rule->read_only_only && list == POLICY_CONF_DEFAULT_OPTIONS)
                 return conf_problem(c, list, "'%s' cannot be a default: it is only allowed on "
                                     "read-only mounts", it->key);
         return 0;
 }
 
-static bool option_list_has(const OptionList *l, const char *key) {
-        for (size_t i = 0; i < l->n_items; i++)
-                if (streq(l->items[i].key, key))
-                        return true;
-        return false;
-}
-
-/* Splits and checks one option list; *l is left empty when it cannot be split. */
-static int conf_check_list(ConfCheck *c, PolicyConfList list, const char *options,
-                           OptionList *l) {
-        UmError e = {};
-        int r;
-
-        if (isempty(options))
-                return 0;
-        r = check_bytes(options, &e);
-        if (r >= 0)
-                r = option_list_parse(options, l, &e);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                conf_problem(c, list, "%s", e.message);
-                return 0;
-        }
+static void conf_check_list(ConfCheck *c, PolicyConfList list, const OptionList *l) {
         for (size_t i = 0; i < l->n_items; i++)
                 conf_check_item(c, list, l, i);
-        return 0;
 }
 
 /* Options only allowed read-only may be forced, but only together with "ro". */
@@ -1611,22 +1566,16 @@ void policy_describe_forced(const char *fstype, char *buf, size_t size) {
 }
 
 int policy_check_conf_fstype(const ConfFsType *t, PolicyConfReport report, void *userdata) {
-        _cleanup_(option_list_done) OptionList defaults = {}, forced = {};
         ConfCheck c = { .report = report, .userdata = userdata };
-        int r;
 
         c.fs = t ? fs_policy_find(t->name) : NULL;
         if (!c.fs)
                 return -EINVAL;
         for (size_t i = 0; t->allowed_options && t->allowed_options[i]; i++)
                 conf_check_allowed_key(&c, t->allowed_options, i);
-        r = conf_check_list(&c, POLICY_CONF_DEFAULT_OPTIONS, t->default_options, &defaults);
-        if (r < 0)
-                return r;
-        r = conf_check_list(&c, POLICY_CONF_FORCED_OPTIONS, t->forced_options, &forced);
-        if (r < 0)
-                return r;
-        conf_check_forced_read_only(&c, &forced);
-        conf_check_defaults_vs_forced(&c, &defaults, &forced);
+        conf_check_list(&c, POLICY_CONF_DEFAULT_OPTIONS, &t->defaults);
+        conf_check_list(&c, POLICY_CONF_FORCED_OPTIONS, &t->forced);
+        conf_check_forced_read_only(&c, &t->forced);
+        conf_check_defaults_vs_forced(&c, &t->defaults, &t->forced);
         return c.n_problems > 0 ? -EINVAL : 0;
 }

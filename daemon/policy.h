@@ -12,10 +12,11 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "optlist.h"
 #include "um-error.h"
 
 /* Upper bound of a caller's option string, in bytes (SECURITY-TESTS.md item 10). */
-#define POLICY_OPTIONS_MAX 4096
+#define POLICY_OPTIONS_MAX OPTION_STRING_MAX
 /* Upper bound of one option value, in bytes. */
 #define POLICY_VALUE_MAX 255
 /* Upper bound of one option name, in bytes (no filesystem has a longer one). */
@@ -83,8 +84,9 @@ const char *policy_conf_list_name(PolicyConfList list);
 typedef void (*PolicyConfReport)(void *userdata, PolicyConfList list, const char *message);
 
 /*
- * Load-time check of a per-type section t (t->name must be a known type), so that the
- * configuration can only narrow the built-in policy:
+ * Load-time check of a per-type section t (t->name must be a known type), its lists already
+ * split (conf_fstype_split()), so that the configuration can only narrow the built-in
+ * policy:
  *   AllowedOptions  keys the built-in tables accept for the type (its own rules and the
  *                   generic options); refused, forced or unknown keys, values and
  *                   repeated keys are problems

@@ -3,21 +3,9 @@
 #include <linux/magic.h>
 #include <stddef.h>
 
+#include "kernel-compat.h"
 #include "macro.h"
 #include "pseudofs.h"
-
-#ifndef PID_FS_MAGIC
-#define PID_FS_MAGIC 0x50494446
-#endif
-#ifndef CONFIGFS_MAGIC
-#define CONFIGFS_MAGIC 0x62656570
-#endif
-#ifndef FUSECTL_SUPER_MAGIC
-#define FUSECTL_SUPER_MAGIC 0x65735543
-#endif
-#ifndef MQUEUE_MAGIC
-#define MQUEUE_MAGIC 0x19800202
-#endif
 
 static const struct {
         uint64_t magic;

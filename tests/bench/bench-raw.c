@@ -11,15 +11,12 @@
 
 #include "bench-raw.h"
 #include "bench-stats.h"
+#include "kernel-compat.h"
 #include "loop.h"
 #include "macro.h"
 #include "mountbuild.h"
 #include "policy.h"
 #include "source.h"
-
-#ifndef FSCONFIG_CMD_CREATE_EXCL
-#define FSCONFIG_CMD_CREATE_EXCL 8 /* Linux 6.6 */
-#endif
 
 static int fail(const char *what, const char **ret_what) {
         int r = -errno;

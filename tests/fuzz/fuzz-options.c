@@ -167,7 +167,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         if (!t.allowed_options)
                                 goto out;
                 }
-                r = policy_check_conf_fstype(&t, report, NULL);
+                /* Split once, as conf_load() does; a list that does not split is a problem. */
+                r = conf_fstype_split(&t, false, &e);
+                if (r >= 0)
+                        r = conf_fstype_split(&t, true, &e);
+                FUZZ_ASSERT(r == 0 || r == -EINVAL || r == -ENOMEM);
+                if (r == 0)
+                        r = policy_check_conf_fstype(&t, report, NULL);
                 FUZZ_ASSERT(r == 0 || r == -EINVAL || r == -ENOMEM);
                 if (r == 0)
                         in.fs_conf = &t;
@@ -187,6 +193,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         mount_options_done(&o);
 out:
         strv_free(t.allowed_options);
+        option_list_done(&t.defaults);
+        option_list_done(&t.forced);
         fuzz_input_done(&fi);
         return 0;
 }

@@ -23,13 +23,10 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "kernel-compat.h"
 #include "macro.h"
 #include "test-calls.h"
 #include "usermount-names.h"
-
-#ifndef SYS_open_tree_attr
-#define SYS_open_tree_attr 467 /* Linux 6.15, x86_64 */
-#endif
 
 #define OVERFLOW_ID "65534"
 

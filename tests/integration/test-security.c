@@ -30,14 +30,10 @@
 
 #include "harness-fuse.h"
 #include "harness.h"
+#include "kernel-compat.h"
 #include "macro.h"
 #include "test-calls.h"
 #include "usermount-names.h"
-
-#ifndef EXT4_IOC_SHUTDOWN
-#define EXT4_IOC_SHUTDOWN _IOR('X', 125, __u32)
-#endif
-#define EXT4_GOING_FLAGS_LOGFLUSH 0x1
 
 #define LABEL "secimage"
 #define UUID "7d2c1e9a-5b3f-4a6d-8e1c-2f4b6a8d0c13"

@@ -34,16 +34,10 @@
 #include <sys/xattr.h>
 
 #include "attach.h"
+#include "kernel-compat.h"
 #include "kernel-util.h"
 #include "macro.h"
 #include "mountbuild.h"
-
-#ifndef NS_GET_MNTNS_ID
-#define NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t)
-#endif
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x00004000U
-#endif
 
 #define ENV_BASE "UM_ATTACH_TEST_DIR"
 #define UID ((uid_t) KU_TEST_UID)

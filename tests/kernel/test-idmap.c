@@ -22,13 +22,10 @@
 #include <linux/nsfs.h>
 
 #include "idmap.h"
+#include "kernel-compat.h"
 #include "kernel-util.h"
 #include "loop.h"
 #include "macro.h"
-
-#ifndef NS_GET_NSTYPE
-#define NS_GET_NSTYPE _IO(0xb7, 0x3)
-#endif
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 

@@ -19,15 +19,9 @@
 #include <sys/wait.h>
 
 #include "kernel-util.h"
+#include "kernel-compat.h"
 #include "macro.h"
 #include "mountns.h"
-
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x00004000U
-#endif
-#ifndef SYS_statmount
-#define SYS_statmount 457
-#endif
 
 static char *test_dir; /* mount points of the children live here */
 
@@ -209,40 +203,19 @@ static pid_t pidfd_pid(int pidfd) {
 
 /* ---- the mount namespace id, independently: statmount() of our root mount ---------------- */
 
-struct test_mnt_id_req {
-        __u32 size;
-        __u32 mnt_ns_fd;
-        __u64 mnt_id;
-        __u64 param;
-        __u64 mnt_ns_id;
-};
-
-struct test_statmount {
-        __u32 size, mnt_opts;
-        __u64 mask;
-        __u32 sb_dev_major, sb_dev_minor;
-        __u64 sb_magic;
-        __u32 sb_flags, fs_type;
-        __u64 mnt_id, mnt_parent_id;
-        __u32 mnt_id_old, mnt_parent_id_old;
-        __u64 mnt_attr, mnt_propagation, mnt_peer_group, mnt_master, propagate_from;
-        __u32 mnt_root, mnt_point;
-        __u64 mnt_ns_id;
-        __u64 spare[49];
-        char str[];
-};
-
 /* What statmount(STATMOUNT_MNT_NS_ID) says about the namespace of our "/" mount. */
 static uint64_t statmount_root_mntns(void) {
         struct statx stx = {};
-        struct test_mnt_id_req req = { .size = 24, .param = 0x40 /* STATMOUNT_MNT_NS_ID */ };
-        g_autofree struct test_statmount *sm = g_malloc0(4096);
+        struct um_mnt_id_req req = {
+                .size = UM_MNT_ID_REQ_SIZE_VER0,
+                .param = UM_STATMOUNT_MNT_NS_ID,
+        };
+        g_autofree struct um_statmount *sm = g_malloc0(4096);
 
-        g_assert_cmpint(sizeof(struct test_statmount), ==, 512);
         g_assert_cmpint(statx(AT_FDCWD, "/", 0, STATX_MNT_ID_UNIQUE, &stx), ==, 0);
         req.mnt_id = stx.stx_mnt_id;
         g_assert_cmpint(syscall(SYS_statmount, &req, sm, 4096, 0), ==, 0);
-        g_assert_true(sm->mask & 0x40);
+        g_assert_true(sm->mask & UM_STATMOUNT_MNT_NS_ID);
         return sm->mnt_ns_id;
 }
 

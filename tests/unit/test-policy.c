@@ -1710,14 +1710,28 @@ static const ConfCase conf_cases[] = {
           NOT_ALLOWED, "is forced to commit=5" },
 };
 
+/* Splits both lists of t, as conf_load() does once; they must be option lists. */
+static void conf_fstype_split_all(ConfFsType *t) {
+        UmError e = {};
+
+        g_assert_cmpint(conf_fstype_split(t, false, &e), ==, 0);
+        g_assert_cmpint(conf_fstype_split(t, true, &e), ==, 0);
+}
+
+static void conf_fstype_split_done(ConfFsType *t) {
+        option_list_done(&t->defaults);
+        option_list_done(&t->forced);
+}
+
 static void conf_fstype_done(ConfFsType *t) {
         g_strfreev(t->allowed_options);
         g_free(t->default_options);
         g_free(t->forced_options);
+        conf_fstype_split_done(t);
 }
 
 static ConfFsType conf_fstype_of(const ConfCase *c) {
-        return (ConfFsType){
+        ConfFsType t = {
                 .name = c->fstype,
                 .path = CONF_PATH,
                 .allowed = true,
@@ -1725,6 +1739,9 @@ static ConfFsType conf_fstype_of(const ConfCase *c) {
                 .default_options = g_strdup(c->defaults),
                 .forced_options = g_strdup(c->forced),
         };
+
+        conf_fstype_split_all(&t);
+        return t;
 }
 
 /* An empty AllowedOptions= is an empty list, not a list of one "". */
@@ -1826,9 +1843,11 @@ static void test_conf_unchecked_list(void) {
         ConfFsType t = { .name = "ext4", .allowed = true, .default_options = (char *) "suid" };
         PolicyInput in = input("ext4", "", 0);
 
+        conf_fstype_split_all(&t);
         in.fs_conf = &t;
         expect_refused(&in, -EPERM, UM_ERROR_KIND_FAILED,
                        "the configured DefaultOptions= for ext4 are not valid: option 'suid'");
+        conf_fstype_split_done(&t);
 }
 
 typedef struct CheckReport {
@@ -1852,6 +1871,7 @@ static void test_conf_check_reports(void) {
         CheckReport r = { g_ptr_array_new_with_free_func(g_free) };
         ConfFsType unknown = { .name = "fuse" };
 
+        conf_fstype_split_all(&t);
         g_assert_cmpint(policy_check_conf_fstype(&t, report_collect, &r), ==, -EINVAL);
         g_assert_cmpuint(r.messages->len, ==, 4);
         g_assert_true(g_str_has_prefix(r.messages->pdata[0], "AllowedOptions: 'suid' can "
@@ -1866,6 +1886,7 @@ static void test_conf_check_reports(void) {
         g_assert_cmpint(policy_check_conf_fstype(&t, NULL, NULL), ==, -EINVAL);
         g_assert_cmpint(policy_check_conf_fstype(&unknown, NULL, NULL), ==, -EINVAL);
         g_assert_cmpint(policy_check_conf_fstype(NULL, NULL, NULL), ==, -EINVAL);
+        conf_fstype_split_done(&t);
         t = (ConfFsType){ .name = "ext4" };
         g_assert_cmpint(policy_check_conf_fstype(&t, report_fail, NULL), ==, 0);
         g_ptr_array_free(r.messages, true);

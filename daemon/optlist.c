@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Option strings split into items (see optlist.h). */
+#include <errno.h>
+#include <libmount/libmount.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "optlist.h"
+#include "utf8.h"
+
+void option_list_done(OptionList *l) {
+        free(l->buf);
+        free(l->items);
+        *l = (OptionList){};
+}
+
+bool option_list_has(const OptionList *l, const char *key) {
+        for (size_t i = 0; i < l->n_items; i++)
+                if (streq(l->items[i].key, key))
+                        return true;
+        return false;
+}
+
+static int oom(UmError *error) {
+        return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "out of memory");
+}
+
+/* C0, DEL and C1: the C1 range holds the 8-bit CSI that terminals still honour. */
+static bool is_control(uint32_t cp) {
+        return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
+}
+
+static int check_characters(const char *options, size_t len, UmError *error) {
+        for (size_t i = 0; i < len;) {
+                uint32_t cp;
+                size_t n = utf8_decode((const unsigned char *) options + i, &cp);
+
+                if (n == 0)
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "the option string is not valid UTF-8 (at byte %zu)",
+                                            i);
+                if (is_control(cp))
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "the option string contains a control character "
+                                            "(U+%04X at byte %zu)", (unsigned) cp, i);
+                if (cp == '\'' || cp == '"' || cp == '\\')
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "the option string contains %c at byte %zu: options "
+                                            "are never quoted or escaped, so quotes and "
+                                            "backslashes are not accepted", (char) cp, i);
+                i += n;
+        }
+        return 0;
+}
+
+/* Checks of the raw bytes, before anything splits the string (SECURITY-TESTS.md 8, 10). */
+static int check_bytes(const char *options, UmError *error) {
+        size_t len = strnlen(options, OPTION_STRING_MAX + 1);
+        int r;
+
+        if (len > OPTION_STRING_MAX)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the option string is too long: at most %d bytes are "
+                                    "accepted", OPTION_STRING_MAX);
+        r = check_characters(options, len, error);
+        if (r < 0)
+                return r;
+        if (len > 0 && (options[0] == ',' || options[len - 1] == ',' || strstr(options, ",,")))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the option string has an empty item (a leading, trailing "
+                                    "or doubled ',')");
+        return 0;
+}
+
+/* Where libmount's iterator found one item, before the copy is cut. */
+typedef struct ItemSpan {
+        size_t key_len, value_len;
+} ItemSpan;
+
+/*
+ * Splits a checked option string with libmount's iterator. The pointers it returns are
+ * recorded first and the copy is cut into NUL-terminated strings only afterwards, so that
+ * the iterator always walks the untouched string.
+ */
+static int split(const char *options, OptionList *ret, UmError *error) {
+        _cleanup_(option_list_done) OptionList l = {};
+        _cleanup_free_ ItemSpan *spans = NULL;
+        /* No empty items: n items take at least 2n - 1 bytes. */
+        size_t max_items = strlen(options) / 2 + 1;
+        int r = 0;
+
+        l.buf = strdup(options);
+        /* One spare slot for the iterator's final call, which reports the end. */
+        l.items = calloc(max_items + 1, sizeof(OptionItem));
+        spans = calloc(max_items + 1, sizeof(ItemSpan));
+        if (!l.buf || !l.items || !spans)
+                return oom(error);
+
+        for (char *p = l.buf;; l.n_items++) {
+                OptionItem *it = &l.items[l.n_items];
+
+                if (l.n_items > max_items)
+                        return um_error_set(error, UM_ERROR_KIND_FAILED, EINVAL,
+                                            "internal error: more options than expected");
+                r = mnt_optstr_next_option(&p, &it->key, &spans[l.n_items].key_len, &it->value,
+                                           &spans[l.n_items].value_len);
+                if (r != 0)
+                        break;
+        }
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "the option string could not be parsed");
+        for (size_t i = 0; i < l.n_items; i++) {
+                l.items[i].key[spans[i].key_len] = 0;
+                if (l.items[i].value)
+                        l.items[i].value[spans[i].value_len] = 0;
+        }
+
+        *ret = l;
+        l = (OptionList){};
+        return 0;
+}
+
+int option_list_split(const char *options, OptionList *ret, UmError *error) {
+        int r;
+
+        r = check_bytes(options, error);
+        if (r < 0)
+                return r;
+        return split(options, ret, error);
+}
