@@ -17,6 +17,7 @@
 
 #include "authorize.h"
 #include "bus.h"
+#include "caller.h"
 #include "config.h"
 #include "jobs.h"
 #include "log.h"
@@ -50,6 +51,9 @@ int manager_new(Manager **ret) {
         r = sd_event_default(&m->event);
         if (r < 0)
                 return r;
+        r = caller_cache_new(&m->callers);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -67,6 +71,7 @@ Manager *manager_free(Manager *m) {
         sd_device_monitor_unref(m->device_monitor);
         registry_free(m->registry);
         sd_bus_slot_unref(m->object_slot);
+        caller_cache_free(m->callers);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
         free(m->runtime_dir);
