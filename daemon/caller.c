@@ -203,6 +203,15 @@ int caller_check_process(pid_t pid, uid_t uid, int pidfd, int *ret_pidfd,
         return 0;
 }
 
+AuthorizeSubject caller_subject(const Request *req) {
+        return (AuthorizeSubject) {
+                .pid = req->pid,
+                .start_time = req->caller_start_time,
+                .uid = req->uid,
+                .pidfd = req->caller_pidfd,
+        };
+}
+
 /* ---- The stage ------------------------------------------------------------------------ */
 
 /* req's caller fields from creds and the process behind them. */

@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "authorize.h"
 #include "manager.h"
 #include "um-error.h"
 
@@ -94,3 +95,5 @@ size_t caller_cache_pending(const CallerCache *c);
 int caller_check_process(pid_t pid, uid_t uid, int pidfd, int *ret_pidfd,
                          uint64_t *ret_start_time, mode_t *ret_umask);
 
+/* The subject polkit is asked about for req, whose caller is known (borrows its pidfd). */
+AuthorizeSubject caller_subject(const Request *req);

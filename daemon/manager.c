@@ -1072,7 +1072,8 @@ static void request_authorize_next(Request *req) {
                 d.facts[0], d.facts[1], d.facts[2], d.facts[3], d.facts[4], d.facts[5],
                 NULL,
         };
-        r = authorize_check_async(req->manager->bus, req->message, req->actions[req->n_actions_done],
+        const AuthorizeSubject subject = caller_subject(req);
+        r = authorize_check_async(req->manager->bus, &subject, req->actions[req->n_actions_done],
                                   details, req->params.interactive, on_authorized, req,
                                   &req->polkit_slot);
         if (r < 0)
@@ -1304,7 +1305,8 @@ static void request_start_list(Request *req) {
                 on_list_authorized(0, NULL, req);
                 return;
         }
-        r = authorize_check_async(req->manager->bus, req->message, UM_ACTION_UNMOUNT_OTHERS,
+        const AuthorizeSubject subject = caller_subject(req);
+        r = authorize_check_async(req->manager->bus, &subject, UM_ACTION_UNMOUNT_OTHERS,
                                   details, false, on_list_authorized, req, &req->polkit_slot);
         if (r < 0)
                 on_list_authorized(r, NULL, req);
