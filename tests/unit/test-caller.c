@@ -92,7 +92,8 @@ static void test_cache_forget(void) {
         for (unsigned i = 0; i < 5; i++) {
                 g_autofree char *n = name_of(i);
 
-                g_assert_cmpint(caller_cache_put(c, n, &(CallerCreds) { i, 1, (char *) "l" }), ==, 0);
+                g_assert_cmpint(caller_cache_put(c, n, &(CallerCreds) { i, 1, (char *) "l" }),
+                                ==, 0);
         }
         g_assert_true(caller_cache_forget(c, ":1.1"));
         g_assert_false(caller_cache_forget(c, ":1.1"));
