@@ -72,6 +72,7 @@
 #include "lookup.h"
 #include "mountns.h"
 #include "pathcheck.h"
+#include "procfs.h"
 #include "pseudofs.h"
 #include "utf8.h"
 #include "mountbuild.h"
@@ -933,43 +934,22 @@ static int attach_move(const CallerView *v, int mount_fd, int target_fd, uint64_
                             esc);
 }
 
-#define CALLER_GROUPS_MAX 1024
-
 /*
  * Looks up files as the caller would: fsuid uid, and the fs gid and supplementary groups
  * of the calling process (from its /proc status). Capabilities that override file
  * permissions drop with the fsuid, so a target the caller cannot reach is not reached.
  */
 static int become_caller_for_files(const CallerView *v, uid_t uid, UmError *error) {
-        char buf[8192], *p;
-        gid_t groups[CALLER_GROUPS_MAX];
-        unsigned gr, ge, gs, gfs;
-        size_t n_groups = 0;
-        ssize_t n;
+        ProcStatus st;
+        gid_t gfs;
+        int r;
 
-        n = v->status_fd >= 0 ? pread(v->status_fd, buf, sizeof(buf) - 1, 0) : -1;
-        if (n <= 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, n < 0 ? errno : EIO,
+        r = v->status_fd >= 0 ? proc_status_read_fd(v->status_fd, &st) : -EBADF;
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, r == -EBADMSG ? EIO : -r,
                                     "could not read the caller's groups");
-        buf[n] = 0;
-        p = strstr(buf, "\nGid:");
-        if (!p || sscanf(p, "\nGid:\t%u\t%u\t%u\t%u", &gr, &ge, &gs, &gfs) != 4)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, EIO,
-                                    "could not read the caller's groups");
-        p = strstr(buf, "\nGroups:");
-        if (p) {
-                p += strlen("\nGroups:");
-                while (*p && *p != '\n' && n_groups < CALLER_GROUPS_MAX) {
-                        char *end;
-                        unsigned long g = strtoul(p, &end, 10);
-
-                        if (end == p)
-                                break;
-                        groups[n_groups++] = (gid_t) g;
-                        p = end;
-                }
-        }
-        if (setgroups(n_groups, groups) < 0)
+        gfs = st.gids[3];
+        if (setgroups(st.n_groups, st.groups) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "could not take on the caller's groups");
         (void) setfsgid(gfs);

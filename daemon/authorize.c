@@ -71,22 +71,54 @@ static int append_details(sd_bus_message *m, const char *const *details) {
         return sd_bus_message_close_container(m);
 }
 
-int authorize_check_async(sd_bus *bus, sd_bus_message *message, const char *action,
-                          const char *const *details, bool interactive, AuthorizeDone done,
-                          void *userdata, sd_bus_slot **ret_slot) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+/*
+ * polkit 122 (Debian 12) reads "pid", "start-time" and "uid" of a unix-process subject
+ * and ignores any other key (polkit_subject_new_for_gvariant() looks keys up by name), so
+ * "pidfd" is harmless there: it checks the start time and uid against /proc/<pid> itself.
+ * polkit 124 and later use the pidfd when it is given (with "uid"), which pins the
+ * process. So the pidfd is sent whenever there is one.
+ */
+int authorize_append_process_subject(sd_bus_message *m, const AuthorizeSubject *subject) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'r', "sa{sv}");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "unix-process");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "{sv}{sv}{sv}", "pid", "u", (uint32_t) subject->pid,
+                                          "start-time", "t", subject->start_time,
+                                          "uid", "i", (int32_t) subject->uid);
+        if (r >= 0 && subject->pidfd >= 0)
+                r = sd_bus_message_append(m, "{sv}", "pidfd", "h", subject->pidfd);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+int authorize_append_bus_name_subject(sd_bus_message *m, const char *bus_name) {
+        return sd_bus_message_append(m, "(sa{sv})", "system-bus-name", 1, "name", "s", bus_name);
+}
+
+static int new_check(sd_bus *bus, sd_bus_message **ret) {
+        return sd_bus_message_new_method_call(bus, ret, "org.freedesktop.PolicyKit1",
+                                              "/org/freedesktop/PolicyKit1/Authority",
+                                              "org.freedesktop.PolicyKit1.Authority",
+                                              "CheckAuthorization");
+}
+
+/* Completes call (the subject is in it already) and sends it. */
+static int send_check(sd_bus *bus, sd_bus_message *call, const char *action,
+                      const char *const *details, bool interactive, AuthorizeDone done,
+                      void *userdata, sd_bus_slot **ret_slot) {
         sd_bus_slot *slot = NULL;
         AuthorizeCall *c;
         int r;
 
-        r = sd_bus_message_new_method_call(bus, &call, "org.freedesktop.PolicyKit1",
-                                           "/org/freedesktop/PolicyKit1/Authority",
-                                           "org.freedesktop.PolicyKit1.Authority",
-                                           "CheckAuthorization");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(call, "(sa{sv})s", "system-bus-name", 1, "name", "s",
-                                  sd_bus_message_get_sender(message), action);
+        r = sd_bus_message_append(call, "s", action);
         if (r < 0)
                 return r;
         r = append_details(call, details);
@@ -114,4 +146,32 @@ int authorize_check_async(sd_bus *bus, sd_bus_message *message, const char *acti
         sd_bus_slot_set_destroy_callback(slot, free);
         *ret_slot = slot;
         return 0;
+}
+
+int authorize_check_async(sd_bus *bus, const AuthorizeSubject *subject, const char *action,
+                          const char *const *details, bool interactive, AuthorizeDone done,
+                          void *userdata, sd_bus_slot **ret_slot) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        int r;
+
+        r = new_check(bus, &call);
+        if (r >= 0)
+                r = authorize_append_process_subject(call, subject);
+        if (r < 0)
+                return r;
+        return send_check(bus, call, action, details, interactive, done, userdata, ret_slot);
+}
+
+int authorize_check_bus_name_async(sd_bus *bus, const char *bus_name, const char *action,
+                                   const char *const *details, bool interactive,
+                                   AuthorizeDone done, void *userdata, sd_bus_slot **ret_slot) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        int r;
+
+        r = new_check(bus, &call);
+        if (r >= 0)
+                r = authorize_append_bus_name_subject(call, bus_name);
+        if (r < 0)
+                return r;
+        return send_check(bus, call, action, details, interactive, done, userdata, ret_slot);
 }

@@ -1,16 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Asking polkit, asynchronously, whether the sender of a bus message may perform an
- * action (org.freedesktop.PolicyKit1.Authority.CheckAuthorization with the
- * "system-bus-name" subject, so polkit itself resolves the caller's uid, pid and
- * session from the bus).
+ * Asking polkit, asynchronously, whether a caller may perform an action
+ * (org.freedesktop.PolicyKit1.Authority.CheckAuthorization). The subject is the calling
+ * process as the caller stage checked it (caller.h): "unix-process" with its pid, start
+ * time, uid and pidfd, so polkitd need not ask the bus about the caller again. polkitd
+ * checks pid, start time and uid against /proc itself, and finds the caller's logind
+ * session from the pid: rules see subject.user, subject.pid, subject.session,
+ * subject.local and subject.active as they did with the "system-bus-name" subject.
  */
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 #include <systemd/sd-bus.h>
 
 #include "um-error.h"
+
+/* The process polkit is asked about. */
+typedef struct AuthorizeSubject {
+        pid_t pid;
+        uint64_t start_time; /* clock ticks after boot (/proc/PID/stat field 22) */
+        uid_t uid;
+        int pidfd;           /* of pid, or -EBADF; borrowed: the call carries a copy */
+} AuthorizeSubject;
 
 /*
  * Called once with r = 0 (authorized), -EACCES (error says NotAuthorized or
@@ -19,11 +32,22 @@
 typedef void (*AuthorizeDone)(int r, const UmError *error, void *userdata);
 
 /*
- * Sends the check for the sender of message; details is a NULL-terminated list of
- * key, value pairs (values are passed through um_escape(), so device data is safe).
- * interactive allows polkit to ask for a password. The reply arrives through done,
- * unless *ret_slot is unreffed first. Returns 0 or -errno (nothing sent).
+ * Sends the check for subject; details is a NULL-terminated list of key, value pairs
+ * (values are passed through um_escape(), so device data is safe). interactive allows
+ * polkit to ask for a password. The reply arrives through done, unless *ret_slot is
+ * unreffed first. Returns 0 or -errno (nothing sent).
  */
-int authorize_check_async(sd_bus *bus, sd_bus_message *message, const char *action,
+int authorize_check_async(sd_bus *bus, const AuthorizeSubject *subject, const char *action,
                           const char *const *details, bool interactive, AuthorizeDone done,
                           void *userdata, sd_bus_slot **ret_slot);
+
+/* The same for the "system-bus-name" subject bus_name, which polkitd resolves by asking
+ * the bus (what the daemon sent before; kept for measurements that compare the two). */
+int authorize_check_bus_name_async(sd_bus *bus, const char *bus_name, const char *action,
+                                   const char *const *details, bool interactive,
+                                   AuthorizeDone done, void *userdata, sd_bus_slot **ret_slot);
+
+/* Appends the (sa{sv}) subject of CheckAuthorization to m: unix-process for subject, or
+ * system-bus-name for bus_name. */
+int authorize_append_process_subject(sd_bus_message *m, const AuthorizeSubject *subject);
+int authorize_append_bus_name_subject(sd_bus_message *m, const char *bus_name);

@@ -5,15 +5,16 @@
  * core never touches a bus message. Replies are built here too.
  */
 #include <fcntl.h>
-#include <pwd.h>
-#include <poll.h>
-#include <sys/pidfd.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 
 #include "bus.h"
+#include "caller.h"
 #include "config.h"
+#include "log.h"
+#include "pathcheck.h"
 #include "usermount-names.h"
 
 /* A D-Bus dict larger than this is not a mistake but an attack on our memory. */
@@ -153,163 +154,17 @@ int bus_read_params(sd_bus_message *m, MountParams *p, UmError *error) {
         return 0;
 }
 
-/*
- * Who is calling, from the bus daemon's record of the connection (SO_PEERCRED at connect
- * time), never from /proc ("augmented" credentials could be raced).
- */
-static int bus_read_caller(sd_bus_message *m, Request *req, UmError *error) {
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        const uint64_t mask = SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID;
-        const char *label = NULL;
-        uid_t uid;
-        pid_t pid;
-        int r;
-
-        r = sd_bus_query_sender_creds(m, mask | SD_BUS_CREDS_SELINUX_CONTEXT, &creds);
-        if (r >= 0 && (sd_bus_creds_get_augmented_mask(creds) & mask))
-                r = -EPERM;
-        if (r >= 0)
-                r = sd_bus_creds_get_euid(creds, &uid);
-        if (r >= 0)
-                r = sd_bus_creds_get_pid(creds, &pid);
-        if (r < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, r,
-                                    "Could not learn who is calling from the bus: %s.",
-                                    strerror(-r));
-        /*
-         * The peer's LSM label (SELinux context or Smack label, despite the name), as the
-         * bus daemon took it from the socket. -ENODATA means it has none, which only matters
-         * where an LSM labels mounts (label.c refuses then). A label sd-bus filled in from
-         * /proc (augmented) could belong to a recycled pid, so it counts as none.
-         */
-        r = sd_bus_creds_get_selinux_context(creds, &label);
-        if (r < 0 && r != -ENODATA)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
-                                    "Could not learn the caller's security label from the bus: "
-                                    "%s.", strerror(-r));
-        if (r >= 0 &&
-            !(sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_SELINUX_CONTEXT)) {
-                req->caller_label = strdup(label);
-                if (!req->caller_label)
-                        return -ENOMEM;
-        }
-
-        req->uid = uid;
-        req->pid = pid;
-        /* The primary group is only used for uid=/gid= on filesystems without owners and the
-         * group of the user's media directory; the name for that directory's name. */
-        /* NSS may block (userdbd, LDAP): remembered for a minute (usercache.h). */
-        uint64_t t = 0;
-        (void) sd_event_now(req->manager->event, CLOCK_MONOTONIC, &t);
-        const UserCacheEntry *u = usercache_get(&req->manager->users, uid, t,
-                                                usercache_getpwuid);
-        req->gid = u->gid;
-        req->gid_known = u->found;
-        if (u->found && u->name[0])
-                req->user_name = strdup(u->name);
-        else if (asprintf(&req->user_name, "%u", (unsigned) uid) < 0)
-                req->user_name = NULL;
-        return req->user_name ? 0 : -ENOMEM;
-}
-
-/* A pidfd polls readable once its process has exited (no signal permission needed). */
-static bool pidfd_exited(int pidfd) {
-        struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-        return poll(&p, 1, 0) != 0;
-}
-
-/* 1 if every uid of process pid (real, effective, saved, fs) is uid, 0 if not, -errno. */
-static int process_has_only_uid(pid_t pid, uid_t uid) {
-        _cleanup_(fclosep) FILE *f = NULL;
-        char path[64], line[256];
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-        f = fopen(path, "re");
-        if (!f)
-                return -errno;
-        while (fgets(line, sizeof(line), f)) {
-                unsigned r, e, s, fs;
-
-                if (sscanf(line, "Uid:\t%u\t%u\t%u\t%u", &r, &e, &s, &fs) == 4)
-                        return r == uid && e == uid && s == uid && fs == uid;
-        }
-        return -EIO;
-}
-
-/* The umask of process pid ("Umask:" in /proc/PID/status, Linux 4.7), or 0077 when it
- * cannot be read: files on filesystems without owners then stay private to the caller. */
-static mode_t process_umask(pid_t pid) {
-        _cleanup_(fclosep) FILE *f = NULL;
-        char path[64], line[256];
-        unsigned mask;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-        f = fopen(path, "re");
-        while (f && fgets(line, sizeof(line), f))
-                if (sscanf(line, "Umask:\t%o", &mask) == 1)
-                        return (mode_t) (mask & 0777);
-        return 0077;
-}
-
-/*
- * A pidfd of the process that sent the call, for work in its mount namespace. The pid
- * comes from the bus; after opening the pidfd we ask the bus again: if the sender's
- * connection still reports that pid, the pidfd refers to the sender and not to a process
- * that reused its pid (SECURITY-TESTS.md item 22).
- */
-static int bus_read_caller_pidfd(sd_bus_message *m, Request *req, UmError *error) {
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        _cleanup_close_ int pidfd = -EBADF;
-        pid_t pid;
-        int r;
-
-        pidfd = pidfd_open(req->pid, 0);
-        if (pidfd < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
-                                    "The calling process exited before its request was handled.");
-        r = sd_bus_get_name_creds(sd_bus_message_get_bus(m), sd_bus_message_get_sender(m),
-                                  SD_BUS_CREDS_PID, &creds);
-        if (r >= 0)
-                r = sd_bus_creds_get_pid(creds, &pid);
-        if (r < 0 || pid != req->pid)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, ESRCH,
-                                    "The calling process exited before its request was handled.");
-        /*
-         * The bus records the pid of whoever opened the connection, which may have exited
-         * while a child kept the connection: the pid could then name another user's
-         * process. So the process behind the pidfd must run with exactly the caller's
-         * uids, read while the pidfd still refers to a live process (so the pid cannot
-         * have been reused in between).
-         */
-        r = process_has_only_uid(req->pid, req->uid);
-        if (r >= 0 && pidfd_exited(pidfd))
-                r = -ESRCH;
-        if (r <= 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, ESRCH,
-                                    "The process that opened this bus connection is gone or "
-                                    "runs as another user; call from the process that "
-                                    "connected.");
-        req->caller_pidfd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
-        return req->caller_pidfd < 0 ? -errno : 0;
-}
-
 /* An absolute, normalised path: no "..", ".", "//" components, no trailing '/'. */
 static int check_absolute_path(const char *what, const char *path, UmError *error) {
         char esc[256];
 
-        if (path[0] != '/' || strlen(path) >= 4096 || strstr(path, "//") ||
-            strstr(path, "/../") || strstr(path, "/./") ||
-            (strlen(path) > 1 && path[strlen(path) - 1] == '/') ||
-            (strlen(path) >= 3 && streq(path + strlen(path) - 3, "/..")) ||
-            (strlen(path) >= 2 && streq(path + strlen(path) - 2, "/.")))
+        if (path_check_canonical(path, PATH_MAX) != PATH_OK)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "The %s must be an absolute path without '.', '..' or '//' "
                                     "components: '%s'.", what, um_escape(path, esc, sizeof(esc)));
-        for (const char *p = path; *p; p++)
-                if ((unsigned char) *p < 0x20 || *p == 0x7f)
-                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                            "The %s contains control characters.", what);
+        if (path_has_control_characters(path))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "The %s contains control characters.", what);
         return 0;
 }
 
@@ -349,10 +204,83 @@ static int bus_read_userns(Request *req, UmError *error) {
         return idmap_open_userns_of(req->caller_pidfd, req->pid, &req->params.userns_fd, error);
 }
 
+/* Subscribe, once the caller is known: the connection receives the signals of its own
+ * mounts from now on; polkit may widen that later (everybody's, bus_reply_subscribe()). */
+static int bus_subscribe(Request *req, UmError *error) {
+        int r;
+
+        /* Exiting after being idle: the next instance is the one to subscribe to. */
+        if (req->manager->idle_exiting)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EAGAIN,
+                                    "usermountd was exiting after being idle when this request "
+                                    "came; send it again, and the instance that is running now "
+                                    "answers it.");
+        /* The connection's NameOwnerChanged comes after this call (and after the bus's
+         * answer about the connection, caller.h), so it finds the subscription. */
+        r = subscribers_add(&req->manager->subscribers, sd_bus_message_get_sender(req->message),
+                            req->uid, req->uid == 0);
+        if (r == -EUSERS)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EUSERS,
+                                    "uid %u has %u subscriptions already, the most it may; close "
+                                    "some of the connections that hold them.",
+                                    (unsigned) req->uid, SUBSCRIBERS_MAX_PER_UID);
+        return r;
+}
+
+/* Answers req with error and frees it; logged, as who called is known only now. */
+static void bus_refuse(Request *req, const UmError *error) {
+        const char *member = sd_bus_message_get_member(req->message);
+        const char *sender = strempty(sd_bus_message_get_sender(req->message));
+
+        if (req->pid > 0)
+                log_request(LOG_LEVEL_INFO, req->uid, NULL, "refuse",
+                            "Refused %s of uid %u from %s: %s", member, (unsigned) req->uid,
+                            sender, error->message);
+        else
+                log_request(LOG_LEVEL_INFO, LOG_UID_NONE, NULL, "refuse",
+                            "Refused %s from %s: %s", member, sender, error->message);
+        (void) bus_reply_error(req->message, error);
+        request_free(req);
+}
+
+/* The caller stage is done (caller.h): what needs the caller's process, then the core. */
+static void on_caller_known(Request *req, int r, const UmError *caller_error) {
+        UmError error = {};
+
+        if (r < 0)
+                return bus_refuse(req, caller_error);
+        switch (req->method) {
+        case METHOD_OPEN_MOUNT:
+        case METHOD_MOUNT_FD:
+        case METHOD_MOUNT:
+                r = bus_read_userns(req, &error);
+                break;
+        case METHOD_SUBSCRIBE:
+                r = bus_subscribe(req, &error);
+                break;
+        case METHOD_UNMOUNT:
+        case METHOD_LIST_MOUNTS:
+                break;
+        }
+        if (r < 0 && error.kind == UM_ERROR_KIND_NONE)
+                um_error_set(&error, UM_ERROR_KIND_FAILED, -r, "Could not take the request: %s.",
+                             strerror(-r));
+        if (r < 0)
+                return bus_refuse(req, &error);
+        manager_start_request(req->manager, req);
+}
+
+/* Hands a parsed request on to the caller stage, which owns it from now on; the reply
+ * comes later (the request keeps a reference on the message). */
+static int bus_start_request(Request *req) {
+        caller_identify(req->manager->callers, req, on_caller_known);
+        return 1;
+}
+
 /*
  * The common part of OpenMount, MountFd and Mount: (h|s, s fstype, s options, a{sv}
  * params), validated into req. Replies with the error itself and returns 0 when the
- * input is refused; returns 1 when req is ready to start.
+ * input is refused; returns 1 when req is ready for the caller stage.
  */
 static int bus_parse_mount_call(sd_bus_message *m, Request *req, UmError *error) {
         const char *fstype, *options, *device = NULL;
@@ -386,17 +314,8 @@ static int bus_parse_mount_call(sd_bus_message *m, Request *req, UmError *error)
         }
         if (r >= 0)
                 r = policy_check_options_syntax(options, error);
-        if (r >= 0)
-                r = bus_read_caller(m, req, error);
         if (r >= 0 && req->method != METHOD_MOUNT)
                 r = bus_read_source(req, fd, error);
-        if (r >= 0 && (req->method != METHOD_OPEN_MOUNT ||
-                       (req->params.idmap == IDMAP_NAMESPACE && req->params.userns_fd < 0)))
-                r = bus_read_caller_pidfd(m, req, error);
-        if (r >= 0)
-                r = bus_read_userns(req, error);
-        if (r >= 0)
-                req->caller_umask = process_umask(req->pid);
         if (r < 0) {
                 if (error->kind == UM_ERROR_KIND_NONE)
                         return r;
@@ -428,8 +347,7 @@ static int method_mount_common(sd_bus_message *m, Manager *manager, RequestMetho
                 return r;
         if (r == 0)
                 return 1; /* refused, and answered: the call is handled */
-        manager_start_request(manager, TAKE_PTR(req));
-        return 1;
+        return bus_start_request(TAKE_PTR(req));
 }
 
 static int method_open_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -489,18 +407,13 @@ static int method_unmount(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
                 return r;
         if (error.kind == UM_ERROR_KIND_NONE)
                 (void) check_absolute_path("mount point", mount_point, &error);
-        if (error.kind == UM_ERROR_KIND_NONE)
-                (void) bus_read_caller(m, req, &error);
-        if (error.kind == UM_ERROR_KIND_NONE)
-                (void) bus_read_caller_pidfd(m, req, &error);
         if (error.kind != UM_ERROR_KIND_NONE)
                 return bus_reply_error(m, &error) < 0 ? -EIO : 1;
 
         req->unmount_point = strdup(mount_point);
         if (!req->unmount_point)
                 return -ENOMEM;
-        manager_start_request(userdata, TAKE_PTR(req));
-        return 1;
+        return bus_start_request(TAKE_PTR(req));
 }
 
 /* ListMounts(a{sv} params): no parameters are defined yet; any is an error. */
@@ -519,52 +432,22 @@ static int method_list_mounts(sd_bus_message *m, void *userdata, sd_bus_error *r
         r = sd_bus_message_at_end(m, false);
         if (r < 0)
                 return r;
-        if (r == 0)
+        if (r == 0) {
                 um_error_set(&error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                              "ListMounts takes no parameters yet.");
-        if (error.kind == UM_ERROR_KIND_NONE)
-                (void) bus_read_caller(m, req, &error);
-        if (error.kind != UM_ERROR_KIND_NONE)
                 return bus_reply_error(m, &error) < 0 ? -EIO : 1;
-        manager_start_request(userdata, TAKE_PTR(req));
-        return 1;
+        }
+        return bus_start_request(TAKE_PTR(req));
 }
 
 /* Subscribe(): the caller's connection receives the signals of the mounts it may see. */
 static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        _cleanup_(request_freep) Request *req = NULL;
-        UmError error = {};
-        int r;
+        Request *req = request_new(userdata, m);
 
-        req = request_new(userdata, m);
         if (!req)
                 return -ENOMEM;
         req->method = METHOD_SUBSCRIBE;
-        (void) bus_read_caller(m, req, &error);
-        if (error.kind != UM_ERROR_KIND_NONE)
-                return bus_reply_error(m, &error) < 0 ? -EIO : 1;
-        /* Exiting after being idle: the next instance is the one to subscribe to. */
-        if (req->manager->idle_exiting) {
-                um_error_set(&error, UM_ERROR_KIND_FAILED, EAGAIN,
-                             "usermountd was exiting after being idle when this request came; "
-                             "send it again, and the instance that is running now answers it.");
-                return bus_reply_error(m, &error) < 0 ? -EIO : 1;
-        }
-        /* Subscribed now, to its own mounts: the connection's NameOwnerChanged, which the
-         * bus sends after this call, finds it; polkit may widen it later (everybody's). */
-        r = subscribers_add(&req->manager->subscribers, sd_bus_message_get_sender(m), req->uid,
-                            req->uid == 0);
-        if (r == -EUSERS) {
-                um_error_set(&error, UM_ERROR_KIND_LIMIT_EXCEEDED, EUSERS,
-                             "uid %u has %u subscriptions already, the most it may; close "
-                             "some of the connections that hold them.", (unsigned) req->uid,
-                             SUBSCRIBERS_MAX_PER_UID);
-                return bus_reply_error(m, &error) < 0 ? -EIO : 1;
-        }
-        if (r < 0)
-                return r;
-        manager_start_request(userdata, TAKE_PTR(req));
-        return 1;
+        return bus_start_request(req);
 }
 
 int bus_reply_subscribe(Request *req) {
@@ -581,15 +464,18 @@ static int method_unsubscribe(sd_bus_message *m, void *userdata, sd_bus_error *r
         return sd_bus_reply_method_return(m, NULL);
 }
 
-/* A subscriber's connection closed: its unique name lost its owner. */
+/* A connection closed: its unique name lost its owner, and will never be used again.
+ * Whatever was kept about it goes: a subscription, and the bus's answer about it. */
 static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Manager *manager = userdata;
         const char *name, *old_owner, *new_owner;
 
         if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
                 return 0;
-        if (name[0] == ':' && isempty(new_owner))
+        if (name[0] == ':' && isempty(new_owner)) {
                 (void) subscribers_remove(&manager->subscribers, name);
+                (void) caller_cache_forget(manager->callers, name);
+        }
         return 0;
 }
 

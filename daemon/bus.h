@@ -37,7 +37,8 @@ int bus_reply_list_mounts(Request *req);
 /* Subscribes the caller of req (Subscribe) and replies; req->list_all: sees every mount. */
 int bus_reply_subscribe(Request *req);
 
-/* Drops subscribers whose connection closed, from now on (NameOwnerChanged). */
+/* From now on, forgets the subscription and the cached credentials (caller.h) of each
+ * connection that closes (NameOwnerChanged). */
 int bus_watch_subscribers(Manager *m);
 
 /* Sends MountAdded or MountRemoved (member) for rec to each subscriber that may see it. */

@@ -77,6 +77,7 @@
 
 #include "fscheck.h"
 #include "kernel-compat.h"
+#include "procfs.h"
 
 #define FSCHECK_OUTPUT_MAX 4096
 #define FSCHECK_DEVICE "/dev/fscheck-device"
@@ -494,16 +495,6 @@ static int lock_uid_file(int dir_fd, const char *name, int *ret_fd) {
         return -EAGAIN;
 }
 
-/* Whether "<field>:\t<a>\t<b>\t<c>\t<d>" of a /proc/PID/status text names id. */
-static bool status_field_has(const char *status, const char *field, unsigned id) {
-        const char *p = strstr(status, field);
-        unsigned v[4];
-
-        if (!p || sscanf(p + strlen(field), "%u %u %u %u", &v[0], &v[1], &v[2], &v[3]) != 4)
-                return false;
-        return v[0] == id || v[1] == id || v[2] == id || v[3] == id;
-}
-
 /* 1 if a process runs with id as one of its uids or gids, 0 if none, -errno. */
 static int id_has_processes(unsigned id) {
         _cleanup_(closedirp) DIR *d = opendir("/proc");
@@ -513,8 +504,8 @@ static int id_has_processes(unsigned id) {
                 return -errno;
         while ((de = readdir(d))) {
                 _cleanup_close_ int fd = -EBADF;
-                char path[sizeof(de->d_name) + 8], buf[4096];
-                ssize_t n;
+                char path[sizeof(de->d_name) + 8];
+                ProcStatus st;
 
                 if (de->d_name[0] < '1' || de->d_name[0] > '9')
                         continue;
@@ -522,11 +513,9 @@ static int id_has_processes(unsigned id) {
                 fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
                 if (fd < 0)
                         continue; /* gone meanwhile */
-                n = read(fd, buf, sizeof(buf) - 1);
-                if (n <= 0)
+                if (proc_status_read_fd(fd, &st) < 0)
                         continue;
-                buf[n] = 0;
-                if (status_field_has(buf, "\nUid:", id) || status_field_has(buf, "\nGid:", id))
+                if (proc_status_uses_id(&st, id))
                         return 1;
         }
         return 0;

@@ -20,14 +20,11 @@
 #include "fsrefs.h"
 #include "jobs.h"
 #include "jobs-worker.h"
+#include "kernel-compat.h"
 #include "loop.h"
 #include "mountbuild.h"
 #include "mountns.h"
 
-/* <linux/fs.h> clashes with <sys/mount.h>; the ioctl is stable ABI (Linux 5.15). */
-#ifndef BLKGETDISKSEQ
-#define BLKGETDISKSEQ _IOR(0x12, 128, uint64_t)
-#endif
 
 /* Where the build stages its mount inside the stage namespace (mountns_make_stage()). */
 #define STAGE_DIR "/" MOUNTNS_STAGE_SUBDIR

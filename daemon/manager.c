@@ -17,12 +17,14 @@
 
 #include "authorize.h"
 #include "bus.h"
+#include "caller.h"
 #include "config.h"
 #include "jobs.h"
 #include "log.h"
 #include "loop.h"
 #include "manager.h"
 #include "mountns.h"
+#include "pathcheck.h"
 #include "service.h"
 #include "usermount-names.h"
 #include "utf8.h"
@@ -52,6 +54,9 @@ int manager_new(Manager **ret) {
         r = sd_event_default(&m->event);
         if (r < 0)
                 return r;
+        r = caller_cache_new(&m->callers);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -77,6 +82,7 @@ Manager *manager_free(Manager *m) {
         sd_device_monitor_unref(m->device_monitor);
         registry_free(m->registry);
         sd_bus_slot_unref(m->object_slot);
+        caller_cache_free(m->callers);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
         free(m->runtime_dir);
@@ -413,11 +419,8 @@ int manager_follow_mount(Manager *m, MountRecord *rec) {
                 return r;
         /* A path the registry could not keep (too long, not UTF-8, controls): the mount is
          * still tracked by its id, under the path it had. */
-        if (strlen(now) >= PATH_MAX || !utf8_is_valid(now))
+        if (strlen(now) >= PATH_MAX || !utf8_is_valid(now) || path_has_control_characters(now))
                 return r;
-        for (const char *c = now; *c; c++)
-                if ((unsigned char) *c < 0x20 || *c == 0x7f)
-                        return r;
         log_request_mount(LOG_LEVEL_INFO, rec->owner_uid, rec->device, "moved", rec->fstype,
                           now, "%s was moved to %s; following it.",
                           um_escape(rec->mount_point, old_esc, sizeof(old_esc)),
@@ -1205,7 +1208,8 @@ static void request_authorize_next(Request *req) {
                 d.facts[0], d.facts[1], d.facts[2], d.facts[3], d.facts[4], d.facts[5],
                 NULL,
         };
-        r = authorize_check_async(req->manager->bus, req->message, req->actions[req->n_actions_done],
+        const AuthorizeSubject subject = caller_subject(req);
+        r = authorize_check_async(req->manager->bus, &subject, req->actions[req->n_actions_done],
                                   details, req->params.interactive, on_authorized, req,
                                   &req->polkit_slot);
         if (r < 0)
@@ -1439,7 +1443,8 @@ static void request_start_list(Request *req) {
                 on_list_authorized(0, NULL, req);
                 return;
         }
-        r = authorize_check_async(req->manager->bus, req->message, UM_ACTION_UNMOUNT_OTHERS,
+        const AuthorizeSubject subject = caller_subject(req);
+        r = authorize_check_async(req->manager->bus, &subject, UM_ACTION_UNMOUNT_OTHERS,
                                   details, false, on_list_authorized, req, &req->polkit_slot);
         if (r < 0)
                 on_list_authorized(r, NULL, req);

@@ -86,7 +86,8 @@ struct Request {
         gid_t gid;
         bool gid_known;       /* gid is the primary group from the passwd entry, not a stand-in */
         pid_t pid;
-        int caller_pidfd;     /* Mount, MountFd, Unmount: the process that sent the call */
+        int caller_pidfd;     /* the process that sent the call (caller.h) */
+        uint64_t caller_start_time; /* its start time, clock ticks after boot (caller.h) */
         mode_t caller_umask;  /* for umask= on filesystems without Unix owners */
         char *user_name;      /* for the default mount point */
         char *caller_label;   /* the peer's LSM label from the bus (SELinux context or Smack
@@ -168,6 +169,7 @@ struct Manager {
         bool status_sent;
         unsigned status_requests;         /* what the last STATUS= said */
         size_t status_mounts;
+        struct CallerCache *callers;      /* the bus's answers about callers, by name (caller.h) */
 };
 
 int manager_new(Manager **ret);

@@ -23,14 +23,9 @@
 #include <sys/stat.h>
 
 #include "fsrefs.h"
+#include "kernel-compat.h"
 #include "mountbuild.h"
 
-#ifndef FSCONFIG_CMD_CREATE_EXCL
-#define FSCONFIG_CMD_CREATE_EXCL 8 /* Linux 6.6: fail instead of reusing a superblock */
-#endif
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x00004000U /* Linux 6.8 */
-#endif
 
 /*
  * Attributes fsmount() accepts. Anything else in a MountOptions (MOUNT_ATTR_IDMAP, which

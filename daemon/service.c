@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
+#include "caller.h"
 #include "log.h"
 #include "manager.h"
 #include "service.h"
@@ -29,9 +30,10 @@ static size_t manager_n_mounts(const Manager *m) {
 
 bool service_is_idle(Manager *m) {
         /* Cheap checks first: the loop devices are looked up in sysfs. */
-        /* A subscriber would miss the events of the next instance: it keeps this one. */
-        return m->n_requests == 0 && worker_pool_count_alive(m->workers) == 0 &&
-               m->n_cleanups == 0 &&
+        /* A subscriber would miss the events of the next instance: it keeps this one. Calls
+         * whose sender the bus has yet to name are requests too (caller.h). */
+        return m->n_requests == 0 && caller_cache_pending(m->callers) == 0 &&
+               worker_pool_count_alive(m->workers) == 0 && m->n_cleanups == 0 &&
                manager_n_mounts(m) == 0 && m->subscribers.n == 0 &&
                looptrack_count(&m->loops, (uid_t) -1) == 0;
 }

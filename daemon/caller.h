@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The "caller" stage of a request (ARCHITECTURE.md, "Request flow"): who sent the call.
+ *
+ *   bus      the bus daemon's record of the sender's connection: uid, pid and LSM label as
+ *            it took them from the socket when the connection was made (never from /proc,
+ *            never from the message). Asked with an asynchronous
+ *            org.freedesktop.DBus.GetConnectionCredentials, so the main loop never waits
+ *            for the bus, and remembered per unique name: what the bus says about a name
+ *            never changes while the name exists. A name is forgotten when its connection
+ *            closes (NameOwnerChanged, bus.c) or when CALLER_CACHE_MAX others were used
+ *            more recently.
+ *   process  a pidfd of that pid (the bus's ProcessFD where it sends one; dbus-daemon 1.14
+ *            does not, so pidfd_open()), then the process is checked: every uid of it
+ *            (real, effective, saved, file system) is the connection's uid, and it is still
+ *            alive after that was read, so what was read was about this very process and
+ *            not about one that reused its pid. Its start time (polkit's unix-process
+ *            subject checks it) and umask are read in between.
+ *   user     the uid's passwd entry (usercache.h).
+ *
+ * Every method (OpenMount, MountFd, Mount, Unmount, ListMounts, Subscribe) goes through
+ * all of it: a call from a process that has exited, or from a connection that outlived
+ * the process that made it, is refused.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "authorize.h"
+#include "manager.h"
+#include "um-error.h"
+
+#define CALLER_CACHE_MAX 256   /* connections remembered */
+#define CALLER_LOOKUPS_MAX 256 /* connections asked about at once */
+#define CALLER_WAITERS_MAX 64  /* calls of one connection waiting for its answer */
+
+/* What the bus says about one connection. */
+typedef struct CallerCreds {
+        uid_t uid;
+        pid_t pid;
+        char *label; /* LSM label (SELinux context or Smack label); NULL: none */
+} CallerCreds;
+
+typedef struct CallerCache CallerCache;
+
+/*
+ * Continues req once its caller is known, and owns req. r = 0: req->uid, gid, gid_known,
+ * pid, caller_pidfd, caller_start_time, caller_umask, user_name and caller_label are set.
+ * r < 0: error says why the caller cannot be known or is refused (Failed, or
+ * LimitExceeded); req->pid > 0 if the bus answered, and then req->uid is set too.
+ */
+typedef void (*CallerDone)(Request *req, int r, const UmError *error);
+
+/* An empty cache; -ENOMEM. */
+int caller_cache_new(CallerCache **ret);
+
+/* Frees c and everything in it. Calls still waiting for the bus are freed unanswered (the
+ * daemon is exiting; the bus tells their senders). NULL is fine; returns NULL. */
+CallerCache *caller_cache_free(CallerCache *c);
+
+/*
+ * Learns who sent req->message (a call on req->manager->bus) and continues with done. On a
+ * cache hit done runs before this returns; otherwise once the bus answered. Takes req in
+ * every case: a failure, even to send the question, is reported through done.
+ */
+void caller_identify(CallerCache *c, Request *req, CallerDone done);
+
+/* Forgets the unique name of a connection that closed. Whether it was cached. */
+bool caller_cache_forget(CallerCache *c, const char *name);
+
+/* The cached record of name, or NULL; counts as a use (the least recently used entry is
+ * the one a full cache drops). The pointer is valid until the next change of c. */
+const CallerCreds *caller_cache_get(CallerCache *c, const char *name);
+
+/* Remembers creds (copied) for name, replacing what was there; when full, the least
+ * recently used entry goes. 0 or -ENOMEM. */
+int caller_cache_put(CallerCache *c, const char *name, const CallerCreds *creds);
+
+/* Entries cached, and connections whose credentials were asked for and not yet answered
+ * (requests wait for them: the daemon is not idle). Both 0 for NULL. */
+size_t caller_cache_size(const CallerCache *c);
+size_t caller_cache_pending(const CallerCache *c);
+
+/*
+ * Checks process pid as the sender of a call of uid: opens a pidfd of it (a dup of pidfd if
+ * that is >= 0, else pidfd_open()), reads its ids, umask and start time, and checks that
+ * every uid is uid and that the process is still alive afterwards. Returns 0 with the pidfd
+ * in *ret_pidfd (owned by the caller), the start time in clock ticks after boot and the
+ * umask (0077 if the kernel does not say); -ESRCH if the process is gone, -EPERM if it runs
+ * with another uid, other -errno.
+ */
+int caller_check_process(pid_t pid, uid_t uid, int pidfd, int *ret_pidfd,
+                         uint64_t *ret_start_time, mode_t *ret_umask);
+
+/* The subject polkit is asked about for req, whose caller is known (borrows its pidfd). */
+AuthorizeSubject caller_subject(const Request *req);
