@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,6 +50,37 @@ static int call_open_mount(ClientJob *job, sd_bus *bus, int image_fd, uint64_t *
         return 0;
 }
 
+/* MountFd of the image at the default place (<media_root>/<user>/<label>), untimed, then
+ * Unmount of the mount point it returned: the Unmount is timed. */
+static int call_mount_unmount(ClientJob *job, sd_bus *bus, int image_fd, uint64_t *ret_ns) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *mount_point = NULL;
+        const char *mp;
+        uint64_t t0;
+        int r;
+
+        r = sd_bus_call_method(bus, UM_BUS_NAME, UM_OBJECT_PATH, UM_MANAGER_INTERFACE, "MountFd",
+                               &error, &reply, "hssa{sv}", image_fd, job->fstype, "", 0);
+        if (r < 0)
+                return client_fail(job, r, &error, "MountFd");
+        r = sd_bus_message_read(reply, "s", &mp);
+        if (r <= 0)
+                return client_fail(job, r < 0 ? r : -EBADMSG, NULL, "MountFd reply");
+        mount_point = strdup(mp);
+        if (!mount_point)
+                return client_fail(job, -ENOMEM, NULL, "MountFd reply");
+        reply = sd_bus_message_unref(reply);
+
+        t0 = stats_now_ns();
+        r = sd_bus_call_method(bus, UM_BUS_NAME, UM_OBJECT_PATH, UM_MANAGER_INTERFACE, "Unmount",
+                               &error, NULL, "sa{sv}", mount_point, 0);
+        if (r < 0)
+                return client_fail(job, r, &error, "Unmount");
+        *ret_ns = stats_now_ns() - t0;
+        return 0;
+}
+
 static int call_ping(ClientJob *job, sd_bus *bus, uint64_t *ret_ns) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *version = NULL;
@@ -73,6 +105,8 @@ static int client_loop(ClientJob *job, sd_bus *bus, int image_fd) {
                         res->start_ns = stats_now_ns();
                 if (job->mode == CLIENT_OPEN_MOUNT)
                         r = call_open_mount(job, bus, image_fd, &ns);
+                else if (job->mode == CLIENT_MOUNT_UNMOUNT)
+                        r = call_mount_unmount(job, bus, image_fd, &ns);
                 else
                         r = call_ping(job, bus, &ns);
                 if (r < 0)

@@ -10,9 +10,10 @@
 #include <stdint.h>
 
 typedef enum ClientMode {
-        CLIENT_OPEN_MOUNT, /* OpenMount of the image, the mount fd closed at once */
-        CLIENT_BUS_PING,   /* Get of the Version property: a bus round trip to the daemon */
-        CLIENT_HOLD,       /* connect, report "name=<unique name>", wait for the release */
+        CLIENT_OPEN_MOUNT,    /* OpenMount of the image, the mount fd closed at once */
+        CLIENT_MOUNT_UNMOUNT, /* MountFd of the image, then Unmount: the Unmount is timed */
+        CLIENT_BUS_PING,      /* Get of the Version property: a bus round trip to the daemon */
+        CLIENT_HOLD,          /* connect, report "name=<unique name>", wait for the release */
 } ClientMode;
 
 /* Written by one client only; read by the bench once done is set. */

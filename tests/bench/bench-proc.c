@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench-proc.h"
@@ -70,8 +71,9 @@ static int read_stat_tail(pid_t pid, char *buf, size_t n, const char **ret_tail)
         return 0;
 }
 
-int proc_cpu_ms(pid_t pid, bool children, double *ret_ms) {
+int proc_cpu_ms(pid_t pid, double *ret_self_ms, double *ret_children_ms) {
         unsigned long long utime, stime, cutime, cstime;
+        double tick = 1000.0 / (double) sysconf(_SC_CLK_TCK);
         const char *tail = NULL;
         char buf[1024];
         int r;
@@ -83,8 +85,8 @@ int proc_cpu_ms(pid_t pid, bool children, double *ret_ms) {
         if (sscanf(tail, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
                    &utime, &stime, &cutime, &cstime) != 4)
                 return -EINVAL;
-        *ret_ms = (double) (utime + stime + (children ? cutime + cstime : 0)) * 1000.0 /
-                  (double) sysconf(_SC_CLK_TCK);
+        *ret_self_ms = (double) (utime + stime) * tick;
+        *ret_children_ms = (double) (cutime + cstime) * tick;
         return 0;
 }
 
@@ -129,4 +131,28 @@ int proc_find_child(pid_t parent, const char *comm, pid_t *ret_pid) {
                 }
         }
         return -ESRCH;
+}
+
+int proc_count_mounts(pid_t pid) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        char path[64];
+        int n = 0, c;
+
+        snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while ((c = fgetc(f)) != EOF)
+                n += c == '\n';
+        return n;
+}
+
+int proc_same_mount_ns(pid_t pid) {
+        struct stat ours, theirs;
+        char path[64];
+
+        snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int) pid);
+        if (stat("/proc/self/ns/mnt", &ours) < 0 || stat(path, &theirs) < 0)
+                return -errno;
+        return ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
 }

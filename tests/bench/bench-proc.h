@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What the benchmark reads about the daemon from /proc: memory and worker processes. */
+/* What the benchmark reads about the daemon from /proc: memory, CPU time, worker
+ * processes, its mount namespace. */
 #pragma once
 
 #include <stdbool.h>
@@ -14,9 +15,10 @@ int proc_status_kib(pid_t pid, const char *key, uint64_t *ret_kib);
  * /proc/<pid>/task/<pid>/children. */
 int proc_count_children(pid_t pid, unsigned *ret_n);
 
-/* CPU time (user + system) pid has used, in ms; with children, also that of the children
- * it has reaped (the daemon's workers). From /proc/<pid>/stat, in clock ticks. */
-int proc_cpu_ms(pid_t pid, bool children, double *ret_ms);
+/* CPU time (user + system) pid has used itself, and that of the children it has reaped
+ * (for the daemon: its workers, once they exited), in ms. From /proc/<pid>/stat, in
+ * clock ticks. */
+int proc_cpu_ms(pid_t pid, double *ret_self_ms, double *ret_children_ms);
 
 /* CPU time the whole machine has spent busy (not idle, not waiting for I/O), in ms,
  * summed over CPUs, from /proc/stat. */
@@ -24,3 +26,10 @@ int proc_machine_busy_ms(double *ret_ms);
 
 /* A direct child of parent whose command name (comm) is comm: 0 and *ret_pid, -ESRCH. */
 int proc_find_child(pid_t parent, const char *comm, pid_t *ret_pid);
+
+/* The number of mounts in pid's mount namespace (lines of /proc/<pid>/mountinfo), or
+ * -errno. */
+int proc_count_mounts(pid_t pid);
+
+/* 1 when pid is in this process's mount namespace, 0 when not, -errno. */
+int proc_same_mount_ns(pid_t pid);

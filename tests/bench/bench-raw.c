@@ -26,8 +26,11 @@ static int fail(const char *what, const char **ret_what) {
         return r;
 }
 
-int raw_mount_device(const char *fstype, const char *device, const char **ret_what) {
-        _cleanup_close_ int fsfd = -EBADF, mfd = -EBADF;
+/* fsopen() .. fsmount() of device, read-only, nodev, nosuid, noexec: the detached mount. */
+static int fsmount_device(const char *fstype, const char *device, int *ret_fd,
+                          const char **ret_what) {
+        _cleanup_close_ int fsfd = -EBADF;
+        int mfd;
 
         fsfd = fsopen(fstype, FSOPEN_CLOEXEC);
         if (fsfd < 0)
@@ -42,6 +45,42 @@ int raw_mount_device(const char *fstype, const char *device, const char **ret_wh
                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
         if (mfd < 0)
                 return fail("fsmount", ret_what);
+        *ret_fd = mfd;
+        return 0;
+}
+
+int raw_mount_device(const char *fstype, const char *device, const char **ret_what) {
+        _cleanup_close_ int mfd = -EBADF;
+
+        return fsmount_device(fstype, device, &mfd, ret_what);
+}
+
+int raw_mount_image_on(const char *fstype, int image_fd, const char *dir, const char **ret_what) {
+        _cleanup_close_ int loop_fd = -EBADF, mfd = -EBADF;
+        _cleanup_free_ char *loop_path = NULL;
+        UmError error = {};
+        int r;
+
+        r = loop_attach(image_fd, true, &loop_fd, &loop_path, &error);
+        if (r < 0) {
+                if (ret_what)
+                        *ret_what = "loop_attach";
+                return r;
+        }
+        r = fsmount_device(fstype, loop_path, &mfd, ret_what);
+        if (r < 0)
+                return r;
+        if (move_mount(mfd, "", AT_FDCWD, dir, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return fail("move_mount", ret_what);
+        return 0;
+}
+
+int raw_umount(const char *dir, uint64_t *ret_ns) {
+        uint64_t t0 = stats_now_ns();
+
+        if (umount2(dir, UMOUNT_NOFOLLOW) < 0)
+                return -errno;
+        *ret_ns = stats_now_ns() - t0;
         return 0;
 }
 

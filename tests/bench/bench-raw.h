@@ -4,7 +4,8 @@
  * mount of a device, the mount of an image through a fresh loop device (what the daemon
  * does for each image fd), and the daemon's build worker reproduced with the daemon's own
  * code (fork, loop device, locked-mount recipe, fd back over a socket). Also the pieces a
- * request is made of, timed one by one: fork of a worker, the libblkid probe.
+ * request is made of, timed one by one: fork of a worker, the libblkid probe. And the raw
+ * unmount that Unmount is compared with.
  *
  * Each function does one iteration, leaves nothing mounted or attached, and returns 0 or
  * -errno (the failing step is in *ret_what, a static string, when given).
@@ -26,6 +27,15 @@ int raw_mount_device(const char *fstype, const char *device, const char **ret_wh
 /* A fresh read-only, auto-clearing loop device for image_fd (the daemon's loop_attach()),
  * raw_mount_device() on it, then the loop fd closed (autoclear detaches it). */
 int raw_mount_image(const char *fstype, int image_fd, RawTimes *ret, const char **ret_what);
+
+/* A fresh read-only, auto-clearing loop device for image_fd, fsmount() on it as in
+ * raw_mount_device(), and the mount moved onto dir; the loop fd is closed (the mount keeps
+ * the device until it is unmounted). */
+int raw_mount_image_on(const char *fstype, int image_fd, const char *dir, const char **ret_what);
+
+/* umount2(dir, UMOUNT_NOFOLLOW), timed: the unmount of the last reference to the
+ * superblock, which tears it down and lets the loop device clear itself. */
+int raw_umount(const char *dir, uint64_t *ret_ns);
 
 /* What the daemon's build worker does for a read-only image, with the daemon's code: fork;
  * in the child loop_attach() and mountbuild_locked() (private namespace, staging over
