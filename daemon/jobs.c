@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
@@ -385,6 +386,19 @@ static int job_detach(const void *input, int *fds, size_t n_fds, void *out, UmEr
                 return bad_job(error, "detach");
         return attach_detach(fds[0], job->mount_point, job->mount_id, job->force,
                              job->remove_dir, error);
+}
+
+void jobs_warm_up(void) {
+        _cleanup_close_ int fd = memfd_create("usermount-warm-up", MFD_CLOEXEC);
+        SourceProbe probe;
+        UmError error;
+
+        /* Every superblock prober of libblkid, on 1 MiB of zeros that none recognises. */
+        if (fd >= 0 && ftruncate(fd, 1024 * 1024) >= 0)
+                (void) source_probe(fd, &probe, &error);
+        /* libmount's parsers on /etc/fstab and /etc/crypttab, and the /dev/disk links. */
+        (void) fsrefs_check_names("ext4", "usermount-warm-up", "usermount-warm-up", 0, &error);
+        safe_close(open("/dev/loop-control", O_RDWR | O_CLOEXEC));
 }
 
 static const WorkerJobType job_types[] = {

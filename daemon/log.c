@@ -31,14 +31,6 @@ void log_set_target(LogTarget t) {
         target_resolved = false;
 }
 
-LogLevel log_get_max_level(void) {
-        return max_level;
-}
-
-LogTarget log_get_target(void) {
-        return target;
-}
-
 int log_target_from_string(const char *s) {
         if (streq(s, "auto"))
                 return LOG_TARGET_AUTO;

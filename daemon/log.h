@@ -35,8 +35,6 @@ typedef enum LogTarget {
 
 void log_set_max_level(LogLevel level);
 void log_set_target(LogTarget target);
-LogLevel log_get_max_level(void);
-LogTarget log_get_target(void); /* as set, LOG_TARGET_AUTO unresolved */
 
 /* "auto", "stderr", "journal" -> LogTarget; -EINVAL for anything else. */
 int log_target_from_string(const char *s);

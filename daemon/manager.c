@@ -643,11 +643,45 @@ int manager_run(Manager *m) {
 
 /* ---- Requests ------------------------------------------------------------------------ */
 
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
+static const char *const request_stage_names[_REQUEST_STAGE_MAX] = {
+        [REQUEST_NEW] = "new",
+        [REQUEST_PROBING] = "probing",
+        [REQUEST_AUTHORIZING] = "authorizing",
+        [REQUEST_BUILDING] = "building",
+        [REQUEST_ATTACHING] = "attaching",
+        [REQUEST_DETACHING] = "detaching",
+        [REQUEST_DONE] = "done",
+};
+
+/* The one place a request changes stage: logged (debug) with the time the last stage took,
+ * so that --debug shows where a request spends its time. */
+void request_set_state(Request *req, RequestStage stage) {
+        uint64_t now = now_usec();
+
+        if (stage == req->stage && stage != REQUEST_NEW)
+                return;
+        log_debug("%s of uid %u: %s -> %s after %.3f ms (%.3f ms since the call)",
+                  strempty(sd_bus_message_get_member(req->message)), (unsigned) req->uid,
+                  request_stage_names[req->stage], request_stage_names[stage],
+                  (double) (now - req->stage_usec) / 1000.0,
+                  (double) (now - req->started_usec) / 1000.0);
+        req->stage = stage;
+        req->stage_usec = now;
+}
+
 Request *request_new(Manager *m, sd_bus_message *message) {
         Request *req = calloc(1, sizeof(*req));
 
         if (!req)
                 return NULL;
+        req->started_usec = req->stage_usec = now_usec();
         req->manager = m;
         req->conf = conf_ref(m->conf);
         req->message = sd_bus_message_ref(message);
@@ -676,6 +710,7 @@ static void request_unlink(Request *req) {
 Request *request_free(Request *req) {
         if (!req)
                 return NULL;
+        request_set_state(req, REQUEST_DONE);
         request_unlink(req);
         worker_release(req->worker);
         sd_bus_slot_unref(req->polkit_slot);
@@ -796,7 +831,7 @@ static void request_send_job(Request *req, RequestStage stage, JobType type, con
         UmError error = {};
         int r;
 
-        req->stage = stage;
+        request_set_state(req, stage);
         r = request_check_worker_limits(req, &error);
         if (r < 0)
                 return request_fail(req, &error);
@@ -1189,7 +1224,7 @@ static void request_authorize_next(Request *req) {
         AuthDetails d = {};
         int r;
 
-        req->stage = REQUEST_AUTHORIZING;
+        request_set_state(req, REQUEST_AUTHORIZING);
         if (req->uid == 0 || req->n_actions_done >= ELEMENTSOF(req->actions) ||
             !req->actions[req->n_actions_done])
                 return request_continue(req);
@@ -1616,6 +1651,7 @@ static void request_probe(Request *req) {
 void manager_start_request(Manager *m, Request *req) {
         UmError error = {};
 
+        request_set_state(req, REQUEST_NEW); /* logs how long learning the caller took */
         service_note_activity(m);
         /* Exiting after being idle, the name already given up (service.c): a mount made
          * now would be watched by nobody once this process is gone. */

@@ -62,11 +62,14 @@ typedef enum RequestMethod {
 } RequestMethod;
 
 typedef enum RequestStage {
+        REQUEST_NEW,          /* parsed, caller known, limits next */
         REQUEST_PROBING,
         REQUEST_AUTHORIZING,
         REQUEST_BUILDING,
         REQUEST_ATTACHING,
         REQUEST_DETACHING,
+        REQUEST_DONE,         /* answered */
+        _REQUEST_STAGE_MAX,
 } RequestStage;
 
 struct Request {
@@ -75,6 +78,8 @@ struct Request {
         Request *next, *prev;
         RequestMethod method;
         RequestStage stage;
+        uint64_t started_usec;   /* CLOCK_MONOTONIC at request_new() */
+        uint64_t stage_usec;     /* when the current stage began */
 
         sd_bus_message *message; /* the method call; the reply goes to it */
 
@@ -221,6 +226,9 @@ void manager_start_request(Manager *m, Request *req);
 unsigned manager_count_requests(Manager *m, uid_t owner);
 
 Request *request_new(Manager *m, sd_bus_message *message);
+
+/* Moves req to stage, logging the transition and the time the last stage took (debug). */
+void request_set_state(Request *req, RequestStage stage);
 Request *request_free(Request *req);
 
 /* Answers req's method call with error and frees req (removing it from its manager). */

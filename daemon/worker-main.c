@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * usermount-worker: the process usermountd does a request's privileged work in (worker.h).
- * Started by the daemon with its socket as fd 3 and "PPID LOG-LEVEL LOG-TARGET" as
- * arguments; warms up (the libraries a job uses, touched once), then serves jobs until
- * the daemon is done with it. Not meant to be run by hand.
+ * Started by the daemon with its socket as fd 3 and the daemon's pid as argument; warms up
+ * (the libraries a job uses, touched once), then serves jobs until the daemon is done with
+ * it. Not meant to be run by hand. It logs nothing: what goes wrong travels back in the
+ * reply, and the daemon, which knows the request, logs it; so it needs no libsystemd
+ * (and none of what that loads), which keeps its start cheap.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -14,10 +16,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <blkid.h>
 
 #include "jobs-worker.h"
-#include "log.h"
 
 #define WORKER_SOCKET_FD 3
 
@@ -33,31 +33,13 @@ static int parse_int(const char *s, int *ret) {
         return 0;
 }
 
-/*
- * What every job pays for the first time it runs in a fresh process, paid before the
- * worker says it is ready: libblkid's probe setup (and its superblock table) and the
- * loop control device's module and node.
- */
-static void warm_up(void) {
-        blkid_probe pr = blkid_new_probe();
-        int fd;
-
-        if (pr) {
-                (void) blkid_probe_enable_superblocks(pr, 1);
-                blkid_free_probe(pr);
-        }
-        fd = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-        safe_close(fd);
-}
-
 int main(int argc, char *argv[]) {
-        int ppid, level, target;
+        int ppid;
         const WorkerJobType *types;
         struct stat st;
         size_t n;
 
-        if (argc != 4 || parse_int(argv[1], &ppid) < 0 || parse_int(argv[2], &level) < 0 ||
-            parse_int(argv[3], &target) < 0 || fstat(WORKER_SOCKET_FD, &st) < 0 ||
+        if (argc != 2 || parse_int(argv[1], &ppid) < 0 || fstat(WORKER_SOCKET_FD, &st) < 0 ||
             !S_ISSOCK(st.st_mode)) {
                 fprintf(stderr, "usermount-worker does the privileged work of usermountd's "
                                 "requests; usermountd starts it, it is not meant to be run "
@@ -71,10 +53,8 @@ int main(int argc, char *argv[]) {
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         /* Nothing but the socket: whatever else the daemon had is not ours. */
         (void) close_range(WORKER_SOCKET_FD + 1, ~0U, 0);
-        log_set_max_level((LogLevel) level);
-        log_set_target((LogTarget) target);
 
-        warm_up();
+        jobs_warm_up();
         types = jobs_worker_table(&n);
         worker_runner_run(WORKER_SOCKET_FD, types, n);
 }

@@ -21,6 +21,10 @@
  * again this much later rather than at once: a missing binary must not make it spin. */
 #define POOL_RETRY_USEC (1ULL * 1000000ULL)
 
+/* While requests are in flight, a taken worker is replaced once they are done, or this
+ * much later. */
+#define POOL_REFILL_LATER_USEC (20ULL * 1000ULL)
+
 /* The largest reply a job of ours sends, with room to see a larger one. */
 #define REPLY_BUFFER_MAX (64U * 1024U)
 
@@ -63,6 +67,7 @@ struct WorkerPool {
         Worker *workers;
         sd_event_source *refill;  /* starts ready workers when the loop is idle */
         sd_event_source *retry;   /* after a failure */
+        sd_event_source *later;   /* a refill put off while requests are in flight */
         bool failing;             /* the last start failed: wait for the retry */
         WorkerPoolStats stats;
 };
@@ -355,27 +360,25 @@ static int worker_on_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         }
         /* Only now: the done callback above may have released the handle. */
         w->exited = true;
-        if (!w->taken && w->killed) {
-                worker_free(w); /* the pool let it go, or it failed its greeting */
-                pool_schedule_refill(p);
-        }
-        else if (!w->taken) {
-                /* A ready worker died: it never said hello, or something killed it. */
+        if (!w->taken && !w->killed) {
+                /* A ready worker died: it never said hello, or something killed it. (One
+                 * the pool let go of, or that failed its greeting, was killed by us.) */
                 log_warning("A ready usermount-worker (%s) %s %d.", p->path,
                             si->si_code == CLD_EXITED ? "exited with status" :
                             "was killed by signal", si->si_status);
                 p->stats.failures++;
                 p->failing = true;
+        }
+        if (!w->taken || w->released)
                 worker_free(w);
-                pool_schedule_refill(p);
-        } else if (w->released)
-                worker_free(w);
+        /* One fewer in flight: maybe the moment to replace the ones taken. */
+        pool_schedule_refill(p);
         return 0;
 }
 
 static int worker_spawn(WorkerPool *p, Worker **ret) {
-        char pid_arg[16], level_arg[16], target_arg[16];
-        char *const argv[] = { p->path, pid_arg, level_arg, target_arg, NULL };
+        char pid_arg[16];
+        char *const argv[] = { p->path, pid_arg, NULL };
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t attr;
         sigset_t none, all;
@@ -397,8 +400,6 @@ static int worker_spawn(WorkerPool *p, Worker **ret) {
                 }
         }
         snprintf(pid_arg, sizeof(pid_arg), "%d", (int) getpid());
-        snprintf(level_arg, sizeof(level_arg), "%d", (int) log_get_max_level());
-        snprintf(target_arg, sizeof(target_arg), "%d", (int) log_get_target());
 
         sigemptyset(&none);
         sigfillset(&all);
@@ -484,6 +485,13 @@ static int pool_on_refill(sd_event_source *s, void *userdata) {
         return 0;
 }
 
+static int pool_on_later(sd_event_source *s, uint64_t usec, void *userdata) {
+        WorkerPool *p = userdata;
+
+        (void) sd_event_source_set_enabled(p->refill, SD_EVENT_ONESHOT);
+        return 0;
+}
+
 static int pool_on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         WorkerPool *p = userdata;
 
@@ -501,6 +509,19 @@ static void pool_schedule_refill(WorkerPool *p) {
                 else
                         (void) sd_event_source_set_time_relative(p->retry, POOL_RETRY_USEC),
                                 (void) sd_event_source_set_enabled(p->retry, SD_EVENT_ONESHOT);
+                return;
+        }
+        /* Starting a worker costs about a millisecond of CPU (exec, the dynamic linker): not
+         * while a request's own worker needs the CPU, unless the pool is empty. Under
+         * steady load, at the latest POOL_REFILL_LATER_USEC after a worker was taken. */
+        if (pool_count_ready(p) > 0 && worker_pool_count_alive(p) > 0) {
+                if (!p->later)
+                        (void) sd_event_add_time_relative(p->event, &p->later, CLOCK_MONOTONIC,
+                                                          POOL_REFILL_LATER_USEC, 0,
+                                                          pool_on_later, p);
+                else if (sd_event_source_get_enabled(p->later, NULL) == 0 &&
+                         sd_event_source_set_time_relative(p->later, POOL_REFILL_LATER_USEC) >= 0)
+                        (void) sd_event_source_set_enabled(p->later, SD_EVENT_ONESHOT);
                 return;
         }
         (void) sd_event_source_set_enabled(p->refill, SD_EVENT_ONESHOT);
@@ -561,6 +582,7 @@ WorkerPool *worker_pool_free(WorkerPool *p) {
         }
         sd_event_source_disable_unref(p->refill);
         sd_event_source_disable_unref(p->retry);
+        sd_event_source_disable_unref(p->later);
         sd_event_unref(p->event);
         free(p->path);
         free(p);

@@ -58,9 +58,9 @@ typedef void (*WorkerDone)(Worker *w, int r, const void *reply, const UmError *e
                            void *userdata);
 
 /*
- * A pool of size ready workers of the binary at path (argv: path, the daemon's pid, log
- * level, log target); layout: the hash of the job table the workers must have. Starts
- * filling at once.
+ * A pool of size ready workers of the binary at path (argv: path, the daemon's pid; fd 3:
+ * its socket); layout: the hash of the job table the workers must have. Filled before it
+ * returns.
  */
 int worker_pool_new(sd_event *event, const char *path, unsigned size, uint32_t layout,
                     WorkerPool **ret);
