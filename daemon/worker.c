@@ -293,9 +293,14 @@ static int worker_read_one(Worker *w, int fd) {
         memcpy(&h, buf, sizeof(h));
         if (h.magic != WORKER_MAGIC || h.version != WORKER_PROTOCOL_VERSION) {
                 close_many(fds, n_fds);
-                log_error("%s (pid %d) speaks worker protocol version %u, this usermountd %u: "
-                          "installed from another build? Restart usermountd.", w->pool->path,
-                          (int) w->pid, (unsigned) h.version, (unsigned) WORKER_PROTOCOL_VERSION);
+                if (h.magic != WORKER_MAGIC)
+                        log_error("%s (pid %d) sent something that is not usermount's worker "
+                                  "protocol.", w->pool->path, (int) w->pid);
+                else
+                        log_error("%s (pid %d) speaks worker protocol version %u, this "
+                                  "usermountd %u: installed from another build? Restart "
+                                  "usermountd.", w->pool->path, (int) w->pid,
+                                  (unsigned) h.version, (unsigned) WORKER_PROTOCOL_VERSION);
                 return worker_fail(w, -EPROTO, "The mount worker is from another build of "
                                    "usermount than the daemon; the daemon needs a restart."), 1;
         }
@@ -336,7 +341,8 @@ static int worker_on_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         Worker *w = userdata;
         WorkerPool *p = w->pool;
 
-        /* sd-event reaped it already: forget the pid so nothing can signal a reused one. */
+        /* It has exited (sd-event reaps it once we return): forget the pid, so that nothing
+         * signals it, or a process that reuses the pid later. */
         w->pid = 0;
         w->child = sd_event_source_disable_unref(w->child);
         /* A reply may still sit in the socket: drain it before declaring the worker dead. */

@@ -209,8 +209,34 @@ static int snapshot_take(pid_t daemon_pid, bool record, HarnessSnapshot *ret) {
         return 0;
 }
 
+static bool snapshot_equal(const HarnessSnapshot *a, const HarnessSnapshot *b) {
+        return a->loop_devices == b->loop_devices && a->mounts == b->mounts &&
+               a->daemon_fds == b->daemon_fds;
+}
+
+/* A baseline is taken once the counts have settled: a daemon replaces the worker a call
+ * took from its pool, and lets go of a caller's pidfd, just after the reply. */
+#define SNAPSHOT_SETTLED_SAMPLES 5
+#define SNAPSHOT_SETTLE_INTERVAL_MS 25
+#define SNAPSHOT_SETTLE_TIMEOUT_MS 5000
+
 int harness_snapshot(pid_t daemon_pid, HarnessSnapshot *ret) {
-        return snapshot_take(daemon_pid, true, ret);
+        int64_t deadline = harness_now_ms() + SNAPSHOT_SETTLE_TIMEOUT_MS;
+        HarnessSnapshot last;
+        int r, same = 0;
+
+        r = snapshot_take(daemon_pid, true, &last);
+        while (r >= 0 && same + 1 < SNAPSHOT_SETTLED_SAMPLES && harness_now_ms() < deadline) {
+                HarnessSnapshot now;
+
+                g_usleep(SNAPSHOT_SETTLE_INTERVAL_MS * 1000);
+                r = snapshot_take(daemon_pid, true, &now);
+                same = r >= 0 && snapshot_equal(&now, &last) ? same + 1 : 0;
+                last = now;
+        }
+        if (r >= 0)
+                *ret = last;
+        return r;
 }
 
 int harness_wait_snapshot(pid_t daemon_pid, const HarnessSnapshot *expected, int timeout_ms) {

@@ -427,7 +427,8 @@ typedef struct HarnessSnapshot {
         int daemon_fds; /* -1 when no daemon pid was given */
 } HarnessSnapshot;
 
-/* Takes the three counts (daemon_pid 0: no fd count). */
+/* Takes the three counts (daemon_pid 0: no fd count), once they have stayed the same for
+ * about 100 ms (a daemon refills its worker pool just after a reply). */
 int harness_snapshot(pid_t daemon_pid, HarnessSnapshot *ret);
 /* Waits until the counts equal expected (within timeout_ms; the kernel releases an
  * auto-clearing loop device and a daemon its fds shortly after a reply): 0 when they

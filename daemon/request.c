@@ -1,0 +1,1062 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The life of a Request, top-down (ARCHITECTURE.md, "Request flow"):
+ *
+ *   manager_start_request()     limits; Unmount, ListMounts, Subscribe go their own way
+ *   request_probe()             the worker probes the source (or opens the device path)
+ *   on_probe_done()             what the source is; request_decide(): the policy
+ *   request_authorize_next()    polkit, one action after the other
+ *   request_continue()          authorized: build (Unmount: detach)
+ *   request_build()             the same worker builds the locked mount
+ *   on_build_done()             OpenMount: reply with the fd; else attach
+ *   on_attach_done()            registered, replied
+ *
+ * then Unmount and ListMounts, then the helpers that make jobs and records, the limits'
+ * counts, and a Request's own life (new, state, fail, free). Everything before
+ * authorization is free of side effects on the system (probing only reads the source);
+ * everything after it works on fds, never on paths the caller controls.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "authorize.h"
+#include "bus.h"
+#include "caller.h"
+#include "jobs.h"
+#include "admission.h"
+#include "log.h"
+#include "manager.h"
+#include "mountns.h"
+#include "reconcile.h"
+#include "service.h"
+#include "usermount-names.h"
+
+/*
+ * The details polkit rules see (ARCHITECTURE.md, "Authorization"): for a mount, the
+ * source as the daemon resolved it (the image path, or the device node a /dev/disk link
+ * led to, never the caller's own string), the probed facts, the decided flags and where
+ * it will be attached; for unmount-others, the registered mount's own facts.
+ */
+typedef struct AuthDetails {
+        char device[4096];
+        const char *fstype, *label, *uuid, *idmap, *options;
+        bool read_only, exec;
+        char target[4096];
+        char device_number[32], image_owner_uid[16], image_inode[64];
+        const char *facts[7]; /* those of the three that apply: key, value, ..., NULL */
+} AuthDetails;
+
+static void request_probe(Request *req);
+static void on_probe_done(Worker *w, int r, const void *out, const UmError *error, int fd,
+                          void *userdata);
+static int request_decide(Request *req, UmError *error);
+static void request_authorize_next(Request *req);
+static void on_authorized(int r, const UmError *error, void *userdata);
+static void request_continue(Request *req);
+static void request_build(Request *req);
+static void on_build_done(Worker *w, int r, const void *out, const UmError *error, int fd,
+                          void *userdata);
+static void on_attach_done(Worker *w, int r, const void *reply, const UmError *error, int fd,
+                           void *userdata);
+static void on_detach_undo_done(Worker *w, int r, const void *reply, const UmError *error, int fd,
+                                void *userdata);
+static void request_start_unmount(Request *req);
+static void request_detach(Request *req);
+static void on_detach_done(Worker *w, int r, const void *reply, const UmError *error, int fd,
+                           void *userdata);
+static void request_start_list(Request *req);
+static void on_list_authorized(int r, const UmError *error, void *userdata);
+static void request_send_job(Request *req, RequestStage stage, JobType type, const void *input,
+                             const int *fds, size_t n_fds, bool last, uint64_t timeout_usec,
+                             WorkerDone done);
+static void request_send_job_timeout(Request *req, RequestStage stage, JobType type,
+                                     const void *input, const int *fds, size_t n_fds, bool last,
+                                     WorkerDone done);
+static void job_caller(const Request *req, JobCaller *c);
+static int request_build_job(Request *req, BuildJob *j);
+static int request_attach_job(Request *req, AttachJob *j);
+static int request_make_record(Request *req, const BuildReply *reply);
+static const char *idmap_note(const MountRecord *rec, char *buf, size_t size);
+static void auth_details_facts(AuthDetails *d, dev_t devnum, int image_fd);
+static void request_auth_details(Request *req, AuthDetails *d);
+static unsigned manager_count_pending_loops(Manager *m, uid_t owner);
+static size_t manager_count_pending_mounts(Manager *m, uid_t owner);
+static size_t manager_count_mounts_of(Manager *m, uid_t owner);
+static bool manager_charges_unauthorized(Manager *m, const Request *req);
+static unsigned manager_count_unauthorized(Manager *m);
+static LimitSubject limit_subject(Manager *m, const Request *req);
+static int manager_check_limits(Manager *m, Request *req, UmError *error);
+static int manager_check_loop_limits(Manager *m, Request *req, UmError *error);
+static int request_check_worker_limits(Request *req, UmError *error);
+static uint64_t now_usec(void);
+static void request_unlink(Request *req);
+static const char *request_what(const Request *req);
+static void request_fail_errno(Request *req, int r, const char *what);
+
+void manager_start_request(Manager *m, Request *req) {
+        UmError error = {};
+
+        request_set_state(req, REQUEST_NEW); /* logs how long learning the caller took */
+        service_note_activity(m);
+        /* Exiting after being idle, the name already given up (service.c): a mount made
+         * now would be watched by nobody once this process is gone. */
+        if (m->idle_exiting && req->method != METHOD_UNMOUNT && req->method != METHOD_LIST_MOUNTS) {
+                um_error_set(&error, UM_ERROR_KIND_FAILED, EAGAIN,
+                             "usermountd was exiting after being idle when this request came; "
+                             "send it again, and the instance that is running now answers it.");
+                return request_fail(req, &error);
+        }
+        manager_refresh_owners(m);
+        req->owner = owner_map_lookup(&m->owners, req->uid);
+        if (manager_check_limits(m, req, &error) < 0)
+                return request_fail(req, &error);
+        req->unauthorized = manager_charges_unauthorized(m, req);
+
+        req->next = m->requests;
+        if (m->requests)
+                m->requests->prev = req;
+        m->requests = req;
+        m->n_requests++;
+
+        switch (req->method) {
+        case METHOD_UNMOUNT:
+                return request_start_unmount(req);
+        case METHOD_LIST_MOUNTS:
+        case METHOD_SUBSCRIBE:
+                return request_start_list(req);
+        case METHOD_MOUNT:
+        case METHOD_OPEN_MOUNT:
+        case METHOD_MOUNT_FD:
+                return request_probe(req);
+        }
+}
+
+/* The first job of a mount request: probing what the caller passed, or opening the
+ * device path it named; the worker then waits for the build. */
+static void request_probe(Request *req) {
+        int fds[2], n = 0;
+
+        if (req->method == METHOD_MOUNT) {
+                _cleanup_free_ OpenDeviceJob *job = calloc(1, sizeof(OpenDeviceJob));
+
+                if (!job)
+                        return request_fail_errno(req, -ENOMEM, "start probing the device");
+                job_caller(req, &job->caller);
+                job->idmap = req->params.idmap;
+                job->userns_given = req->params.userns_given;
+                if (JOB_SET_STRING(job->device_path, req->device_path) < 0)
+                        return request_fail_errno(req, -ENAMETOOLONG, "start probing the device");
+                if (req->params.userns_fd >= 0)
+                        fds[n++] = req->params.userns_fd;
+                return request_send_job_timeout(req, REQUEST_PROBING, JOB_OPEN_DEVICE, job, fds,
+                                                n, false, on_probe_done);
+        }
+
+        ProbeJob job = {
+                .idmap = req->params.idmap,
+                .userns_given = req->params.userns_given,
+        };
+
+        job_caller(req, &job.caller);
+        fds[n++] = req->source_fd;
+        if (req->params.userns_fd >= 0)
+                fds[n++] = req->params.userns_fd;
+        request_send_job_timeout(req, REQUEST_PROBING, JOB_PROBE, &job, fds, n, false,
+                                 on_probe_done);
+}
+
+static void on_probe_done(Worker *w, int r, const void *out, const UmError *error, int fd,
+                          void *userdata) {
+        Request *req = userdata;
+        const ProbeReply *reply = out;
+        UmError e = {};
+
+        /* On success the worker waits for the build (request_build()); else it exits. */
+        if (r < 0) {
+                req->worker = worker_release(w);
+                safe_close(fd);
+                return request_fail(req, error);
+        }
+        if (req->method == METHOD_MOUNT) {
+                /* The device the worker opened for us becomes the source. */
+                req->source_fd = fd;
+                r = source_inspect_fd(req->source_fd, &req->source, &e);
+                if (r < 0)
+                        return request_fail(req, &e);
+                /* The worker opened it read-only (a write open waits for polkit): only a
+                 * write-protected medium makes the mount read-only. */
+                req->source.read_only = reply->read_only;
+                req->params.read_only = req->params.read_only || reply->read_only;
+                free(req->source_path);
+                req->source_path = strndup(reply->device, sizeof(reply->device) - 1);
+                if (!req->source_path)
+                        return request_fail_errno(req, -ENOMEM, "record the device");
+        } else {
+                safe_close(fd);
+                /* What the caller's fd is, as the worker found out (source_inspect_fd()). */
+                req->source = reply->source;
+                req->params.read_only = req->params.read_only || req->source.read_only;
+                if (req->source.type == SOURCE_IMAGE) {
+                        r = manager_check_loop_limits(req->manager, req, &e);
+                        if (r < 0)
+                                return request_fail(req, &e);
+                        req->wants_loop = true;
+                }
+        }
+
+        req->probe = reply->probe;
+        /* The maps were read and checked; the namespace itself is never used again. */
+        req->idmap = (MountIdmap) {
+                .mode = req->params.idmap,
+                .caller_uid = req->uid,
+                .caller_gid = req->gid,
+                .uid_map = reply->uid_map,
+                .gid_map = reply->gid_map,
+        };
+        req->params.userns_fd = safe_close(req->params.userns_fd);
+        r = request_decide(req, &e);
+        if (r < 0)
+                return request_fail(req, &e);
+        request_authorize_next(req);
+}
+
+/* Policy on the probed facts: type allowed and as requested, options, which actions. */
+static int request_decide(Request *req, UmError *error) {
+        char want[64], have[64];
+        const PolicyInput in = {
+                .fstype = req->probe.fstype,
+                .options = req->options,
+                .read_only = req->params.read_only,
+                .source_read_only = req->source.read_only,
+                .exec = req->params.exec,
+                .uid = req->uid,
+                .gid = req->gid,
+                .umask = req->caller_umask,
+                .fs_conf = conf_fstype(req->conf, req->probe.fstype),
+        };
+        int r;
+
+        um_escape(req->probe.fstype, have, sizeof(have));
+        if (req->params.exec && !req->conf->allow_exec)
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "Running programs from user mounts is switched off by the "
+                                    "administrator (AllowExec=no in %s).",
+                                    req->conf->path ?: CONF_DEFAULT_PATH);
+        if (!policy_fstype_allowed(req->probe.fstype))
+                return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
+                                    "The source holds a '%s' filesystem, which is not allowed "
+                                    "for user mounts.", have);
+        if (!conf_fstype_allowed(req->conf, req->probe.fstype))
+                return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
+                                    "The source holds a '%s' filesystem, which the administrator "
+                                    "does not allow for user mounts (AllowedFilesystems= in %s).",
+                                    have, req->conf->path ?: CONF_DEFAULT_PATH);
+        if (!isempty(req->fstype) && !streq(req->fstype, req->probe.fstype))
+                return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
+                                    "The source holds '%s', not the requested '%s'.", have,
+                                    um_escape(req->fstype, want, sizeof(want)));
+
+        r = policy_build_options(&in, &req->mount_options, error);
+        if (r < 0)
+                return r;
+        /* Labels last: the caller can give none (policy.c refuses them), the LSM decides. */
+        r = label_add_options(&(const LabelInput) { .lsm = req->manager->lsm,
+                                                    .caller_label = req->caller_label,
+                                                    .selinux_type = req->conf->selinux_type },
+                              &req->mount_options, error);
+        if (r < 0)
+                return r;
+
+        limits_mount_actions(req->source.type, req->source.removable, req->params.exec,
+                             req->actions);
+        return 0;
+}
+
+/* Asks polkit for each action the request needs, one after the other; root needs none. */
+static void request_authorize_next(Request *req) {
+        AuthDetails d = {};
+        int r;
+
+        request_set_state(req, REQUEST_AUTHORIZING);
+        if (req->uid == 0 || req->n_actions_done >= ELEMENTSOF(req->actions) ||
+            !req->actions[req->n_actions_done])
+                return request_continue(req);
+
+        request_auth_details(req, &d);
+        const char *const details[] = {
+                "device", d.device,
+                "fstype", d.fstype,
+                "label", d.label,
+                "uuid", d.uuid,
+                "read-only", d.read_only ? "true" : "false",
+                "exec", d.exec ? "true" : "false",
+                "idmap", d.idmap,
+                "target", d.target,
+                "options", d.options,
+                d.facts[0], d.facts[1], d.facts[2], d.facts[3], d.facts[4], d.facts[5],
+                NULL,
+        };
+        const AuthorizeSubject subject = caller_subject(req);
+        r = authorize_check_async(req->manager->bus, &subject, req->actions[req->n_actions_done],
+                                  details, req->params.interactive, on_authorized, req,
+                                  &req->polkit_slot);
+        if (r < 0)
+                request_fail_errno(req, r, "ask polkit");
+}
+
+static void on_authorized(int r, const UmError *error, void *userdata) {
+        Request *req = userdata;
+
+        req->polkit_slot = sd_bus_slot_unref(req->polkit_slot);
+        if (r < 0)
+                return request_fail(req, error);
+        req->n_actions_done++;
+        request_authorize_next(req);
+}
+
+/* After authorization: what the method does. */
+static void request_continue(Request *req) {
+        /* polkit said yes: no longer charged to the budget of requests nobody authorized,
+         * and neither are the owner's next ones before polkit answers them (owner.h). */
+        if (req->uid != 0)
+                owner_known_add(&req->manager->authorized_owners, req->owner);
+        req->unauthorized = false;
+        if (req->method == METHOD_UNMOUNT)
+                request_detach(req);
+        else
+                request_build(req);
+}
+
+static void request_build(Request *req) {
+        uint64_t timeout = req->conf->limits.request_timeout_usec;
+        _cleanup_free_ BuildJob *job = malloc(sizeof(BuildJob));
+        int r, fds[2];
+
+        /* The daemon attaches Mount's and MountFd's mounts; in a mount namespace others use,
+         * the root directory must be the caller's (mountbuild.c, check_own_root()). A
+         * caller cannot move from a namespace of its own into one of those later: that
+         * takes privilege over the host's user namespace. */
+        req->idmap.mode_given = req->params.idmap_given;
+        if (req->method != METHOD_OPEN_MOUNT && req->uid != 0) {
+                r = mountns_shared_with_host(req->caller_pidfd, req->pid);
+                if (r < 0)
+                        return request_fail_errno(req, r, "look at your mount namespace");
+                req->idmap.own_root = r > 0;
+        }
+
+        if (!job)
+                return request_fail_errno(req, -ENOMEM, "start building the mount");
+        r = request_build_job(req, job);
+        if (r < 0)
+                return request_fail_errno(req, r, "start building the mount");
+        /* The read-only check of an image runs inside the build worker, with its own limit. */
+        if (req->conf->image_check && req->source.type == SOURCE_IMAGE)
+                timeout += req->conf->image_check_timeout_usec;
+        fds[0] = req->source_fd;
+        fds[1] = req->manager->stage_ns_fd;
+        request_send_job(req, REQUEST_BUILDING, JOB_BUILD, job, fds, fds[1] >= 0 ? 2 : 1, true,
+                         timeout, on_build_done);
+}
+
+static void on_build_done(Worker *w, int r, const void *out, const UmError *error, int fd,
+                          void *userdata) {
+        Request *req = userdata;
+        const BuildReply *reply = out;
+        char what[256], label[256], note[IDMAP_MAX_EXTENTS * 72];
+        int fds[2];
+
+        req->worker = worker_release(w);
+        if (r < 0) {
+                safe_close(fd);
+                return request_fail(req, error);
+        }
+        if (reply->loop_devnum != 0) {
+                /* From now on the loop device is counted by what exists, not by the request. */
+                r = looptrack_add(&req->manager->loops, (dev_t) reply->loop_devnum,
+                                  reply->loop_diskseq, req->owner);
+                if (r < 0) {
+                        safe_close(fd);
+                        return request_fail_errno(req, r, "record the loop device");
+                }
+                req->wants_loop = false;
+        }
+        /* The worker may have chosen "user" for a root directory that is not the caller's. */
+        req->idmap.mode = (IdmapMode) reply->idmap_mode;
+        r = request_make_record(req, reply);
+        if (r < 0) {
+                safe_close(fd);
+                return request_fail_errno(req, r, "record the mount");
+        }
+
+        if (req->method != METHOD_OPEN_MOUNT) {
+                _cleanup_free_ AttachJob *job = malloc(sizeof(AttachJob));
+
+                req->mount_fd = fd;
+                if (!job || request_attach_job(req, job) < 0)
+                        return request_fail_errno(req, job ? -ENAMETOOLONG : -ENOMEM,
+                                                  "start attaching the mount");
+                fds[0] = req->mount_fd;
+                fds[1] = req->caller_pidfd;
+                return request_send_job_timeout(req, REQUEST_ATTACHING, JOB_ATTACH, job, fds, 2,
+                                                true, on_attach_done);
+        }
+
+        r = bus_reply_open_mount(req, fd);
+        safe_close(fd);
+        if (r < 0)
+                log_warning_errno(r, "Failed to send the mount to uid %u: %m", (unsigned) req->uid);
+        else
+                log_request_mount(LOG_LEVEL_INFO, req->uid, req->record->device, "open-mount",
+                                  req->record->fstype, NULL,
+                                  "Mounted %s (%s, label \"%s\") for uid %u as a detached "
+                                  "locked mount%s.",
+                                  um_escape(request_what(req), what, sizeof(what)),
+                                  req->probe.fstype,
+                                  um_escape(req->probe.label, label, sizeof(label)),
+                                  (unsigned) req->uid,
+                                  idmap_note(req->record, note, sizeof(note)));
+        request_free(req);
+}
+
+static void on_attach_done(Worker *w, int r, const void *reply, const UmError *error,
+                           int fd, void *userdata) {
+        Request *req = userdata;
+        const AttachResult *attach = reply;
+        MountRecord *rec = req->record;
+        char what[256], note[IDMAP_MAX_EXTENTS * 72];
+
+        req->worker = worker_release(w);
+        safe_close(fd);
+        req->mount_fd = safe_close(req->mount_fd);
+        if (r < 0)
+                return request_fail(req, error);
+
+        rec->mount_point = strndup(attach->mount_point, sizeof(attach->mount_point) - 1);
+        if (!rec->mount_point)
+                return request_fail_errno(req, -ENOMEM, "record the mount");
+        rec->mntns_id = attach->mntns_id;
+        rec->mount_id = attach->mount_id ?: rec->mount_id;
+        rec->created_dir = attach->created_dir;
+
+        r = manager_register_mount(req->manager, rec);
+        if (r < 0) {
+                /* Attached but not recorded: nobody could unmount it through us. Undo. */
+                log_error_errno(r, "Failed to record the mount at %s: %m", rec->mount_point);
+                DetachJob job;
+
+                if (detach_job_init(&job, rec->mount_point, rec->mount_id, true,
+                                  rec->created_dir) < 0)
+                        return on_detach_undo_done(NULL, r, NULL, NULL, -EBADF, req);
+                return request_send_job_timeout(req, REQUEST_DETACHING, JOB_DETACH, &job,
+                                                &req->caller_pidfd, 1, true,
+                                                on_detach_undo_done);
+        }
+        req->record = NULL; /* the registry owns it now */
+
+        log_request_mount(LOG_LEVEL_INFO, req->uid, rec->device, "mount", rec->fstype,
+                          rec->mount_point, "Mounted %s (%s) for uid %u at %s%s.",
+                          um_escape(request_what(req), what, sizeof(what)), rec->fstype,
+                          (unsigned) req->uid, rec->mount_point, idmap_note(rec, note, sizeof(note)));
+        r = bus_reply_mount(req, rec);
+        if (r < 0)
+                log_warning_errno(r, "Failed to reply to uid %u: %m", (unsigned) req->uid);
+        request_free(req);
+}
+
+static void on_detach_undo_done(Worker *w, int r, const void *reply, const UmError *error,
+                                int fd, void *userdata) {
+        Request *req = userdata;
+        UmError e = {};
+
+        req->worker = worker_release(w);
+        safe_close(fd);
+        um_error_set(&e, UM_ERROR_KIND_FAILED, EIO,
+                     "The mount could not be recorded, so it was undone; see the daemon's log.");
+        request_fail(req, &e);
+}
+
+/* Finds the registered mount at req->unmount_point in the caller's namespace. */
+static void request_start_unmount(Request *req) {
+        Manager *m = req->manager;
+        MountRecord *rec;
+        uint64_t mntns;
+        UmError e = {};
+        int r;
+
+        r = mountns_id_of_process(req->caller_pidfd, req->pid, &mntns);
+        if (r < 0)
+                return request_fail_errno(req, r, "find your mount namespace");
+        /* By the path each mount has now: mounts follow their directories. */
+        for (size_t i = 0; i < m->registry->n_records; i++)
+                if (m->registry->records[i]->mntns_id == mntns &&
+                    !manager_mount_busy(m, m->registry->records[i]))
+                        (void) manager_follow_mount(m, m->registry->records[i]);
+        rec = registry_find_mount_point(m->registry, mntns, req->unmount_point);
+        if (!rec || manager_mount_busy(m, rec)) {
+                um_error_set(&e, UM_ERROR_KIND_NOT_MOUNTED, ENOENT,
+                             "Nothing that usermount mounted is at %s.", req->unmount_point);
+                return request_fail(req, &e);
+        }
+        req->unmount_id = rec->mount_id;
+        req->unmount_remove_dir = rec->created_dir;
+        if (req->uid == 0 || rec->owner_uid == req->uid)
+                return request_detach(req);
+
+        req->actions[0] = UM_ACTION_UNMOUNT_OTHERS;
+        req->source_path = strdup(rec->device);
+        request_authorize_next(req);
+}
+
+static void request_detach(Request *req) {
+        DetachJob job;
+        int r;
+
+        r = detach_job_init(&job, req->unmount_point, req->unmount_id, req->force,
+                          req->unmount_remove_dir);
+        if (r < 0)
+                return request_fail_errno(req, r, "start unmounting");
+        request_send_job_timeout(req, REQUEST_DETACHING, JOB_DETACH, &job, &req->caller_pidfd, 1,
+                                 true, on_detach_done);
+}
+
+static void on_detach_done(Worker *w, int r, const void *reply, const UmError *error,
+                           int fd, void *userdata) {
+        Request *req = userdata;
+        MountRecord *rec;
+
+        req->worker = worker_release(w);
+        safe_close(fd);
+        rec = registry_find_mount_id(req->manager->registry, req->unmount_id);
+        if (r == -ENOENT && rec && manager_follow_mount(req->manager, rec) == 0) {
+                /* Already gone from its namespace: forget it, and say so. */
+                manager_forget_mount(req->manager, rec);
+                return request_fail(req, error);
+        }
+        if (r == -ENOENT && rec) {
+                UmError e = {};
+                char esc[256];
+
+                /* Still mounted, somewhere else now: never forgotten while mounted. */
+                um_error_set(&e, UM_ERROR_KIND_NOT_MOUNTED, ENOENT,
+                             "The mount moved while it was being unmounted; it is at %s now.",
+                             um_escape(rec->mount_point, esc, sizeof(esc)));
+                return request_fail(req, &e);
+        }
+        if (r < 0)
+                return request_fail(req, error);
+        log_request_mount(LOG_LEVEL_INFO, req->uid, rec ? rec->device : NULL, "unmount",
+                          rec ? rec->fstype : NULL, req->unmount_point,
+                          "Unmounted %s for uid %u.", req->unmount_point, (unsigned) req->uid);
+        if (rec)
+                manager_forget_mount(req->manager, rec);
+        (void) sd_bus_reply_method_return(req->message, "");
+        request_free(req);
+}
+
+static void request_start_list(Request *req) {
+        const char *const details[] = { NULL };
+        int r;
+
+        if (req->uid == 0) {
+                on_list_authorized(0, NULL, req);
+                return;
+        }
+        const AuthorizeSubject subject = caller_subject(req);
+        r = authorize_check_async(req->manager->bus, &subject, UM_ACTION_UNMOUNT_OTHERS,
+                                  details, false, on_list_authorized, req, &req->polkit_slot);
+        if (r < 0)
+                on_list_authorized(r, NULL, req);
+}
+
+static void on_list_authorized(int r, const UmError *error, void *userdata) {
+        Request *req = userdata;
+
+        req->polkit_slot = sd_bus_slot_unref(req->polkit_slot);
+        /* No authorization for others' mounts is not an error: the caller sees its own. */
+        req->list_all = r >= 0;
+        for (size_t i = 0; req->manager->registry && i < req->manager->registry->n_records; i++) {
+                MountRecord *rec = req->manager->registry->records[i];
+
+                if ((req->list_all || rec->owner_uid == req->uid) &&
+                    !manager_mount_busy(req->manager, rec))
+                        (void) manager_follow_mount(req->manager, rec);
+        }
+        if (req->method == METHOD_SUBSCRIBE)
+                r = bus_reply_subscribe(req);
+        else
+                r = bus_reply_list_mounts(req);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to reply to %s: %m",
+                                  req->method == METHOD_SUBSCRIBE ? "Subscribe" : "ListMounts");
+                (void) sd_bus_reply_method_errno(req->message, r, NULL);
+        }
+        request_free(req);
+}
+
+/*
+ * Sends req's next job (jobs.h): to the worker that probed for it, which waits for it,
+ * else to a fresh one from the pool. last: the worker exits after it (and its reply is
+ * handed on once it has).
+ */
+static void request_send_job(Request *req, RequestStage stage, JobType type, const void *input,
+                             const int *fds, size_t n_fds, bool last, uint64_t timeout_usec,
+                             WorkerDone done) {
+        const WorkerJob job = {
+                .layout = *job_layout(type),
+                .input = input,
+                .fds = fds,
+                .n_fds = n_fds,
+                .last = last,
+                .timeout_usec = timeout_usec,
+        };
+        UmError error = {};
+        int r;
+
+        request_set_state(req, stage);
+        r = request_check_worker_limits(req, &error);
+        if (r < 0)
+                return request_fail(req, &error);
+        r = -ECHILD;
+        if (req->worker && worker_get_state(req->worker) == WORKER_WAITING)
+                r = worker_send(req->worker, &job, done, req);
+        if (r < 0) {
+                /* None, or it died while polkit was asked: a fresh one does the same. */
+                req->worker = worker_release(req->worker);
+                r = worker_start(req->manager->workers, &job, done, req, &req->worker);
+        }
+        if (r < 0)
+                return request_fail_errno(req, r, "start a worker");
+        worker_set_owner(req->worker, req->owner);
+        worker_set_unauthorized(req->worker, req->unauthorized);
+}
+
+static void request_send_job_timeout(Request *req, RequestStage stage, JobType type,
+                                     const void *input, const int *fds, size_t n_fds, bool last,
+                                     WorkerDone done) {
+        request_send_job(req, stage, type, input, fds, n_fds, last,
+                         req->conf->limits.request_timeout_usec, done);
+}
+
+static void job_caller(const Request *req, JobCaller *c) {
+        *c = (JobCaller) {
+                .uid = req->uid,
+                .gid = req->gid,
+                .gid_known = req->gid_known,
+        };
+        /* A longer name than any system allows (LOGIN_NAME_MAX) reads as no name: the
+         * subuid lookup then goes by uid alone. */
+        (void) JOB_SET_STRING(c->user_name, req->user_name);
+}
+
+/* What the build worker needs: the source, the decided options and id-mapping, and the
+ * values of the configuration that the build reads (the image check). */
+static int request_build_job(Request *req, BuildJob *j) {
+        const Conf *c = req->conf;
+        int r;
+
+        *j = (BuildJob) {
+                .source = req->source,
+                .probe = req->probe,
+                .idmap = req->idmap,
+                .check = {
+                        .enabled = c->image_check,
+                        .uid = c->image_check_uid,
+                        .gid = c->image_check_gid,
+                        .uid_first = c->image_check_uid_first,
+                        .uid_count = c->image_check_uid_count,
+                        .timeout_usec = c->image_check_timeout_usec,
+                },
+        };
+        r = job_options_pack(&req->mount_options, &j->options);
+        if (r < 0)
+                return r;
+        if (JOB_SET_STRING(j->source_path, req->source_path) < 0 ||
+            JOB_SET_STRING(j->runtime_dir, req->manager->runtime_dir) < 0)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+/* What the attach worker needs: the caller and where the mount goes. */
+static int request_attach_job(Request *req, AttachJob *j) {
+        *j = (AttachJob) { .uid = req->uid, .gid = req->gid };
+        if (JOB_SET_STRING(j->target, req->params.target) < 0 ||
+            JOB_SET_STRING(j->media_root, req->conf->media_root) < 0 ||
+            JOB_SET_STRING(j->user_name, req->user_name) < 0 ||
+            JOB_SET_STRING(j->label, req->probe.label) < 0 ||
+            JOB_SET_STRING(j->uuid, req->probe.uuid) < 0)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+/* The record of what was built for req (not yet attached or registered). */
+static int request_make_record(Request *req, const BuildReply *reply) {
+        _cleanup_(mount_record_freep) MountRecord *rec = calloc(1, sizeof(MountRecord));
+        char label[1024], path[4096 * 4];
+        struct timespec ts;
+
+        if (!rec)
+                return -ENOMEM;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        rec->mount_id = reply->mount_id;
+        /* Everything from a device or a caller's file system is stored escaped: the registry
+         * and the bus carry only valid UTF-8 without control characters. */
+        rec->device = strdup(um_escape(reply->device, label, sizeof(label)));
+        rec->backing_file = reply->backing_file[0] ?
+                strdup(um_escape(reply->backing_file, path, sizeof(path))) : NULL;
+        rec->owner_uid = req->uid;
+        rec->fstype = strdup(um_escape(req->probe.fstype, label, sizeof(label)));
+        rec->label = strdup(um_escape(req->probe.label, label, sizeof(label)));
+        rec->uuid = strdup(um_escape(req->probe.uuid, label, sizeof(label)));
+        rec->options = mount_options_to_string(&req->mount_options);
+        rec->attr_set = req->mount_options.attr_set;
+        rec->idmap = strdup(idmap_mode_to_string(req->idmap.mode));
+        if (req->idmap.mode != IDMAP_NONE) {
+                char map[IDMAP_MAX_EXTENTS * 36];
+
+                rec->attr_set |= MOUNT_ATTR_IDMAP;
+                if (idmap_to_string(&reply->uid_map, map, sizeof(map)) < 0 ||
+                    !(rec->idmap_uid_map = strdup(map)) ||
+                    idmap_to_string(&reply->gid_map, map, sizeof(map)) < 0 ||
+                    !(rec->idmap_gid_map = strdup(map)))
+                        return -ENOMEM;
+        }
+        rec->created_usec = (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+        if (!rec->device || (reply->backing_file[0] && !rec->backing_file) || !rec->fstype ||
+            !rec->label || !rec->uuid || !rec->options || !rec->idmap)
+                return -ENOMEM;
+        if (req->source.type == SOURCE_BLOCK_DEVICE)
+                rec->devnum = req->source.rdev;
+        else {
+                struct stat st;
+
+                if (stat(rec->device, &st) == 0 && S_ISBLK(st.st_mode))
+                        rec->devnum = st.st_rdev;
+        }
+        req->record = TAKE_PTR(rec);
+        return 0;
+}
+
+/* ", id-mapped (namespace: uids 0:1000:1, gids 0:1000:1)" for the log, or "". */
+static const char *idmap_note(const MountRecord *rec, char *buf, size_t size) {
+        if (!rec->idmap_uid_map)
+                return "";
+        snprintf(buf, size, ", id-mapped (%s: uids %s, gids %s)", strempty(rec->idmap),
+                 rec->idmap_uid_map, strempty(rec->idmap_gid_map));
+        return buf;
+}
+
+
+/*
+ * Facts about the source that no path and no mount namespace can change, for rules that
+ * must not be fooled: "device" is the path the source's fd has in the caller's mount
+ * namespace, which a caller with a namespace of its own lays out at will. For an image,
+ * owner and inode come from statx() with AT_STATX_DONT_SYNC: the attributes the kernel
+ * has, so that the main loop never waits on a FUSE or network filesystem's server.
+ */
+static void auth_details_facts(AuthDetails *d, dev_t devnum, int image_fd) {
+        struct statx stx = {};
+        size_t n = 0;
+
+        if (devnum != 0) {
+                snprintf(d->device_number, sizeof(d->device_number), "%u:%u", major(devnum),
+                         minor(devnum));
+                d->facts[n++] = "device-number";
+                d->facts[n++] = d->device_number;
+        }
+        if (image_fd >= 0 &&
+            statx(image_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_UID | STATX_INO,
+                  &stx) >= 0 &&
+            (stx.stx_mask & (STATX_UID | STATX_INO)) == (STATX_UID | STATX_INO)) {
+                snprintf(d->image_owner_uid, sizeof(d->image_owner_uid), "%u", stx.stx_uid);
+                snprintf(d->image_inode, sizeof(d->image_inode), "%u:%u:%llu", stx.stx_dev_major,
+                         stx.stx_dev_minor, (unsigned long long) stx.stx_ino);
+                d->facts[n++] = "image-owner-uid";
+                d->facts[n++] = d->image_owner_uid;
+                d->facts[n++] = "image-inode";
+                d->facts[n++] = d->image_inode;
+        }
+        d->facts[n] = NULL;
+}
+
+static void request_auth_details(Request *req, AuthDetails *d) {
+        MountRecord *rec = NULL;
+
+        if (req->method == METHOD_UNMOUNT)
+                rec = registry_find_mount_id(req->manager->registry, req->unmount_id);
+        if (rec) {
+                snprintf(d->device, sizeof(d->device), "%s", strempty(rec->device));
+                d->fstype = strempty(rec->fstype);
+                d->label = strempty(rec->label);
+                d->uuid = strempty(rec->uuid);
+                d->idmap = rec->idmap ?: "none";
+                d->options = strempty(rec->options);
+                d->read_only = rec->attr_set & MOUNT_ATTR_RDONLY;
+                d->exec = !(rec->attr_set & MOUNT_ATTR_NOEXEC);
+                snprintf(d->target, sizeof(d->target), "%s", strempty(rec->mount_point));
+                auth_details_facts(d, rec->devnum, -EBADF);
+                return;
+        }
+        auth_details_facts(d, req->source.type == SOURCE_BLOCK_DEVICE ? req->source.rdev : 0,
+                           req->source.type == SOURCE_IMAGE ? req->source_fd : -EBADF);
+        snprintf(d->device, sizeof(d->device), "%s", req->source_path ?: request_what(req));
+        d->fstype = req->probe.fstype;
+        d->label = req->probe.label;
+        d->uuid = req->probe.uuid;
+        d->idmap = idmap_mode_to_string(req->params.idmap);
+        d->options = strempty(req->options);
+        d->read_only = req->mount_options.read_only;
+        d->exec = req->params.exec;
+        if (req->params.target)
+                snprintf(d->target, sizeof(d->target), "%s", req->params.target);
+        else if (req->method == METHOD_OPEN_MOUNT)
+                d->target[0] = 0; /* nothing is attached */
+        else {
+                const AttachRequest a = {
+                        .uid = req->uid,
+                        .media_root = req->conf->media_root,
+                        .user_name = req->user_name,
+                        .label = req->probe.label,
+                        .uuid = req->probe.uuid,
+                };
+
+                attach_default_mount_point(&a, d->target, sizeof(d->target));
+        }
+}
+
+unsigned manager_count_requests(Manager *m, uid_t owner) {
+        unsigned n = 0;
+
+        for (Request *r = m->requests; r; r = r->next)
+                if (r->owner == owner)
+                        n++;
+        return n;
+}
+
+/* Requests of owner in flight (all with (uid_t) -1) that will attach a loop device. */
+static unsigned manager_count_pending_loops(Manager *m, uid_t owner) {
+        unsigned n = 0;
+
+        for (Request *r = m->requests; r; r = r->next)
+                if (r->wants_loop && (owner == (uid_t) -1 || r->owner == owner))
+                        n++;
+        return n;
+}
+
+/* Mount and MountFd requests of owner in flight (all with (uid_t) -1): mounts to come. */
+static size_t manager_count_pending_mounts(Manager *m, uid_t owner) {
+        size_t n = 0;
+
+        for (Request *r = m->requests; r; r = r->next)
+                if ((r->method == METHOD_MOUNT || r->method == METHOD_MOUNT_FD) &&
+                    (owner == (uid_t) -1 || r->owner == owner))
+                        n++;
+        return n;
+}
+
+/* Registered mounts of owner: records keep the caller's own uid, mapped as they are counted. */
+static size_t manager_count_mounts_of(Manager *m, uid_t owner) {
+        size_t n = 0;
+
+        for (size_t i = 0; m->registry && i < m->registry->n_records; i++)
+                if (owner_map_lookup(&m->owners, m->registry->records[i]->owner_uid) == owner)
+                        n++;
+        return n;
+}
+
+/* Whether req is charged to MaxUnauthorizedRequests= from its start: a mount request (they
+ * probe before polkit is asked) of anybody but root whose owner polkit has not said yes to
+ * since the daemon started. Unmount, ListMounts and Subscribe start no worker before polkit
+ * answers. */
+static bool manager_charges_unauthorized(Manager *m, const Request *req) {
+        return req->uid != 0 && req->method != METHOD_UNMOUNT &&
+               req->method != METHOD_LIST_MOUNTS && req->method != METHOD_SUBSCRIBE &&
+               !owner_known_has(&m->authorized_owners, req->owner);
+}
+
+static unsigned manager_count_unauthorized(Manager *m) {
+        unsigned n = 0;
+
+        for (Request *r = m->requests; r; r = r->next)
+                if (r->unauthorized)
+                        n++;
+        return n;
+}
+
+static LimitSubject limit_subject(Manager *m, const Request *req) {
+        return (LimitSubject) {
+                .uid = req->uid,
+                .owner = req->owner,
+                .mounts = req->method == METHOD_MOUNT || req->method == METHOD_MOUNT_FD,
+                .charges_unauthorized = manager_charges_unauthorized(m, req),
+        };
+}
+
+/* LimitExceeded when req would pass one of the configured limits (limits.h). */
+static int manager_check_limits(Manager *m, Request *req, UmError *error) {
+        const LimitSubject s = limit_subject(m, req);
+        const LimitCounts c = {
+                .requests = m->n_requests,
+                .owner_requests = manager_count_requests(m, req->owner),
+                .registered_mounts = m->registry->n_records,
+                .mounts = m->registry->n_records + manager_count_pending_mounts(m, (uid_t) -1),
+                .owner_mounts = manager_count_mounts_of(m, req->owner) +
+                                manager_count_pending_mounts(m, req->owner),
+                .unauthorized = manager_count_unauthorized(m),
+        };
+
+        return limits_check_request(&m->conf->limits, &s, &c, error);
+}
+
+/* LimitExceeded when one more loop device for req (an image) would pass the loop device
+ * limits. Called once the probe worker has found that the source is an image. */
+static int manager_check_loop_limits(Manager *m, Request *req, UmError *error) {
+        const LimitSubject s = limit_subject(m, req);
+
+        return limits_check_loops(&m->conf->limits, &s,
+                                  looptrack_count(&m->loops, req->owner) +
+                                          manager_count_pending_loops(m, req->owner),
+                                  looptrack_count(&m->loops, (uid_t) -1) +
+                                          manager_count_pending_loops(m, (uid_t) -1),
+                                  error);
+}
+
+/* LimitExceeded when giving req's worker one more job would pass a worker limit. Workers
+ * that were given up on (timed out) count until they really exit: one stuck on a hung
+ * device is still a process. */
+static int request_check_worker_limits(Request *req, UmError *error) {
+        Manager *m = req->manager;
+        const LimitSubject s = limit_subject(m, req);
+
+        return limits_check_workers(&m->conf->limits, &s, req->unauthorized,
+                                    worker_pool_count_busy(m->workers, (uid_t) -1),
+                                    worker_pool_count_busy(m->workers, req->owner),
+                                    worker_pool_count_busy_unauthorized(m->workers), error);
+}
+
+
+
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
+static const char *const request_stage_names[_REQUEST_STAGE_MAX] = {
+        [REQUEST_NEW] = "new",
+        [REQUEST_PROBING] = "probing",
+        [REQUEST_AUTHORIZING] = "authorizing",
+        [REQUEST_BUILDING] = "building",
+        [REQUEST_ATTACHING] = "attaching",
+        [REQUEST_DETACHING] = "detaching",
+        [REQUEST_DONE] = "done",
+};
+
+/* The one place a request changes stage: logged (debug) with the time the last stage took,
+ * so that --debug shows where a request spends its time. */
+void request_set_state(Request *req, RequestStage stage) {
+        uint64_t now = now_usec();
+
+        if (stage == req->stage && stage != REQUEST_NEW)
+                return;
+        log_debug("%s of uid %u: %s -> %s after %.3f ms (%.3f ms since the call)",
+                  strempty(sd_bus_message_get_member(req->message)), (unsigned) req->uid,
+                  request_stage_names[req->stage], request_stage_names[stage],
+                  (double) (now - req->stage_usec) / 1000.0,
+                  (double) (now - req->started_usec) / 1000.0);
+        req->stage = stage;
+        req->stage_usec = now;
+}
+
+Request *request_new(Manager *m, sd_bus_message *message) {
+        Request *req = calloc(1, sizeof(*req));
+
+        if (!req)
+                return NULL;
+        req->started_usec = req->stage_usec = now_usec();
+        req->manager = m;
+        req->conf = conf_ref(m->conf);
+        req->message = sd_bus_message_ref(message);
+        req->source_fd = -EBADF;
+        req->caller_pidfd = -EBADF;
+        req->mount_fd = -EBADF;
+        req->params.userns_fd = -EBADF;
+        return req;
+}
+
+static void request_unlink(Request *req) {
+        Manager *m = req->manager;
+
+        if (!req->prev && m->requests != req)
+                return; /* not linked */
+        if (req->prev)
+                req->prev->next = req->next;
+        else
+                m->requests = req->next;
+        if (req->next)
+                req->next->prev = req->prev;
+        req->next = req->prev = NULL;
+        m->n_requests--;
+}
+
+Request *request_free(Request *req) {
+        if (!req)
+                return NULL;
+        request_set_state(req, REQUEST_DONE);
+        request_unlink(req);
+        worker_release(req->worker);
+        sd_bus_slot_unref(req->polkit_slot);
+        sd_bus_message_unref(req->message);
+        safe_close(req->source_fd);
+        safe_close(req->caller_pidfd);
+        safe_close(req->mount_fd);
+        safe_close(req->params.userns_fd);
+        free(req->params.target);
+        free(req->user_name);
+        free(req->caller_label);
+        free(req->device_path);
+        free(req->source_path);
+        free(req->fstype);
+        free(req->options);
+        free(req->unmount_point);
+        mount_options_done(&req->mount_options);
+        mount_record_free(req->record);
+        conf_unref(req->conf);
+        free(req);
+        return NULL;
+}
+
+static const char *request_what(const Request *req) {
+        if (req->device_path)
+                return req->device_path;
+        if (req->unmount_point)
+                return req->unmount_point;
+        return strempty(req->source_path);
+}
+
+void request_fail(Request *req, const UmError *error) {
+        char what[256];
+
+        um_escape(request_what(req), what, sizeof(what));
+        log_request_mount(LOG_LEVEL_INFO, req->uid, what, "refuse",
+                          req->probe.fstype[0] ? req->probe.fstype : NULL, req->unmount_point,
+                          "Refused %s of uid %u for %s: %s",
+                          sd_bus_message_get_member(req->message), (unsigned) req->uid, what,
+                          error->message);
+        (void) bus_reply_error(req->message, error);
+        request_free(req);
+}
+
+static void request_fail_errno(Request *req, int r, const char *what) {
+        UmError error = {};
+
+        um_error_set(&error, UM_ERROR_KIND_FAILED, r, "Could not %s: %s.", what, strerror(-r));
+        request_fail(req, &error);
+}
