@@ -42,8 +42,8 @@ static bool entry_alive(const LoopTrackEntry *e) {
         return looptrack_diskseq(e->devnum, &seq) >= 0 && seq == e->diskseq;
 }
 
-size_t looptrack_count(LoopTrack *t, uid_t uid) {
-        size_t n = 0, kept = 0;
+size_t looptrack_prune(LoopTrack *t) {
+        size_t kept = 0, n = t->n_entries;
 
         for (size_t i = 0; i < t->n_entries; i++) {
                 if (!entry_alive(&t->entries[i]))
@@ -51,6 +51,12 @@ size_t looptrack_count(LoopTrack *t, uid_t uid) {
                 t->entries[kept++] = t->entries[i];
         }
         t->n_entries = kept;
+        return n - kept;
+}
+
+size_t looptrack_count(const LoopTrack *t, uid_t uid) {
+        size_t n = 0;
+
         for (size_t i = 0; i < t->n_entries; i++)
                 if (uid == (uid_t) -1 || t->entries[i].uid == uid)
                         n++;

@@ -27,9 +27,13 @@ typedef struct LoopTrack {
 /* Remembers one attachment. -ENOMEM. */
 int looptrack_add(LoopTrack *t, dev_t devnum, uint64_t diskseq, uid_t uid);
 
+/* Counts the attachments remembered for uid, or all with (uid_t) -1: in memory, with no
+ * look at sysfs; some may be gone since the last looptrack_prune(). */
+size_t looptrack_count(const LoopTrack *t, uid_t uid);
+
 /* Forgets the attachments that are gone (sysfs reports another or no disk sequence number
- * for the device), then counts those of uid, or all with (uid_t) -1. */
-size_t looptrack_count(LoopTrack *t, uid_t uid);
+ * for the device): one sysfs read each. Returns how many were forgotten. */
+size_t looptrack_prune(LoopTrack *t);
 
 /* The disk sequence number of a block device, from sysfs. -errno. */
 int looptrack_diskseq(dev_t devnum, uint64_t *ret);

@@ -179,6 +179,8 @@ int manager_follow_mount(Manager *m, MountRecord *rec) {
 }
 
 void manager_reconcile(Manager *m) {
+        /* The limits count loop devices in memory: forget those released meanwhile. */
+        (void) looptrack_prune(&m->loops);
         if (!m->registry)
                 return;
         for (size_t i = m->registry->n_records; i > 0; i--) {

@@ -917,13 +917,22 @@ static int manager_check_limits(Manager *m, Request *req, UmError *error) {
  * limits. Called once the probe worker has found that the source is an image. */
 static int manager_check_loop_limits(Manager *m, Request *req, UmError *error) {
         const LimitSubject s = limit_subject(m, req);
+        int r;
 
-        return limits_check_loops(&m->conf->limits, &s,
-                                  looptrack_count(&m->loops, req->owner) +
-                                          manager_count_pending_loops(m, req->owner),
-                                  looptrack_count(&m->loops, (uid_t) -1) +
-                                          manager_count_pending_loops(m, (uid_t) -1),
-                                  error);
+        /* Counted in memory; only a refusal looks at sysfs, for the devices released since
+         * the last reconcile (a detached mount's loop device goes when its caller closes it,
+         * and nobody tells the daemon). */
+        for (int pruned = 0;; pruned = 1) {
+                r = limits_check_loops(&m->conf->limits, &s,
+                                       looptrack_count(&m->loops, req->owner) +
+                                               manager_count_pending_loops(m, req->owner),
+                                       looptrack_count(&m->loops, (uid_t) -1) +
+                                               manager_count_pending_loops(m, (uid_t) -1),
+                                       error);
+                if (r >= 0 || pruned || looptrack_prune(&m->loops) == 0)
+                        return r;
+                *error = (UmError) {};
+        }
 }
 
 /* LimitExceeded when giving req's worker one more job would pass a worker limit. Workers

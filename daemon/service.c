@@ -29,13 +29,16 @@ static size_t manager_n_mounts(const Manager *m) {
 }
 
 bool service_is_idle(Manager *m) {
-        /* Cheap checks first: the loop devices are looked up in sysfs. */
         /* A subscriber would miss the events of the next instance: it keeps this one. Calls
          * whose sender the bus has yet to name are requests too (caller.h). */
-        return m->n_requests == 0 && caller_cache_pending(m->callers) == 0 &&
-               worker_pool_count_alive(m->workers) == 0 && m->n_cleanups == 0 &&
-               manager_n_mounts(m) == 0 && m->subscribers.n == 0 &&
-               looptrack_count(&m->loops, (uid_t) -1) == 0;
+        if (m->n_requests > 0 || caller_cache_pending(m->callers) > 0 ||
+            worker_pool_count_alive(m->workers) > 0 || m->n_cleanups > 0 ||
+            manager_n_mounts(m) > 0 || m->subscribers.n > 0)
+                return false;
+        /* Last, as it looks at sysfs: the loop devices of detached mounts still held. */
+        if (looptrack_count(&m->loops, (uid_t) -1) > 0)
+                (void) looptrack_prune(&m->loops);
+        return looptrack_count(&m->loops, (uid_t) -1) == 0;
 }
 
 /* STATUS= only when what it says changed, not on every event. */
