@@ -245,6 +245,87 @@ static void test_idle_exit(void) {
         assert_exited_cleanly(pid);
 }
 
+/* The daemon's children named name (worker-runner.h names its workers). */
+static GArray *children_named(pid_t parent, const char *name) {
+        GArray *pids = g_array_new(false, false, sizeof(pid_t));
+        g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
+        g_autofree char *want = g_strdup_printf(" (%s) ", name);
+        const char *d;
+
+        g_assert_nonnull(proc);
+        while ((d = g_dir_read_name(proc))) {
+                g_autofree char *path = g_strdup_printf("/proc/%s/stat", d);
+                g_autofree char *stat = NULL;
+                const char *p;
+                int ppid;
+
+                if (!g_ascii_isdigit(d[0]) || !g_file_get_contents(path, &stat, NULL, NULL))
+                        continue;
+                p = strrchr(stat, ')');
+                if (strstr(stat, want) && p && sscanf(p + 1, " %*c %d", &ppid) == 1 &&
+                    ppid == parent) {
+                        pid_t pid = (pid_t) atoi(d);
+                        g_array_append_val(pids, pid);
+                }
+        }
+        return pids;
+}
+
+/* Whether pid is gone (or a zombie nobody reaped yet: dead all the same). */
+static bool process_dead(pid_t pid) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int) pid);
+        g_autofree char *stat = NULL;
+        const char *p;
+
+        if (!g_file_get_contents(path, &stat, NULL, NULL))
+                return true;
+        p = strrchr(stat, ')');
+        return p && p[1] == ' ' && p[2] == 'Z';
+}
+
+/* Ready workers are no work: a daemon with its pool full still goes when idle, and takes
+ * them with it. */
+static void test_idle_exit_with_ready_workers(void) {
+        pid_t pid = start_daemon("1");
+        g_autoptr(GArray) ready = NULL;
+
+        /* The pool is full before the daemon takes its name (worker.c). */
+        ready = children_named(pid, WORKER_NAME_READY);
+        for (int i = 0; i < 200 && ready->len < 2; i++) {
+                g_usleep(10 * 1000);
+                g_clear_pointer(&ready, g_array_unref);
+                ready = children_named(pid, WORKER_NAME_READY);
+        }
+        g_assert_cmpuint(ready->len, ==, 2);
+        g_assert_true(exits_within(pid, EXIT_MS));
+        for (guint i = 0; i < ready->len; i++) {
+                pid_t w = g_array_index(ready, pid_t, i);
+
+                for (int k = 0; k < 200 && !process_dead(w); k++)
+                        g_usleep(10 * 1000);
+                g_assert_true(process_dead(w));
+        }
+        assert_exited_cleanly(pid);
+}
+
+/* --worker-pool=0: every request starts its own worker, and is served all the same. */
+static void test_no_worker_pool(void) {
+        const char *const args[] = { "--worker-pool=0", NULL };
+        g_autoptr(GArray) ready = NULL;
+        g_autofree char *mp = NULL;
+        pid_t pid;
+
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), args, &pid), ==, 0);
+        ready = children_named(pid, WORKER_NAME_READY);
+        g_assert_cmpuint(ready->len, ==, 0);
+        g_assert_cmpuint(list_count(), ==, 0);
+        mp = mount_as_user1(image);
+        g_assert_cmpuint(list_count(), ==, 1);
+        unmount_as_user1(mp);
+        g_assert_cmpuint(list_count(), ==, 0);
+        g_assert_cmpint(harness_stop_daemon(pid, NULL), >=, 0);
+}
+
 /* Without --idle-timeout (and with 0) it never goes by itself. */
 static void test_no_idle_timeout(void) {
         pid_t pid = start_daemon(NULL), pid0;
@@ -553,6 +634,24 @@ static void test_journal_fields(void) {
         g_assert_cmpint(unlink(sa.sun_path), ==, 0);
 }
 
+/* A pool size out of range or not a number: a usage error (2) that says what it takes. */
+static void test_worker_pool_option_refused(void) {
+        static const char *const bad[] = { "", "-1", "65", "1.5", "x", "99999999999999999999" };
+
+        for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+                g_autofree char *arg = g_strdup_printf("--worker-pool=%s", bad[i]);
+                g_autofree char *out = NULL, *err = NULL;
+                const char *argv[] = { harness_daemon_path(), arg, NULL };
+                int status = 0;
+
+                g_assert_true(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL,
+                                           NULL, &out, &err, &status, NULL));
+                g_assert_true(WIFEXITED(status));
+                g_assert_cmpint(WEXITSTATUS(status), ==, 2);
+                g_assert_nonnull(strstr(err, "--worker-pool takes a number of workers, 0 to 64"));
+        }
+}
+
 /* Durations out of range or not whole seconds: a usage error (2) that names the option, and
  * nothing started. */
 static void test_duration_options_refused(void) {
@@ -589,6 +688,9 @@ int main(int argc, char *argv[]) {
         g_assert_cmpint(chmod(image, 0666), ==, 0);
 
         g_test_add_func("/service/idle-exit", test_idle_exit);
+        g_test_add_func("/service/idle-exit-with-ready-workers", test_idle_exit_with_ready_workers);
+        g_test_add_func("/service/no-worker-pool", test_no_worker_pool);
+        g_test_add_func("/service/worker-pool-option-refused", test_worker_pool_option_refused);
         g_test_add_func("/service/no-idle-timeout", test_no_idle_timeout);
         g_test_add_func("/service/busy-stays", test_busy_stays);
         g_test_add_func("/service/restart-keeps-registry", test_restart_keeps_registry);
