@@ -32,6 +32,8 @@
 #define ACTIVATION_FILE UM_BUS_NAME ".service"
 #define UNIT_NAME "usermountd.service"
 #define INSTALLED_DAEMON INSTALL_LIBEXECDIR "/usermountd"
+/* usermountd starts its workers from the directory it runs from. */
+#define INSTALLED_WORKER INSTALL_LIBEXECDIR "/usermount-worker"
 #define SERVICE_DIR INSTALL_DATADIR "/dbus-1/system-services"
 #define IMAGE_LABEL "INSTALLTEST"
 /* The most systemd-analyze security may score the unit (0 best, 10 worst). */
@@ -135,7 +137,8 @@ static int overlay_installed(const char *dir) {
 
 /* Every installed file the daemon and the tools need is at its installed path. */
 static void ensure_overlay(void) {
-        const char *const files[] = { INSTALLED_DAEMON, SERVICE_DIR "/" ACTIVATION_FILE,
+        const char *const files[] = { INSTALLED_DAEMON, INSTALLED_WORKER,
+                SERVICE_DIR "/" ACTIVATION_FILE,
                 INSTALL_MANDIR "/man1/usermount.1", INSTALL_MANDIR "/man5/usermount.conf.5",
                 INSTALL_MANDIR "/man5/org.freedesktop.UserMount1.5",
                 INSTALL_MANDIR "/man8/usermountd.8" };
@@ -333,7 +336,8 @@ static void test_tree_complete(void) {
                 INSTALL_PREFIX "/lib/udev/rules.d/59-usermount-loop.rules",
                 INSTALL_COMPLETIONDIR "/usermount",
         };
-        const char *const executables[] = { INSTALL_BINDIR "/usermount", INSTALLED_DAEMON };
+        const char *const executables[] = { INSTALL_BINDIR "/usermount", INSTALLED_DAEMON,
+                                            INSTALLED_WORKER };
 
         for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
                 g_autofree char *p = staged(files[i]);
