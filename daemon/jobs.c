@@ -211,7 +211,9 @@ static int job_recheck(const BuildJob *job, int source_fd, int fd, dev_t self,
         struct statfs sfs;
         int r;
 
-        r = source_probe(fd, &now, error);
+        /* Only the prober of the type polkit was asked about: the kernel is asked to mount
+         * that type, and reads nothing else (every prober again cost 0.4 ms here). */
+        r = source_probe_as(fd, job->probe.fstype, &now, error);
         if (r < 0)
                 return r;
         if (!streq(now.fstype, job->probe.fstype) || !streq(now.uuid, job->probe.uuid) ||

@@ -323,7 +323,8 @@ static int probe_results(blkid_probe pr, SourceProbe *ret, UmError *error) {
         return 0;
 }
 
-int source_probe(int fd, SourceProbe *ret, UmError *error) {
+/* fstype NULL: every superblock type and the partition tables; else that type only. */
+static int probe(int fd, const char *fstype, SourceProbe *ret, UmError *error) {
         _cleanup_(blkid_free_probep) blkid_probe pr = NULL;
         _cleanup_close_ int probe_fd = -EBADF;
         int r;
@@ -342,8 +343,16 @@ int source_probe(int fd, SourceProbe *ret, UmError *error) {
         blkid_probe_enable_superblocks(pr, 1);
         blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_LABEL | BLKID_SUBLKS_UUID |
                                                       BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
-        blkid_probe_enable_partitions(pr, 1);
-        blkid_probe_set_partitions_flags(pr, BLKID_PARTS_ENTRY_DETAILS);
+        if (fstype) {
+                char *only[] = { (char *) fstype, NULL };
+
+                if (blkid_probe_filter_superblocks_type(pr, BLKID_FLTR_ONLYIN, only) < 0)
+                        return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM,
+                                            "the filesystem probe could not be set up");
+        } else {
+                blkid_probe_enable_partitions(pr, 1);
+                blkid_probe_set_partitions_flags(pr, BLKID_PARTS_ENTRY_DETAILS);
+        }
 
         r = blkid_do_safeprobe(pr);
         if (r == -2)
@@ -357,4 +366,15 @@ int source_probe(int fd, SourceProbe *ret, UmError *error) {
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
                                     "no filesystem was recognised");
         return probe_results(pr, ret, error);
+}
+
+int source_probe(int fd, SourceProbe *ret, UmError *error) {
+        return probe(fd, NULL, ret, error);
+}
+
+int source_probe_as(int fd, const char *fstype, SourceProbe *ret, UmError *error) {
+        if (isempty(fstype))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "no filesystem was recognised");
+        return probe(fd, fstype, ret, error);
 }

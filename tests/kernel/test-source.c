@@ -286,6 +286,29 @@ static void test_probe_partitions(const char *arg) {
         assert_probe_refused(loop_fd, "partitioned disk", "partition table (partitions 1, 2)");
 }
 
+/* source_probe_as(): the one prober of the type; it finds what source_probe() found, and
+ * nothing when the type is another, however ambiguous the source. */
+static void test_probe_as(const char *arg) {
+        _cleanup_close_ int fd = open(ku_image("ext4"), O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int amb = open(ku_image("ambiguous"), O_RDONLY | O_CLOEXEC);
+        SourceProbe all, one;
+        UmError e = {};
+
+        g_assert_cmpint(source_probe(fd, &all, &e), ==, 0);
+        g_assert_cmpint(source_probe_as(fd, "ext4", &one, &e), ==, 0);
+        g_assert_cmpstr(one.fstype, ==, all.fstype);
+        g_assert_cmpstr(one.uuid, ==, all.uuid);
+        g_assert_cmpstr(one.label, ==, all.label);
+        g_assert_cmpint(source_probe_as(fd, "xfs", &one, &e), ==, -EINVAL);
+        g_assert_nonnull(strstr(e.message, "no filesystem was recognised"));
+        e = (UmError) {};
+        g_assert_cmpint(source_probe_as(fd, "", &one, &e), ==, -EINVAL);
+        /* The ext4 + xfs image is refused as a whole, but holds a valid ext4 superblock. */
+        e = (UmError) {};
+        g_assert_cmpint(source_probe_as(amb, "ext4", &one, &e), ==, 0);
+        g_assert_cmpstr(one.fstype, ==, "ext4");
+}
+
 static void test_probe_nothing(const char *arg) {
         _cleanup_close_ int fd = open(ku_image("zeros"), O_RDONLY | O_CLOEXEC);
 
@@ -331,6 +354,7 @@ int main(int argc, char **argv) {
         ku_add("/source/probe/block-device", test_probe_block_device, NULL, "ext4");
         ku_add("/source/probe/partitions", test_probe_partitions, NULL, "parted");
         ku_add("/source/probe/nothing", test_probe_nothing, NULL, "zeros");
+        ku_add("/source/probe/as-type", test_probe_as, NULL, "ambiguous");
         ku_add("/source/probe/ambiguous", test_probe_ambiguous, NULL, "ambiguous");
         ku_add("/source/probe/unreadable", test_probe_unreadable, NULL, "ext4");
 
