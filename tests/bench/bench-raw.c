@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bench-raw.h"
+#include "fd-util.h"
 #include "bench-stats.h"
 #include "kernel-compat.h"
 #include "loop.h"
@@ -107,46 +108,22 @@ int raw_mount_image(const char *fstype, int image_fd, RawTimes *ret, const char 
 }
 
 static int send_fd(int sock, int fd) {
-        char buf[CMSG_SPACE(sizeof(int))] = {};
         char byte = 0;
-        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-        struct msghdr mh = {
-                .msg_iov = &iov,
-                .msg_iovlen = 1,
-                .msg_control = buf,
-                .msg_controllen = sizeof(buf),
-        };
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        const struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
 
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(int));
-        return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+        return fdpass_send(sock, &iov, 1, &fd, 1);
 }
 
 /* The fd sent by send_fd(); -EPROTO when the child sent none (it failed). */
 static int recv_fd(int sock, int *ret_fd) {
-        char buf[CMSG_SPACE(sizeof(int))] = {};
         char byte;
-        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-        struct msghdr mh = {
-                .msg_iov = &iov,
-                .msg_iovlen = 1,
-                .msg_control = buf,
-                .msg_controllen = sizeof(buf),
-        };
-        struct cmsghdr *c;
+        size_t n_fds;
         ssize_t n;
 
-        n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+        n = fdpass_recv(sock, &byte, 1, ret_fd, 1, &n_fds, 0);
         if (n < 0)
-                return -errno;
-        c = CMSG_FIRSTHDR(&mh);
-        if (n != 1 || !c || c->cmsg_type != SCM_RIGHTS)
-                return -EPROTO;
-        memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
-        return 0;
+                return (int) n;
+        return n == 1 && n_fds == 1 ? 0 : -EPROTO;
 }
 
 /* The child of raw_build_worker(): returns its exit status. */

@@ -20,6 +20,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "fd-util.h"
 #include "kernel-util.h"
 #include "loop.h"
 #include "macro.h"
@@ -471,45 +472,17 @@ void ku_options(MountOptions *o, const char *fstype, bool read_only, bool exec) 
 /* ---- processes and fd passing ------------------------------------------------------ */
 
 void ku_send(int sock, const void *data, size_t size, int fd) {
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control = {};
-        struct iovec iov = { .iov_base = (void *) data, .iov_len = size };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        const struct iovec iov = { .iov_base = (void *) data, .iov_len = size };
 
-        if (fd >= 0) {
-                mh.msg_control = &control;
-                mh.msg_controllen = sizeof(control.buf);
-                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(c), &fd, sizeof(int));
-        }
-        g_assert_cmpint(sendmsg(sock, &mh, MSG_NOSIGNAL), ==, (ssize_t) size);
+        g_assert_cmpint(fdpass_send(sock, &iov, 1, &fd, fd >= 0 ? 1 : 0), ==, 0);
 }
 
 int ku_recv(int sock, void *data, size_t size) {
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control = {};
-        struct iovec iov = { .iov_base = data, .iov_len = size };
-        struct msghdr mh = {
-                .msg_iov = &iov,
-                .msg_iovlen = 1,
-                .msg_control = &control,
-                .msg_controllen = sizeof(control.buf),
-        };
         int fd = -1;
+        size_t n_fds;
 
-        g_assert_cmpint(recvmsg(sock, &mh, MSG_CMSG_CLOEXEC), ==, (ssize_t) size);
-        g_assert_false(mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC));
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-                        memcpy(&fd, CMSG_DATA(c), sizeof(int));
-        return fd;
+        g_assert_cmpint(fdpass_recv(sock, data, size, &fd, 1, &n_fds, 0), ==, (ssize_t) size);
+        return n_fds > 0 ? fd : -1;
 }
 
 pid_t ku_fork(void (*fn)(void *data), void *data) {
