@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The D-Bus edge of org.freedesktop.UserMount1.Manager (DBUS-API.md). Every argument is
- * parsed and validated here, into a typed Request, before any other code sees it; the
- * core never touches a bus message. Replies are built here too.
+ * parsed and validated here, into a request's MountCall (call.h), before any other code
+ * sees it; the params dicts through one reader and a table per method (busparams.h). The
+ * core never reads a bus message's arguments. Replies are built here too.
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 
 #include "bus.h"
+#include "busparams.h"
 #include "caller.h"
 #include "config.h"
 #include "log.h"
@@ -20,137 +23,93 @@
 /* A D-Bus dict larger than this is not a mistake but an attack on our memory. */
 #define PARAMS_MAX 32
 
-/* Reads the variant of one params entry, which must have signature sig. */
-static int read_variant(sd_bus_message *m, const char *key, const char *sig, void *ret,
-                        UmError *error) {
-        const char *contents;
-        char type;
-        int r;
+static int set_idmap(const BusParam *p, const BusParamValue *v, void *target, UmError *error) {
+        MountParams *params = target;
 
-        r = sd_bus_message_peek_type(m, &type, &contents);
-        if (r < 0)
-                return r;
-        if (type != 'v' || !streq(contents, sig))
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "Parameter '%s' must have D-Bus type '%s'.", key, sig);
-        r = sd_bus_message_enter_container(m, 'v', sig);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read_basic(m, sig[0], ret);
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
-}
-
-static int read_bool(sd_bus_message *m, const char *key, bool *ret, UmError *error) {
-        int b, r;
-
-        r = read_variant(m, key, "b", &b, error);
-        if (r < 0)
-                return r;
-        *ret = b;
-        return 0;
-}
-
-static int parse_idmap(const char *s, IdmapMode *ret, UmError *error) {
-        if (streq(s, "none"))
-                *ret = IDMAP_NONE;
-        else if (streq(s, "user"))
-                *ret = IDMAP_USER;
-        else if (streq(s, "namespace"))
-                *ret = IDMAP_NAMESPACE;
+        params->idmap_given = true;
+        if (streq(v->s, "none"))
+                params->idmap = IDMAP_NONE;
+        else if (streq(v->s, "user"))
+                params->idmap = IDMAP_USER;
+        else if (streq(v->s, "namespace"))
+                params->idmap = IDMAP_NAMESPACE;
         else
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "Parameter 'idmap' must be 'none', 'user' or 'namespace'.");
         return 0;
 }
 
-static int read_param(sd_bus_message *m, const char *key, MountParams *p, unsigned *seen,
-                      UmError *error) {
-        static const char *const keys[] = { "target", "read-only", "exec", "idmap", "userns",
-                                            "interactive" };
-        const char *s;
-        unsigned bit = 0;
-        int fd, r;
+/* A copy of the fd, which nothing in the main process looks at (MountParams.userns_given). */
+static int set_userns(const BusParam *p, const BusParamValue *v, void *target, UmError *error) {
+        MountParams *params = target;
 
-        for (unsigned i = 0; i < ELEMENTSOF(keys); i++)
-                if (streq(key, keys[i]))
-                        bit = 1u << i;
-        if (bit == 0) {
-                char esc[128];
-
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "Unknown parameter '%s' (known: target, read-only, exec, "
-                                    "idmap, userns, interactive).",
-                                    um_escape(key, esc, sizeof(esc)));
-        }
-        if (*seen & bit)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "Parameter '%s' was given twice.", key);
-        *seen |= bit;
-
-        if (streq(key, "target")) {
-                r = read_variant(m, key, "s", &s, error);
-                if (r < 0)
-                        return r;
-                p->target = strdup(s);
-                return p->target ? 0 : -ENOMEM;
-        }
-        if (streq(key, "read-only"))
-                return read_bool(m, key, &p->read_only, error);
-        if (streq(key, "exec"))
-                return read_bool(m, key, &p->exec, error);
-        if (streq(key, "interactive"))
-                return read_bool(m, key, &p->interactive, error);
-        if (streq(key, "idmap")) {
-                r = read_variant(m, key, "s", &s, error);
-                if (r < 0)
-                        return r;
-                p->idmap_given = true;
-                return parse_idmap(s, &p->idmap, error);
-        }
-        /* userns */
-        r = read_variant(m, key, "h", &fd, error);
-        if (r < 0)
-                return r;
-        p->userns_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        p->userns_given = p->userns_fd >= 0;
-        return p->userns_fd < 0 ? -errno : 0;
+        safe_close(params->userns_fd);
+        params->userns_fd = fcntl(v->fd, F_DUPFD_CLOEXEC, 3);
+        params->userns_given = params->userns_fd >= 0;
+        return params->userns_fd < 0 ? -errno : 0;
 }
 
-/* Parses the a{sv} params; unknown keys, wrong types and repeats are InvalidArgument. */
+/* The params of OpenMount, MountFd and Mount, into a MountParams (DBUS-API.md). */
+static const BusParam mount_params[] = {
+        { "target", 's', offsetof(MountParams, target), bus_param_set_string },
+        { "read-only", 'b', offsetof(MountParams, read_only), bus_param_set_bool },
+        { "exec", 'b', offsetof(MountParams, exec), bus_param_set_bool },
+        { "idmap", 's', offsetof(MountParams, idmap), set_idmap },
+        { "userns", 'h', offsetof(MountParams, userns_fd), set_userns },
+        { "interactive", 'b', offsetof(MountParams, interactive), bus_param_set_bool },
+};
+
+static const BusParamTable mount_params_table = {
+        .params = mount_params,
+        .n_params = ELEMENTSOF(mount_params),
+        .max_entries = PARAMS_MAX,
+        .refuse = bus_params_refuse,
+};
+
+static int refuse_unmount_param(const BusParamTable *t, const char *key, bool twice,
+                                UmError *error) {
+        char esc[128];
+
+        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                            "Unmount takes the parameters 'force' and 'interactive' (b), each "
+                            "once; not '%s'.", um_escape(key, esc, sizeof(esc)));
+}
+
+/* The params of Unmount, into its MountCall. */
+static const BusParam unmount_params[] = {
+        { "force", 'b', offsetof(MountCall, force), bus_param_set_bool },
+        { "interactive", 'b', offsetof(MountCall, params.interactive), bus_param_set_bool },
+};
+
+static const BusParamTable unmount_params_table = {
+        .params = unmount_params,
+        .n_params = ELEMENTSOF(unmount_params),
+        .max_entries = PARAMS_MAX,
+        .refuse = refuse_unmount_param,
+};
+
+static int refuse_list_param(const BusParamTable *t, const char *key, bool twice,
+                             UmError *error) {
+        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                            "ListMounts takes no parameters yet.");
+}
+
+/* ListMounts: no parameters are defined yet; any is an error. */
+static const BusParamTable list_params_table = {
+        .max_entries = PARAMS_MAX,
+        .refuse = refuse_list_param,
+};
+
 int bus_read_params(sd_bus_message *m, MountParams *p, UmError *error) {
-        unsigned seen = 0, n = 0;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        r = bus_params_read(m, &mount_params_table, p, error);
         if (r < 0)
                 return r;
-        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                const char *key;
-
-                if (++n > PARAMS_MAX)
-                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, E2BIG,
-                                            "Too many parameters.");
-                r = sd_bus_message_read(m, "s", &key);
-                if (r < 0)
-                        return r;
-                r = read_param(m, key, p, &seen, error);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
-
         if (p->userns_fd >= 0 && p->idmap != IDMAP_NAMESPACE)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "Parameter 'userns' is only meaningful with idmap 'namespace'.");
+                                    "Parameter 'userns' is only meaningful with idmap "
+                                    "'namespace'.");
         return 0;
 }
 
@@ -168,28 +127,120 @@ static int check_absolute_path(const char *what, const char *path, UmError *erro
         return 0;
 }
 
-/* Validates the source fd and takes a copy of it. */
-static int bus_read_source(Request *req, int fd, UmError *error) {
+/* Validates the caller's source fd and takes a copy of it. */
+static int bus_read_source(MountCall *call, int fd, UmError *error) {
         char path[64], target[4096];
+        SourceInfo info;
         ssize_t n;
         int r;
 
         /* The rest of the inspection touches the file's filesystem (a hung FUSE server could
          * stall the main loop): the probe worker does it. */
-        r = source_check_access(fd, &req->source, error);
+        r = source_check_access(fd, &info, error);
         if (r < 0)
                 return r;
-        req->source_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (req->source_fd < 0)
+        call->source_read_only = info.read_only;
+        call->source_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (call->source_fd < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "Could not take the source descriptor: %m.");
 
         /* For logs and polkit details only; the daemon never opens this path. */
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", req->source_fd);
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", call->source_fd);
         n = readlink(path, target, sizeof(target) - 1);
         target[n > 0 ? n : 0] = 0;
-        req->source_path = strdup(target);
-        return req->source_path ? 0 : -ENOMEM;
+        call->source_path = strdup(target);
+        return call->source_path ? 0 : -ENOMEM;
+}
+
+/* OpenMount, MountFd, Mount: (h|s, s fstype, s options, a{sv} params). */
+static int bus_parse_mount_call(MountCall *call, const Conf *conf, UmError *error) {
+        sd_bus_message *m = call->message;
+        const char *fstype, *options, *device = NULL;
+        int fd = -EBADF, r;
+
+        if (call->method == METHOD_MOUNT)
+                r = sd_bus_message_read(m, "sss", &device, &fstype, &options);
+        else
+                r = sd_bus_message_read(m, "hss", &fd, &fstype, &options);
+        if (r < 0)
+                return r;
+        r = bus_read_params(m, &call->params, error);
+        if (r < 0)
+                return r;
+        if (call->params.target && call->method == METHOD_OPEN_MOUNT)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "OpenMount does not attach the mount; 'target' is for Mount "
+                                    "and MountFd.");
+        if (call->params.target) {
+                r = check_absolute_path("target", call->params.target, error);
+                if (r < 0)
+                        return r;
+        }
+        if (device) {
+                r = check_absolute_path("device", device, error);
+                if (r < 0)
+                        return r;
+        }
+        if (!isempty(fstype) && !conf_fstype_allowed(conf, fstype)) {
+                char esc[64];
+
+                return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
+                                    "Filesystem type '%s' is not allowed for user mounts%s.",
+                                    um_escape(fstype, esc, sizeof(esc)),
+                                    policy_fstype_allowed(fstype) ?
+                                            " by the administrator (AllowedFilesystems=)" : "");
+        }
+        r = policy_check_options_syntax(options, error);
+        if (r < 0)
+                return r;
+        if (call->method != METHOD_MOUNT) {
+                r = bus_read_source(call, fd, error);
+                if (r < 0)
+                        return r;
+        }
+
+        call->fstype = strdup(fstype);
+        call->options = strdup(options);
+        if (device)
+                call->device_path = strdup(device);
+        if (!call->fstype || !call->options || (device && !call->device_path))
+                return -ENOMEM;
+        return 0;
+}
+
+/* Unmount(s mount_point, a{sv} params): "force" (b) and "interactive" (b), each at most once. */
+static int bus_parse_unmount_call(MountCall *call, UmError *error) {
+        const char *mount_point;
+        int r;
+
+        r = sd_bus_message_read(call->message, "s", &mount_point);
+        if (r < 0)
+                return r;
+        r = bus_params_read(call->message, &unmount_params_table, call, error);
+        if (r < 0)
+                return r;
+        r = check_absolute_path("mount point", mount_point, error);
+        if (r < 0)
+                return r;
+        call->unmount_point = strdup(mount_point);
+        return call->unmount_point ? 0 : -ENOMEM;
+}
+
+int bus_parse_call(MountCall *call, const Conf *conf, UmError *error) {
+        switch (call->method) {
+        case METHOD_OPEN_MOUNT:
+        case METHOD_MOUNT_FD:
+        case METHOD_MOUNT:
+                return bus_parse_mount_call(call, conf, error);
+        case METHOD_UNMOUNT:
+                return bus_parse_unmount_call(call, error);
+        case METHOD_LIST_MOUNTS:
+                return bus_params_read(call->message, &list_params_table, call, error);
+        case METHOD_SUBSCRIBE:
+                return 0;
+        }
+        return -EINVAL;
 }
 
 /*
@@ -198,15 +249,17 @@ static int bus_read_source(Request *req, int fd, UmError *error) {
  * the caller passed is not touched here at all: it may be a file on the caller's FUSE
  * server, where even an ioctl waits on the caller; the probe worker checks it (jobs.c).
  */
-static int bus_read_userns(Request *req, UmError *error) {
-        if (req->params.idmap != IDMAP_NAMESPACE || req->params.userns_given)
+static int bus_read_userns(MountCall *call, UmError *error) {
+        if (call->params.idmap != IDMAP_NAMESPACE || call->params.userns_given)
                 return 0;
-        return idmap_open_userns_of(req->caller_pidfd, req->pid, &req->params.userns_fd, error);
+        return idmap_open_userns_of(call->caller.pidfd, call->caller.pid,
+                                    &call->params.userns_fd, error);
 }
 
 /* Subscribe, once the caller is known: the connection receives the signals of its own
  * mounts from now on; polkit may widen that later (everybody's, bus_reply_subscribe()). */
 static int bus_subscribe(Request *req, UmError *error) {
+        const Caller *caller = &req->call.caller;
         int r;
 
         /* Exiting after being idle: the next instance is the one to subscribe to. */
@@ -217,43 +270,50 @@ static int bus_subscribe(Request *req, UmError *error) {
                                     "answers it.");
         /* The connection's NameOwnerChanged comes after this call (and after the bus's
          * answer about the connection, caller.h), so it finds the subscription. */
-        r = subscribers_add(&req->manager->subscribers, sd_bus_message_get_sender(req->message),
-                            req->uid, req->uid == 0);
+        r = subscribers_add(&req->manager->subscribers,
+                            sd_bus_message_get_sender(req->call.message), caller->uid,
+                            caller->uid == 0);
         if (r == -EUSERS)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EUSERS,
                                     "uid %u has %u subscriptions already, the most it may; close "
                                     "some of the connections that hold them.",
-                                    (unsigned) req->uid, SUBSCRIBERS_MAX_PER_UID);
+                                    (unsigned) caller->uid, SUBSCRIBERS_MAX_PER_UID);
         return r;
 }
 
 /* Answers req with error and frees it; logged, as who called is known only now. */
 static void bus_refuse(Request *req, const UmError *error) {
-        const char *member = sd_bus_message_get_member(req->message);
-        const char *sender = strempty(sd_bus_message_get_sender(req->message));
+        const char *member = sd_bus_message_get_member(req->call.message);
+        const char *sender = strempty(sd_bus_message_get_sender(req->call.message));
+        const Caller *caller = &req->call.caller;
 
-        if (req->pid > 0)
-                log_request(LOG_LEVEL_INFO, req->uid, NULL, "refuse",
-                            "Refused %s of uid %u from %s: %s", member, (unsigned) req->uid,
+        if (caller->pid > 0)
+                log_request(LOG_LEVEL_INFO, caller->uid, NULL, "refuse",
+                            "Refused %s of uid %u from %s: %s", member, (unsigned) caller->uid,
                             sender, error->message);
         else
                 log_request(LOG_LEVEL_INFO, LOG_UID_NONE, NULL, "refuse",
                             "Refused %s from %s: %s", member, sender, error->message);
-        (void) bus_reply_error(req->message, error);
+        (void) bus_reply_error(req->call.message, error);
         request_free(req);
 }
 
-/* The caller stage is done (caller.h): what needs the caller's process, then the core. */
+/* The caller stage is done (caller.h): what needs the caller's process completes the call,
+ * then the core takes the request. */
 static void on_caller_known(Request *req, int r, const UmError *caller_error) {
         UmError error = {};
 
         if (r < 0)
                 return bus_refuse(req, caller_error);
-        switch (req->method) {
+        switch (req->call.method) {
         case METHOD_OPEN_MOUNT:
         case METHOD_MOUNT_FD:
         case METHOD_MOUNT:
-                r = bus_read_userns(req, &error);
+                r = bus_read_userns(&req->call, &error);
+                /* The call is complete. The namespace is the one thing of it the request
+                 * consumes (it closes it once the probe has read the maps): handed over. */
+                if (r >= 0)
+                        req->userns_fd = TAKE_FD(req->call.params.userns_fd);
                 break;
         case METHOD_SUBSCRIBE:
                 r = bus_subscribe(req, &error);
@@ -270,191 +330,60 @@ static void on_caller_known(Request *req, int r, const UmError *caller_error) {
         manager_start_request(req->manager, req);
 }
 
-/* Hands a parsed request on to the caller stage, which owns it from now on; the reply
- * comes later (the request keeps a reference on the message). */
-static int bus_start_request(Request *req) {
-        caller_identify(req->manager->callers, req, on_caller_known);
-        return 1;
-}
-
 /*
- * The common part of OpenMount, MountFd and Mount: (h|s, s fstype, s options, a{sv}
- * params), validated into req. Replies with the error itself and returns 0 when the
- * input is refused; returns 1 when req is ready for the caller stage.
+ * Every method: parses and validates m into a new request's call (bus_parse_call()) and
+ * hands the request to the caller stage, which owns it from then on; the reply comes later
+ * (the call keeps a reference on the message). A refused call is answered here.
  */
-static int bus_parse_mount_call(sd_bus_message *m, Request *req, UmError *error) {
-        const char *fstype, *options, *device = NULL;
-        int fd = -EBADF, r;
-
-        if (req->method == METHOD_MOUNT)
-                r = sd_bus_message_read(m, "sss", &device, &fstype, &options);
-        else
-                r = sd_bus_message_read(m, "hss", &fd, &fstype, &options);
-        if (r < 0)
-                return r;
-        r = bus_read_params(m, &req->params, error);
-        if (r < 0 && error->kind == UM_ERROR_KIND_NONE)
-                return r;
-        if (r >= 0 && req->params.target && req->method == METHOD_OPEN_MOUNT)
-                r = um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                 "OpenMount does not attach the mount; 'target' is for Mount "
-                                 "and MountFd.");
-        if (r >= 0 && req->params.target)
-                r = check_absolute_path("target", req->params.target, error);
-        if (r >= 0 && device)
-                r = check_absolute_path("device", device, error);
-        if (r >= 0 && !isempty(fstype) && !conf_fstype_allowed(req->conf, fstype)) {
-                char esc[64];
-
-                r = um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
-                                 "Filesystem type '%s' is not allowed for user mounts%s.",
-                                 um_escape(fstype, esc, sizeof(esc)),
-                                 policy_fstype_allowed(fstype) ?
-                                         " by the administrator (AllowedFilesystems=)" : "");
-        }
-        if (r >= 0)
-                r = policy_check_options_syntax(options, error);
-        if (r >= 0 && req->method != METHOD_MOUNT)
-                r = bus_read_source(req, fd, error);
-        if (r < 0) {
-                if (error->kind == UM_ERROR_KIND_NONE)
-                        return r;
-                (void) bus_reply_error(m, error);
-                return 0;
-        }
-
-        req->fstype = strdup(fstype);
-        req->options = strdup(options);
-        if (device)
-                req->device_path = strdup(device);
-        if (!req->fstype || !req->options || (device && !req->device_path))
-                return -ENOMEM;
-        req->params.read_only = req->params.read_only || req->source.read_only;
-        return 1;
-}
-
-static int method_mount_common(sd_bus_message *m, Manager *manager, RequestMethod method) {
+static int bus_start_call(sd_bus_message *m, Manager *manager, CallMethod method) {
         _cleanup_(request_freep) Request *req = NULL;
         UmError error = {};
         int r;
 
-        req = request_new(manager, m);
+        req = request_new(manager, method, m);
         if (!req)
                 return -ENOMEM;
-        req->method = method;
-        r = bus_parse_mount_call(m, req, &error);
-        if (r < 0)
+        r = bus_parse_call(&req->call, req->conf, &error);
+        if (r < 0 && error.kind == UM_ERROR_KIND_NONE)
                 return r;
-        if (r == 0)
+        if (r < 0) {
+                (void) bus_reply_error(m, &error);
                 return 1; /* refused, and answered: the call is handled */
-        return bus_start_request(TAKE_PTR(req));
+        }
+        caller_identify(manager->callers, TAKE_PTR(req), on_caller_known);
+        return 1;
 }
 
 static int method_open_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        return method_mount_common(m, userdata, METHOD_OPEN_MOUNT);
+        return bus_start_call(m, userdata, METHOD_OPEN_MOUNT);
 }
 
 static int method_mount_fd(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        return method_mount_common(m, userdata, METHOD_MOUNT_FD);
+        return bus_start_call(m, userdata, METHOD_MOUNT_FD);
 }
 
 static int method_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        return method_mount_common(m, userdata, METHOD_MOUNT);
+        return bus_start_call(m, userdata, METHOD_MOUNT);
 }
 
-/* Unmount(s mount_point, a{sv} params): "force" (b) and "interactive" (b), each at most once. */
 static int method_unmount(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        _cleanup_(request_freep) Request *req = NULL;
-        const char *mount_point, *key;
-        UmError error = {};
-        unsigned seen = 0;
-        int r;
-
-        req = request_new(userdata, m);
-        if (!req)
-                return -ENOMEM;
-        req->method = METHOD_UNMOUNT;
-        r = sd_bus_message_read(m, "s", &mount_point);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while (error.kind == UM_ERROR_KIND_NONE &&
-               (r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                unsigned bit;
-                char esc[128];
-
-                r = sd_bus_message_read(m, "s", &key);
-                if (r < 0)
-                        return r;
-                bit = streq(key, "force") ? 1 : streq(key, "interactive") ? 2 : 0;
-                if (bit == 0 || (seen & bit)) {
-                        um_error_set(&error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                     "Unmount takes the parameters 'force' and 'interactive' "
-                                     "(b), each once; not '%s'.", um_escape(key, esc, sizeof(esc)));
-                        break;
-                }
-                seen |= bit;
-                r = read_bool(m, key, bit == 1 ? &req->force : &req->params.interactive, &error);
-                if (r < 0)
-                        break;
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0 && error.kind == UM_ERROR_KIND_NONE)
-                return r;
-        if (error.kind == UM_ERROR_KIND_NONE)
-                (void) check_absolute_path("mount point", mount_point, &error);
-        if (error.kind != UM_ERROR_KIND_NONE)
-                return bus_reply_error(m, &error) < 0 ? -EIO : 1;
-
-        req->unmount_point = strdup(mount_point);
-        if (!req->unmount_point)
-                return -ENOMEM;
-        return bus_start_request(TAKE_PTR(req));
+        return bus_start_call(m, userdata, METHOD_UNMOUNT);
 }
 
-/* ListMounts(a{sv} params): no parameters are defined yet; any is an error. */
 static int method_list_mounts(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        _cleanup_(request_freep) Request *req = NULL;
-        UmError error = {};
-        int r;
-
-        req = request_new(userdata, m);
-        if (!req)
-                return -ENOMEM;
-        req->method = METHOD_LIST_MOUNTS;
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_at_end(m, false);
-        if (r < 0)
-                return r;
-        if (r == 0) {
-                um_error_set(&error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                             "ListMounts takes no parameters yet.");
-                return bus_reply_error(m, &error) < 0 ? -EIO : 1;
-        }
-        return bus_start_request(TAKE_PTR(req));
+        return bus_start_call(m, userdata, METHOD_LIST_MOUNTS);
 }
 
 /* Subscribe(): the caller's connection receives the signals of the mounts it may see. */
 static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        Request *req = request_new(userdata, m);
-
-        if (!req)
-                return -ENOMEM;
-        req->method = METHOD_SUBSCRIBE;
-        return bus_start_request(req);
+        return bus_start_call(m, userdata, METHOD_SUBSCRIBE);
 }
 
 int bus_reply_subscribe(Request *req) {
         if (req->list_all)
                 subscribers_see_all(&req->manager->subscribers,
-                                    sd_bus_message_get_sender(req->message));
-        return sd_bus_reply_method_return(req->message, NULL);
+                                    sd_bus_message_get_sender(req->call.message));
+        return sd_bus_reply_method_return(req->call.message, NULL);
 }
 
 static int method_unsubscribe(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -618,7 +547,7 @@ int bus_reply_open_mount(Request *req, int mount_fd) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_message_new_method_return(req->message, &reply);
+        r = sd_bus_message_new_method_return(req->call.message, &reply);
         if (r >= 0)
                 r = sd_bus_message_append(reply, "h", mount_fd);
         if (r >= 0)
@@ -632,7 +561,7 @@ int bus_reply_mount(Request *req, const MountRecord *rec) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_message_new_method_return(req->message, &reply);
+        r = sd_bus_message_new_method_return(req->call.message, &reply);
         if (r >= 0)
                 r = sd_bus_message_append(reply, "s", rec->mount_point);
         if (r >= 0)
@@ -647,11 +576,11 @@ int bus_reply_list_mounts(Request *req) {
         const Registry *reg = req->manager->registry;
         int r;
 
-        r = sd_bus_message_new_method_return(req->message, &reply);
+        r = sd_bus_message_new_method_return(req->call.message, &reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "a{sv}");
         for (size_t i = 0; r >= 0 && reg && i < reg->n_records; i++)
-                if (req->list_all || reg->records[i]->owner_uid == req->uid)
+                if (req->list_all || reg->records[i]->owner_uid == req->call.caller.uid)
                         r = append_record_info(reply, reg->records[i], true);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);

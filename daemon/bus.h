@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The D-Bus edge (STYLE.md rule 6): the vtable of org.freedesktop.UserMount1.Manager,
- * one method_<name>() per method that parses and validates all input into a Request,
- * and the functions that build replies and signals.
+ * one method_<name>() per method that parses and validates all input into a request's
+ * MountCall (call.h), and the functions that build replies and signals.
  */
 #pragma once
 
 #include <systemd/sd-bus.h>
 
+#include "call.h"
+#include "conf.h"
 #include "manager.h"
 
 extern const sd_bus_vtable manager_vtable[];
@@ -21,6 +23,18 @@ extern const sd_bus_vtable manager_vtable[];
  * (tests/fuzz reaches it with messages built from arbitrary bytes).
  */
 int bus_read_params(sd_bus_message *m, MountParams *p, UmError *error);
+
+/*
+ * Reads the arguments of call->message (a method call of call->method, made by call_init()
+ * and read from its start) into call, and validates them: every argument the method takes,
+ * its params through the method's table. Not the caller (caller.h) and not params["userns"]
+ * when absent (the caller's own namespace, once the caller is known). What it fills in is
+ * owned by call even on failure. Refusals are -errno with error set (InvalidArgument,
+ * InvalidSource, FilesystemNotAllowed, OptionNotAllowed, or Failed if the source fd could
+ * not be copied); other failures are sd-bus's -errno (or -ENOMEM), error untouched. Reads
+ * nothing but the message and conf (fcntl() and readlink() on the source fd).
+ */
+int bus_parse_call(MountCall *call, const Conf *conf, UmError *error);
 
 /* Replies to message with error (mapped in errors.c). */
 int bus_reply_error(sd_bus_message *message, const UmError *error);

@@ -203,33 +203,34 @@ int caller_check_process(pid_t pid, uid_t uid, int pidfd, int *ret_pidfd,
         return 0;
 }
 
-AuthorizeSubject caller_subject(const Request *req) {
+AuthorizeSubject caller_subject(const Caller *caller) {
         return (AuthorizeSubject) {
-                .pid = req->pid,
-                .start_time = req->caller_start_time,
-                .uid = req->uid,
-                .pidfd = req->caller_pidfd,
+                .pid = caller->pid,
+                .start_time = caller->start_time,
+                .uid = caller->uid,
+                .pidfd = caller->pidfd,
         };
 }
 
 /* ---- The stage ------------------------------------------------------------------------ */
 
-/* req's caller fields from creds and the process behind them. */
+/* The Caller of req's call from creds and the process behind them. */
 static int caller_fill(Request *req, const CallerCreds *creds, int pidfd, UmError *error) {
         Manager *m = req->manager;
+        Caller *c = &req->call.caller;
         const UserCacheEntry *u;
         uint64_t now = 0;
         int r;
 
-        req->uid = creds->uid;
-        req->pid = creds->pid;
+        c->uid = creds->uid;
+        c->pid = creds->pid;
         if (creds->label) {
-                req->caller_label = strdup(creds->label);
-                if (!req->caller_label)
+                c->label = strdup(creds->label);
+                if (!c->label)
                         return -ENOMEM;
         }
-        r = caller_check_process(creds->pid, creds->uid, pidfd, &req->caller_pidfd,
-                                 &req->caller_start_time, &req->caller_umask);
+        r = caller_check_process(creds->pid, creds->uid, pidfd, &c->pidfd, &c->start_time,
+                                 &c->umask);
         if (r == -ESRCH)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, ESRCH,
                                     "The calling process exited before its request was "
@@ -251,13 +252,13 @@ static int caller_fill(Request *req, const CallerCreds *creds, int pidfd, UmErro
          * block (userdbd, LDAP): remembered for a minute (usercache.h). */
         (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
         u = usercache_get(&m->users, creds->uid, now, usercache_getpwuid);
-        req->gid = u->gid;
-        req->gid_known = u->found;
+        c->gid = u->gid;
+        c->gid_known = u->found;
         if (u->found && u->name[0])
-                req->user_name = strdup(u->name);
-        else if (asprintf(&req->user_name, "%u", (unsigned) creds->uid) < 0)
-                req->user_name = NULL;
-        return req->user_name ? 0 : -ENOMEM;
+                c->user_name = strdup(u->name);
+        else if (asprintf(&c->user_name, "%u", (unsigned) creds->uid) < 0)
+                c->user_name = NULL;
+        return c->user_name ? 0 : -ENOMEM;
 }
 
 static void caller_continue(Request *req, const CallerCreds *creds, int pidfd, CallerDone done) {
@@ -416,7 +417,7 @@ static int caller_ask(CallerCache *c, const char *name, Request *req, CallerDone
 }
 
 void caller_identify(CallerCache *c, Request *req, CallerDone done) {
-        const char *name = sd_bus_message_get_sender(req->message);
+        const char *name = sd_bus_message_get_sender(req->call.message);
         const CallerCreds *cached;
         UmError error = {};
         int r;

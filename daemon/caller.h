@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "authorize.h"
+#include "call.h"
 #include "manager.h"
 #include "um-error.h"
 
@@ -47,10 +48,10 @@ typedef struct CallerCreds {
 typedef struct CallerCache CallerCache;
 
 /*
- * Continues req once its caller is known, and owns req. r = 0: req->uid, gid, gid_known,
- * pid, caller_pidfd, caller_start_time, caller_umask, user_name and caller_label are set.
- * r < 0: error says why the caller cannot be known or is refused (Failed, or
- * LimitExceeded); req->pid > 0 if the bus answered, and then req->uid is set too.
+ * Continues req once its caller is known, and owns req. r = 0: every field of
+ * req->call.caller (call.h) is set. r < 0: error says why the caller cannot be known or is
+ * refused (Failed, or LimitExceeded); req->call.caller.pid > 0 if the bus answered, and
+ * then its uid is set too.
  */
 typedef void (*CallerDone)(Request *req, int r, const UmError *error);
 
@@ -62,7 +63,8 @@ int caller_cache_new(CallerCache **ret);
 CallerCache *caller_cache_free(CallerCache *c);
 
 /*
- * Learns who sent req->message (a call on req->manager->bus) and continues with done. On a
+ * Learns who sent req->call.message (a call on req->manager->bus), fills req->call.caller
+ * and continues with done. On a
  * cache hit done runs before this returns; otherwise once the bus answered. Takes req in
  * every case: a failure, even to send the question, is reported through done.
  */
@@ -95,5 +97,5 @@ size_t caller_cache_pending(const CallerCache *c);
 int caller_check_process(pid_t pid, uid_t uid, int pidfd, int *ret_pidfd,
                          uint64_t *ret_start_time, mode_t *ret_umask);
 
-/* The subject polkit is asked about for req, whose caller is known (borrows its pidfd). */
-AuthorizeSubject caller_subject(const Request *req);
+/* The subject polkit is asked about for a known caller (borrows its pidfd). */
+AuthorizeSubject caller_subject(const Caller *caller);

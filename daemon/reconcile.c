@@ -46,7 +46,7 @@ bool manager_mount_busy(Manager *m, const MountRecord *rec) {
         if (rec->detaching)
                 return true;
         for (Request *r = m->requests; r; r = r->next)
-                if (r->method == METHOD_UNMOUNT && r->unmount_id == rec->mount_id)
+                if (r->call.method == METHOD_UNMOUNT && r->unmount_id == rec->mount_id)
                         return true;
         return false;
 }

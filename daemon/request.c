@@ -96,6 +96,8 @@ static int manager_check_loop_limits(Manager *m, Request *req, UmError *error);
 static int request_check_worker_limits(Request *req, UmError *error);
 static uint64_t now_usec(void);
 static void request_unlink(Request *req);
+static int request_source_fd(const Request *req);
+static const char *request_source_path(const Request *req);
 static const char *request_what(const Request *req);
 static void request_fail_errno(Request *req, int r, const char *what);
 
@@ -106,14 +108,15 @@ void manager_start_request(Manager *m, Request *req) {
         service_note_activity(m);
         /* Exiting after being idle, the name already given up (service.c): a mount made
          * now would be watched by nobody once this process is gone. */
-        if (m->idle_exiting && req->method != METHOD_UNMOUNT && req->method != METHOD_LIST_MOUNTS) {
+        if (m->idle_exiting && req->call.method != METHOD_UNMOUNT &&
+            req->call.method != METHOD_LIST_MOUNTS) {
                 um_error_set(&error, UM_ERROR_KIND_FAILED, EAGAIN,
                              "usermountd was exiting after being idle when this request came; "
                              "send it again, and the instance that is running now answers it.");
                 return request_fail(req, &error);
         }
         manager_refresh_owners(m);
-        req->owner = owner_map_lookup(&m->owners, req->uid);
+        req->owner = owner_map_lookup(&m->owners, req->call.caller.uid);
         if (manager_check_limits(m, req, &error) < 0)
                 return request_fail(req, &error);
         req->unauthorized = manager_charges_unauthorized(m, req);
@@ -124,7 +127,7 @@ void manager_start_request(Manager *m, Request *req) {
         m->requests = req;
         m->n_requests++;
 
-        switch (req->method) {
+        switch (req->call.method) {
         case METHOD_UNMOUNT:
                 return request_start_unmount(req);
         case METHOD_LIST_MOUNTS:
@@ -142,31 +145,31 @@ void manager_start_request(Manager *m, Request *req) {
 static void request_probe(Request *req) {
         int fds[2], n = 0;
 
-        if (req->method == METHOD_MOUNT) {
+        if (req->call.method == METHOD_MOUNT) {
                 _cleanup_free_ OpenDeviceJob *job = calloc(1, sizeof(OpenDeviceJob));
 
                 if (!job)
                         return request_fail_errno(req, -ENOMEM, "start probing the device");
                 job_caller(req, &job->caller);
-                job->idmap = req->params.idmap;
-                job->userns_given = req->params.userns_given;
-                if (JOB_SET_STRING(job->device_path, req->device_path) < 0)
+                job->idmap = req->call.params.idmap;
+                job->userns_given = req->call.params.userns_given;
+                if (JOB_SET_STRING(job->device_path, req->call.device_path) < 0)
                         return request_fail_errno(req, -ENAMETOOLONG, "start probing the device");
-                if (req->params.userns_fd >= 0)
-                        fds[n++] = req->params.userns_fd;
+                if (req->userns_fd >= 0)
+                        fds[n++] = req->userns_fd;
                 return request_send_job_timeout(req, REQUEST_PROBING, JOB_OPEN_DEVICE, job, fds,
                                                 n, false, on_probe_done);
         }
 
         ProbeJob job = {
-                .idmap = req->params.idmap,
-                .userns_given = req->params.userns_given,
+                .idmap = req->call.params.idmap,
+                .userns_given = req->call.params.userns_given,
         };
 
         job_caller(req, &job.caller);
-        fds[n++] = req->source_fd;
-        if (req->params.userns_fd >= 0)
-                fds[n++] = req->params.userns_fd;
+        fds[n++] = req->call.source_fd;
+        if (req->userns_fd >= 0)
+                fds[n++] = req->userns_fd;
         request_send_job_timeout(req, REQUEST_PROBING, JOB_PROBE, &job, fds, n, false,
                                  on_probe_done);
 }
@@ -183,17 +186,16 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
                 safe_close(fd);
                 return request_fail(req, error);
         }
-        if (req->method == METHOD_MOUNT) {
+        if (req->call.method == METHOD_MOUNT) {
                 /* The device the worker opened for us becomes the source. */
-                req->source_fd = fd;
-                r = source_inspect_fd(req->source_fd, &req->source, &e);
+                req->device_fd = fd;
+                r = source_inspect_fd(req->device_fd, &req->source, &e);
                 if (r < 0)
                         return request_fail(req, &e);
                 /* The worker opened it read-only (a write open waits for polkit): only a
                  * write-protected medium makes the mount read-only. */
                 req->source.read_only = reply->read_only;
-                req->params.read_only = req->params.read_only || reply->read_only;
-                free(req->source_path);
+                req->read_only = req->call.params.read_only || reply->read_only;
                 req->source_path = strndup(reply->device, sizeof(reply->device) - 1);
                 if (!req->source_path)
                         return request_fail_errno(req, -ENOMEM, "record the device");
@@ -201,7 +203,8 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
                 safe_close(fd);
                 /* What the caller's fd is, as the worker found out (source_inspect_fd()). */
                 req->source = reply->source;
-                req->params.read_only = req->params.read_only || req->source.read_only;
+                req->read_only = req->call.params.read_only || req->call.source_read_only ||
+                                 req->source.read_only;
                 if (req->source.type == SOURCE_IMAGE) {
                         r = manager_check_loop_limits(req->manager, req, &e);
                         if (r < 0)
@@ -213,13 +216,13 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
         req->probe = reply->probe;
         /* The maps were read and checked; the namespace itself is never used again. */
         req->idmap = (MountIdmap) {
-                .mode = req->params.idmap,
-                .caller_uid = req->uid,
-                .caller_gid = req->gid,
+                .mode = req->call.params.idmap,
+                .caller_uid = req->call.caller.uid,
+                .caller_gid = req->call.caller.gid,
                 .uid_map = reply->uid_map,
                 .gid_map = reply->gid_map,
         };
-        req->params.userns_fd = safe_close(req->params.userns_fd);
+        req->userns_fd = safe_close(req->userns_fd);
         r = request_decide(req, &e);
         if (r < 0)
                 return request_fail(req, &e);
@@ -231,19 +234,19 @@ static int request_decide(Request *req, UmError *error) {
         char want[64], have[64];
         const PolicyInput in = {
                 .fstype = req->probe.fstype,
-                .options = req->options,
-                .read_only = req->params.read_only,
+                .options = req->call.options,
+                .read_only = req->read_only,
                 .source_read_only = req->source.read_only,
-                .exec = req->params.exec,
-                .uid = req->uid,
-                .gid = req->gid,
-                .umask = req->caller_umask,
+                .exec = req->call.params.exec,
+                .uid = req->call.caller.uid,
+                .gid = req->call.caller.gid,
+                .umask = req->call.caller.umask,
                 .fs_conf = conf_fstype(req->conf, req->probe.fstype),
         };
         int r;
 
         um_escape(req->probe.fstype, have, sizeof(have));
-        if (req->params.exec && !req->conf->allow_exec)
+        if (req->call.params.exec && !req->conf->allow_exec)
                 return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
                                     "Running programs from user mounts is switched off by the "
                                     "administrator (AllowExec=no in %s).",
@@ -257,23 +260,23 @@ static int request_decide(Request *req, UmError *error) {
                                     "The source holds a '%s' filesystem, which the administrator "
                                     "does not allow for user mounts (AllowedFilesystems= in %s).",
                                     have, req->conf->path ?: CONF_DEFAULT_PATH);
-        if (!isempty(req->fstype) && !streq(req->fstype, req->probe.fstype))
+        if (!isempty(req->call.fstype) && !streq(req->call.fstype, req->probe.fstype))
                 return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
                                     "The source holds '%s', not the requested '%s'.", have,
-                                    um_escape(req->fstype, want, sizeof(want)));
+                                    um_escape(req->call.fstype, want, sizeof(want)));
 
         r = policy_build_options(&in, &req->mount_options, error);
         if (r < 0)
                 return r;
         /* Labels last: the caller can give none (policy.c refuses them), the LSM decides. */
         r = label_add_options(&(const LabelInput) { .lsm = req->manager->lsm,
-                                                    .caller_label = req->caller_label,
+                                                    .caller_label = req->call.caller.label,
                                                     .selinux_type = req->conf->selinux_type },
                               &req->mount_options, error);
         if (r < 0)
                 return r;
 
-        limits_mount_actions(req->source.type, req->source.removable, req->params.exec,
+        limits_mount_actions(req->source.type, req->source.removable, req->call.params.exec,
                              req->actions);
         return 0;
 }
@@ -284,7 +287,7 @@ static void request_authorize_next(Request *req) {
         int r;
 
         request_set_state(req, REQUEST_AUTHORIZING);
-        if (req->uid == 0 || req->n_actions_done >= ELEMENTSOF(req->actions) ||
+        if (req->call.caller.uid == 0 || req->n_actions_done >= ELEMENTSOF(req->actions) ||
             !req->actions[req->n_actions_done])
                 return request_continue(req);
 
@@ -302,9 +305,9 @@ static void request_authorize_next(Request *req) {
                 d.facts[0], d.facts[1], d.facts[2], d.facts[3], d.facts[4], d.facts[5],
                 NULL,
         };
-        const AuthorizeSubject subject = caller_subject(req);
+        const AuthorizeSubject subject = caller_subject(&req->call.caller);
         r = authorize_check_async(req->manager->bus, &subject, req->actions[req->n_actions_done],
-                                  details, req->params.interactive, on_authorized, req,
+                                  details, req->call.params.interactive, on_authorized, req,
                                   &req->polkit_slot);
         if (r < 0)
                 request_fail_errno(req, r, "ask polkit");
@@ -324,10 +327,10 @@ static void on_authorized(int r, const UmError *error, void *userdata) {
 static void request_continue(Request *req) {
         /* polkit said yes: no longer charged to the budget of requests nobody authorized,
          * and neither are the owner's next ones before polkit answers them (owner.h). */
-        if (req->uid != 0)
+        if (req->call.caller.uid != 0)
                 owner_known_add(&req->manager->authorized_owners, req->owner);
         req->unauthorized = false;
-        if (req->method == METHOD_UNMOUNT)
+        if (req->call.method == METHOD_UNMOUNT)
                 request_detach(req);
         else
                 request_build(req);
@@ -342,9 +345,9 @@ static void request_build(Request *req) {
          * the root directory must be the caller's (mountbuild.c, check_own_root()). A
          * caller cannot move from a namespace of its own into one of those later: that
          * takes privilege over the host's user namespace. */
-        req->idmap.mode_given = req->params.idmap_given;
-        if (req->method != METHOD_OPEN_MOUNT && req->uid != 0) {
-                r = mountns_shared_with_host(req->caller_pidfd, req->pid);
+        req->idmap.mode_given = req->call.params.idmap_given;
+        if (req->call.method != METHOD_OPEN_MOUNT && req->call.caller.uid != 0) {
+                r = mountns_shared_with_host(req->call.caller.pidfd, req->call.caller.pid);
                 if (r < 0)
                         return request_fail_errno(req, r, "look at your mount namespace");
                 req->idmap.own_root = r > 0;
@@ -358,7 +361,7 @@ static void request_build(Request *req) {
         /* The read-only check of an image runs inside the build worker, with its own limit. */
         if (req->conf->image_check && req->source.type == SOURCE_IMAGE)
                 timeout += req->conf->image_check_timeout_usec;
-        fds[0] = req->source_fd;
+        fds[0] = request_source_fd(req);
         fds[1] = req->manager->stage_ns_fd;
         request_send_job(req, REQUEST_BUILDING, JOB_BUILD, job, fds, fds[1] >= 0 ? 2 : 1, true,
                          timeout, on_build_done);
@@ -394,7 +397,7 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
                 return request_fail_errno(req, r, "record the mount");
         }
 
-        if (req->method != METHOD_OPEN_MOUNT) {
+        if (req->call.method != METHOD_OPEN_MOUNT) {
                 _cleanup_free_ AttachJob *job = malloc(sizeof(AttachJob));
 
                 req->mount_fd = fd;
@@ -402,7 +405,7 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
                         return request_fail_errno(req, job ? -ENAMETOOLONG : -ENOMEM,
                                                   "start attaching the mount");
                 fds[0] = req->mount_fd;
-                fds[1] = req->caller_pidfd;
+                fds[1] = req->call.caller.pidfd;
                 return request_send_job_timeout(req, REQUEST_ATTACHING, JOB_ATTACH, job, fds, 2,
                                                 true, on_attach_done);
         }
@@ -410,16 +413,17 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
         r = bus_reply_open_mount(req, fd);
         safe_close(fd);
         if (r < 0)
-                log_warning_errno(r, "Failed to send the mount to uid %u: %m", (unsigned) req->uid);
+                log_warning_errno(r, "Failed to send the mount to uid %u: %m",
+                                  (unsigned) req->call.caller.uid);
         else
-                log_request_mount(LOG_LEVEL_INFO, req->uid, req->record->device, "open-mount",
-                                  req->record->fstype, NULL,
+                log_request_mount(LOG_LEVEL_INFO, req->call.caller.uid, req->record->device,
+                                  "open-mount", req->record->fstype, NULL,
                                   "Mounted %s (%s, label \"%s\") for uid %u as a detached "
                                   "locked mount%s.",
                                   um_escape(request_what(req), what, sizeof(what)),
                                   req->probe.fstype,
                                   um_escape(req->probe.label, label, sizeof(label)),
-                                  (unsigned) req->uid,
+                                  (unsigned) req->call.caller.uid,
                                   idmap_note(req->record, note, sizeof(note)));
         request_free(req);
 }
@@ -454,18 +458,20 @@ static void on_attach_done(Worker *w, int r, const void *reply, const UmError *e
                                   rec->created_dir) < 0)
                         return on_detach_undo_done(NULL, r, NULL, NULL, -EBADF, req);
                 return request_send_job_timeout(req, REQUEST_DETACHING, JOB_DETACH, &job,
-                                                &req->caller_pidfd, 1, true,
+                                                &req->call.caller.pidfd, 1, true,
                                                 on_detach_undo_done);
         }
         req->record = NULL; /* the registry owns it now */
 
-        log_request_mount(LOG_LEVEL_INFO, req->uid, rec->device, "mount", rec->fstype,
+        log_request_mount(LOG_LEVEL_INFO, req->call.caller.uid, rec->device, "mount", rec->fstype,
                           rec->mount_point, "Mounted %s (%s) for uid %u at %s%s.",
                           um_escape(request_what(req), what, sizeof(what)), rec->fstype,
-                          (unsigned) req->uid, rec->mount_point, idmap_note(rec, note, sizeof(note)));
+                          (unsigned) req->call.caller.uid, rec->mount_point,
+                          idmap_note(rec, note, sizeof(note)));
         r = bus_reply_mount(req, rec);
         if (r < 0)
-                log_warning_errno(r, "Failed to reply to uid %u: %m", (unsigned) req->uid);
+                log_warning_errno(r, "Failed to reply to uid %u: %m",
+                                  (unsigned) req->call.caller.uid);
         request_free(req);
 }
 
@@ -481,7 +487,7 @@ static void on_detach_undo_done(Worker *w, int r, const void *reply, const UmErr
         request_fail(req, &e);
 }
 
-/* Finds the registered mount at req->unmount_point in the caller's namespace. */
+/* Finds the registered mount at req->call.unmount_point in the caller's namespace. */
 static void request_start_unmount(Request *req) {
         Manager *m = req->manager;
         MountRecord *rec;
@@ -489,7 +495,7 @@ static void request_start_unmount(Request *req) {
         UmError e = {};
         int r;
 
-        r = mountns_id_of_process(req->caller_pidfd, req->pid, &mntns);
+        r = mountns_id_of_process(req->call.caller.pidfd, req->call.caller.pid, &mntns);
         if (r < 0)
                 return request_fail_errno(req, r, "find your mount namespace");
         /* By the path each mount has now: mounts follow their directories. */
@@ -497,15 +503,15 @@ static void request_start_unmount(Request *req) {
                 if (m->registry->records[i]->mntns_id == mntns &&
                     !manager_mount_busy(m, m->registry->records[i]))
                         (void) manager_follow_mount(m, m->registry->records[i]);
-        rec = registry_find_mount_point(m->registry, mntns, req->unmount_point);
+        rec = registry_find_mount_point(m->registry, mntns, req->call.unmount_point);
         if (!rec || manager_mount_busy(m, rec)) {
                 um_error_set(&e, UM_ERROR_KIND_NOT_MOUNTED, ENOENT,
-                             "Nothing that usermount mounted is at %s.", req->unmount_point);
+                             "Nothing that usermount mounted is at %s.", req->call.unmount_point);
                 return request_fail(req, &e);
         }
         req->unmount_id = rec->mount_id;
         req->unmount_remove_dir = rec->created_dir;
-        if (req->uid == 0 || rec->owner_uid == req->uid)
+        if (req->call.caller.uid == 0 || rec->owner_uid == req->call.caller.uid)
                 return request_detach(req);
 
         req->actions[0] = UM_ACTION_UNMOUNT_OTHERS;
@@ -517,12 +523,12 @@ static void request_detach(Request *req) {
         DetachJob job;
         int r;
 
-        r = detach_job_init(&job, req->unmount_point, req->unmount_id, req->force,
+        r = detach_job_init(&job, req->call.unmount_point, req->unmount_id, req->call.force,
                           req->unmount_remove_dir);
         if (r < 0)
                 return request_fail_errno(req, r, "start unmounting");
-        request_send_job_timeout(req, REQUEST_DETACHING, JOB_DETACH, &job, &req->caller_pidfd, 1,
-                                 true, on_detach_done);
+        request_send_job_timeout(req, REQUEST_DETACHING, JOB_DETACH, &job,
+                                 &req->call.caller.pidfd, 1, true, on_detach_done);
 }
 
 static void on_detach_done(Worker *w, int r, const void *reply, const UmError *error,
@@ -550,12 +556,13 @@ static void on_detach_done(Worker *w, int r, const void *reply, const UmError *e
         }
         if (r < 0)
                 return request_fail(req, error);
-        log_request_mount(LOG_LEVEL_INFO, req->uid, rec ? rec->device : NULL, "unmount",
-                          rec ? rec->fstype : NULL, req->unmount_point,
-                          "Unmounted %s for uid %u.", req->unmount_point, (unsigned) req->uid);
+        log_request_mount(LOG_LEVEL_INFO, req->call.caller.uid, rec ? rec->device : NULL,
+                          "unmount", rec ? rec->fstype : NULL, req->call.unmount_point,
+                          "Unmounted %s for uid %u.", req->call.unmount_point,
+                          (unsigned) req->call.caller.uid);
         if (rec)
                 manager_forget_mount(req->manager, rec);
-        (void) sd_bus_reply_method_return(req->message, "");
+        (void) sd_bus_reply_method_return(req->call.message, "");
         request_free(req);
 }
 
@@ -563,11 +570,11 @@ static void request_start_list(Request *req) {
         const char *const details[] = { NULL };
         int r;
 
-        if (req->uid == 0) {
+        if (req->call.caller.uid == 0) {
                 on_list_authorized(0, NULL, req);
                 return;
         }
-        const AuthorizeSubject subject = caller_subject(req);
+        const AuthorizeSubject subject = caller_subject(&req->call.caller);
         r = authorize_check_async(req->manager->bus, &subject, UM_ACTION_UNMOUNT_OTHERS,
                                   details, false, on_list_authorized, req, &req->polkit_slot);
         if (r < 0)
@@ -583,18 +590,19 @@ static void on_list_authorized(int r, const UmError *error, void *userdata) {
         for (size_t i = 0; req->manager->registry && i < req->manager->registry->n_records; i++) {
                 MountRecord *rec = req->manager->registry->records[i];
 
-                if ((req->list_all || rec->owner_uid == req->uid) &&
+                if ((req->list_all || rec->owner_uid == req->call.caller.uid) &&
                     !manager_mount_busy(req->manager, rec))
                         (void) manager_follow_mount(req->manager, rec);
         }
-        if (req->method == METHOD_SUBSCRIBE)
+        if (req->call.method == METHOD_SUBSCRIBE)
                 r = bus_reply_subscribe(req);
         else
                 r = bus_reply_list_mounts(req);
         if (r < 0) {
                 log_warning_errno(r, "Failed to reply to %s: %m",
-                                  req->method == METHOD_SUBSCRIBE ? "Subscribe" : "ListMounts");
-                (void) sd_bus_reply_method_errno(req->message, r, NULL);
+                                  req->call.method == METHOD_SUBSCRIBE ? "Subscribe" :
+                                                                         "ListMounts");
+                (void) sd_bus_reply_method_errno(req->call.message, r, NULL);
         }
         request_free(req);
 }
@@ -645,13 +653,13 @@ static void request_send_job_timeout(Request *req, RequestStage stage, JobType t
 
 static void job_caller(const Request *req, JobCaller *c) {
         *c = (JobCaller) {
-                .uid = req->uid,
-                .gid = req->gid,
-                .gid_known = req->gid_known,
+                .uid = req->call.caller.uid,
+                .gid = req->call.caller.gid,
+                .gid_known = req->call.caller.gid_known,
         };
         /* A longer name than any system allows (LOGIN_NAME_MAX) reads as no name: the
          * subuid lookup then goes by uid alone. */
-        (void) JOB_SET_STRING(c->user_name, req->user_name);
+        (void) JOB_SET_STRING(c->user_name, req->call.caller.user_name);
 }
 
 /* What the build worker needs: the source, the decided options and id-mapping, and the
@@ -676,7 +684,7 @@ static int request_build_job(Request *req, BuildJob *j) {
         r = job_options_pack(&req->mount_options, &j->options);
         if (r < 0)
                 return r;
-        if (JOB_SET_STRING(j->source_path, req->source_path) < 0 ||
+        if (JOB_SET_STRING(j->source_path, request_source_path(req)) < 0 ||
             JOB_SET_STRING(j->runtime_dir, req->manager->runtime_dir) < 0)
                 return -ENAMETOOLONG;
         return 0;
@@ -684,10 +692,10 @@ static int request_build_job(Request *req, BuildJob *j) {
 
 /* What the attach worker needs: the caller and where the mount goes. */
 static int request_attach_job(Request *req, AttachJob *j) {
-        *j = (AttachJob) { .uid = req->uid, .gid = req->gid };
-        if (JOB_SET_STRING(j->target, req->params.target) < 0 ||
+        *j = (AttachJob) { .uid = req->call.caller.uid, .gid = req->call.caller.gid };
+        if (JOB_SET_STRING(j->target, req->call.params.target) < 0 ||
             JOB_SET_STRING(j->media_root, req->conf->media_root) < 0 ||
-            JOB_SET_STRING(j->user_name, req->user_name) < 0 ||
+            JOB_SET_STRING(j->user_name, req->call.caller.user_name) < 0 ||
             JOB_SET_STRING(j->label, req->probe.label) < 0 ||
             JOB_SET_STRING(j->uuid, req->probe.uuid) < 0)
                 return -ENAMETOOLONG;
@@ -709,7 +717,7 @@ static int request_make_record(Request *req, const BuildReply *reply) {
         rec->device = strdup(um_escape(reply->device, label, sizeof(label)));
         rec->backing_file = reply->backing_file[0] ?
                 strdup(um_escape(reply->backing_file, path, sizeof(path))) : NULL;
-        rec->owner_uid = req->uid;
+        rec->owner_uid = req->call.caller.uid;
         rec->fstype = strdup(um_escape(req->probe.fstype, label, sizeof(label)));
         rec->label = strdup(um_escape(req->probe.label, label, sizeof(label)));
         rec->uuid = strdup(um_escape(req->probe.uuid, label, sizeof(label)));
@@ -787,7 +795,7 @@ static void auth_details_facts(AuthDetails *d, dev_t devnum, int image_fd) {
 static void request_auth_details(Request *req, AuthDetails *d) {
         MountRecord *rec = NULL;
 
-        if (req->method == METHOD_UNMOUNT)
+        if (req->call.method == METHOD_UNMOUNT)
                 rec = registry_find_mount_id(req->manager->registry, req->unmount_id);
         if (rec) {
                 snprintf(d->device, sizeof(d->device), "%s", strempty(rec->device));
@@ -803,24 +811,25 @@ static void request_auth_details(Request *req, AuthDetails *d) {
                 return;
         }
         auth_details_facts(d, req->source.type == SOURCE_BLOCK_DEVICE ? req->source.rdev : 0,
-                           req->source.type == SOURCE_IMAGE ? req->source_fd : -EBADF);
-        snprintf(d->device, sizeof(d->device), "%s", req->source_path ?: request_what(req));
+                           req->source.type == SOURCE_IMAGE ? request_source_fd(req) : -EBADF);
+        snprintf(d->device, sizeof(d->device), "%s",
+                 request_source_path(req) ?: request_what(req));
         d->fstype = req->probe.fstype;
         d->label = req->probe.label;
         d->uuid = req->probe.uuid;
-        d->idmap = idmap_mode_to_string(req->params.idmap);
-        d->options = strempty(req->options);
+        d->idmap = idmap_mode_to_string(req->call.params.idmap);
+        d->options = strempty(req->call.options);
         d->read_only = req->mount_options.read_only;
-        d->exec = req->params.exec;
-        if (req->params.target)
-                snprintf(d->target, sizeof(d->target), "%s", req->params.target);
-        else if (req->method == METHOD_OPEN_MOUNT)
+        d->exec = req->call.params.exec;
+        if (req->call.params.target)
+                snprintf(d->target, sizeof(d->target), "%s", req->call.params.target);
+        else if (req->call.method == METHOD_OPEN_MOUNT)
                 d->target[0] = 0; /* nothing is attached */
         else {
                 const AttachRequest a = {
-                        .uid = req->uid,
+                        .uid = req->call.caller.uid,
                         .media_root = req->conf->media_root,
-                        .user_name = req->user_name,
+                        .user_name = req->call.caller.user_name,
                         .label = req->probe.label,
                         .uuid = req->probe.uuid,
                 };
@@ -853,7 +862,7 @@ static size_t manager_count_pending_mounts(Manager *m, uid_t owner) {
         size_t n = 0;
 
         for (Request *r = m->requests; r; r = r->next)
-                if ((r->method == METHOD_MOUNT || r->method == METHOD_MOUNT_FD) &&
+                if ((r->call.method == METHOD_MOUNT || r->call.method == METHOD_MOUNT_FD) &&
                     (owner == (uid_t) -1 || r->owner == owner))
                         n++;
         return n;
@@ -874,8 +883,8 @@ static size_t manager_count_mounts_of(Manager *m, uid_t owner) {
  * since the daemon started. Unmount, ListMounts and Subscribe start no worker before polkit
  * answers. */
 static bool manager_charges_unauthorized(Manager *m, const Request *req) {
-        return req->uid != 0 && req->method != METHOD_UNMOUNT &&
-               req->method != METHOD_LIST_MOUNTS && req->method != METHOD_SUBSCRIBE &&
+        return req->call.caller.uid != 0 && req->call.method != METHOD_UNMOUNT &&
+               req->call.method != METHOD_LIST_MOUNTS && req->call.method != METHOD_SUBSCRIBE &&
                !owner_known_has(&m->authorized_owners, req->owner);
 }
 
@@ -890,9 +899,9 @@ static unsigned manager_count_unauthorized(Manager *m) {
 
 static LimitSubject limit_subject(Manager *m, const Request *req) {
         return (LimitSubject) {
-                .uid = req->uid,
+                .uid = req->call.caller.uid,
                 .owner = req->owner,
-                .mounts = req->method == METHOD_MOUNT || req->method == METHOD_MOUNT_FD,
+                .mounts = req->call.method == METHOD_MOUNT || req->call.method == METHOD_MOUNT_FD,
                 .charges_unauthorized = manager_charges_unauthorized(m, req),
         };
 }
@@ -976,7 +985,8 @@ void request_set_state(Request *req, RequestStage stage) {
         if (stage == req->stage && stage != REQUEST_NEW)
                 return;
         log_debug("%s of uid %u: %s -> %s after %.3f ms (%.3f ms since the call)",
-                  strempty(sd_bus_message_get_member(req->message)), (unsigned) req->uid,
+                  strempty(sd_bus_message_get_member(req->call.message)),
+                  (unsigned) req->call.caller.uid,
                   request_stage_names[req->stage], request_stage_names[stage],
                   (double) (now - req->stage_usec) / 1000.0,
                   (double) (now - req->started_usec) / 1000.0);
@@ -984,7 +994,7 @@ void request_set_state(Request *req, RequestStage stage) {
         req->stage_usec = now;
 }
 
-Request *request_new(Manager *m, sd_bus_message *message) {
+Request *request_new(Manager *m, CallMethod method, sd_bus_message *message) {
         Request *req = calloc(1, sizeof(*req));
 
         if (!req)
@@ -992,11 +1002,10 @@ Request *request_new(Manager *m, sd_bus_message *message) {
         req->started_usec = req->stage_usec = now_usec();
         req->manager = m;
         req->conf = conf_ref(m->conf);
-        req->message = sd_bus_message_ref(message);
-        req->source_fd = -EBADF;
-        req->caller_pidfd = -EBADF;
+        call_init(&req->call, method, message);
+        req->userns_fd = -EBADF;
+        req->device_fd = -EBADF;
         req->mount_fd = -EBADF;
-        req->params.userns_fd = -EBADF;
         return req;
 }
 
@@ -1022,19 +1031,11 @@ Request *request_free(Request *req) {
         request_unlink(req);
         worker_release(req->worker);
         sd_bus_slot_unref(req->polkit_slot);
-        sd_bus_message_unref(req->message);
-        safe_close(req->source_fd);
-        safe_close(req->caller_pidfd);
+        call_done(&req->call);
+        safe_close(req->userns_fd);
+        safe_close(req->device_fd);
         safe_close(req->mount_fd);
-        safe_close(req->params.userns_fd);
-        free(req->params.target);
-        free(req->user_name);
-        free(req->caller_label);
-        free(req->device_path);
         free(req->source_path);
-        free(req->fstype);
-        free(req->options);
-        free(req->unmount_point);
         mount_options_done(&req->mount_options);
         mount_record_free(req->record);
         conf_unref(req->conf);
@@ -1042,24 +1043,35 @@ Request *request_free(Request *req) {
         return NULL;
 }
 
+/* The source's fd: the device the probe worker opened (Mount), else the caller's. */
+static int request_source_fd(const Request *req) {
+        return req->device_fd >= 0 ? req->device_fd : req->call.source_fd;
+}
+
+/* What the source is, for logs, polkit details and the build: the device node the probe
+ * found (Mount), else what the caller's fd referred to; NULL before Mount's probe. */
+static const char *request_source_path(const Request *req) {
+        return req->source_path ?: req->call.source_path;
+}
+
 static const char *request_what(const Request *req) {
-        if (req->device_path)
-                return req->device_path;
-        if (req->unmount_point)
-                return req->unmount_point;
-        return strempty(req->source_path);
+        if (req->call.device_path)
+                return req->call.device_path;
+        if (req->call.unmount_point)
+                return req->call.unmount_point;
+        return strempty(request_source_path(req));
 }
 
 void request_fail(Request *req, const UmError *error) {
         char what[256];
 
         um_escape(request_what(req), what, sizeof(what));
-        log_request_mount(LOG_LEVEL_INFO, req->uid, what, "refuse",
-                          req->probe.fstype[0] ? req->probe.fstype : NULL, req->unmount_point,
+        log_request_mount(LOG_LEVEL_INFO, req->call.caller.uid, what, "refuse",
+                          req->probe.fstype[0] ? req->probe.fstype : NULL, req->call.unmount_point,
                           "Refused %s of uid %u for %s: %s",
-                          sd_bus_message_get_member(req->message), (unsigned) req->uid, what,
-                          error->message);
-        (void) bus_reply_error(req->message, error);
+                          sd_bus_message_get_member(req->call.message),
+                          (unsigned) req->call.caller.uid, what, error->message);
+        (void) bus_reply_error(req->call.message, error);
         request_free(req);
 }
 

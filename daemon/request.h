@@ -2,7 +2,9 @@
 /*
  * A Request is one method call on its way through the stages of ARCHITECTURE.md: parsed
  * (bus.c) -> caller (caller.c) -> limits -> probe (worker) -> policy -> authorize (polkit)
- * -> build (worker) -> attach (worker) -> reply. request.c has the stages top-down.
+ * -> build (worker) -> attach (worker) -> reply. The first two build its MountCall (call.h),
+ * which stays as they built it; the Request holds the rest, the state in flight. request.c
+ * has the stages top-down.
  */
 #pragma once
 
@@ -11,6 +13,7 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "call.h"
 #include "conf.h"
 #include "idmap.h"
 #include "mountbuild.h"
@@ -22,29 +25,6 @@
 
 typedef struct Manager Manager;
 typedef struct Request Request;
-
-/* The a{sv} params of a mount call, validated (DBUS-API.md, "params keys"). */
-typedef struct MountParams {
-        char *target;     /* NULL if not given */
-        bool read_only;
-        bool exec;
-        bool interactive;
-        IdmapMode idmap;
-        bool idmap_given; /* idmap was in params (not the default) */
-        int userns_fd;    /* idmap namespace: the caller's (or given) user namespace, -EBADF
-                           * otherwise; owned; closed once its maps are read */
-        bool userns_given; /* userns_fd is params["userns"]: anything the caller passed, which
-                            * only a worker may look at (idmap_check_userns_fd()) */
-} MountParams;
-
-typedef enum RequestMethod {
-        METHOD_OPEN_MOUNT,  /* detached locked mount fd for the caller */
-        METHOD_MOUNT_FD,    /* caller's fd, attached for it and registered */
-        METHOD_MOUNT,       /* device path opened by the daemon, attached and registered */
-        METHOD_UNMOUNT,
-        METHOD_LIST_MOUNTS,
-        METHOD_SUBSCRIBE,   /* ListMounts' authorization, then a subscription */
-} RequestMethod;
 
 typedef enum RequestStage {
         REQUEST_NEW,          /* parsed, caller known, limits next */
@@ -61,38 +41,30 @@ struct Request {
         Manager *manager;
         Conf *conf;             /* the configuration it started with (a reload never changes it) */
         Request *next, *prev;
-        RequestMethod method;
         RequestStage stage;
         uint64_t started_usec;   /* CLOCK_MONOTONIC at request_new() */
         uint64_t stage_usec;     /* when the current stage began */
 
-        sd_bus_message *message; /* the method call; the reply goes to it */
+        /* Who asks and what (call.h): built by the bus edge and the caller stage, read but
+         * never changed by the stages below. */
+        MountCall call;
 
-        /* Who asks, from the bus (never from the message's arguments). */
-        uid_t uid;
-        uid_t owner;          /* whom the per-user limits charge: uid, or the user /etc/subuid
-                               * delegates it to, as it was when the request started (owner.h) */
+        /* Whom it is charged to. */
+        uid_t owner;          /* whom the per-user limits charge: the caller's uid, or the user
+                               * /etc/subuid delegates it to, as it was when the request started
+                               * (owner.h) */
         bool unauthorized;    /* charged to MaxUnauthorizedRequests= until polkit says yes */
-        gid_t gid;
-        bool gid_known;       /* gid is the primary group from the passwd entry, not a stand-in */
-        pid_t pid;
-        int caller_pidfd;     /* the process that sent the call (caller.h) */
-        uint64_t caller_start_time; /* its start time, clock ticks after boot (caller.h) */
-        mode_t caller_umask;  /* for umask= on filesystems without Unix owners */
-        char *user_name;      /* for the default mount point */
-        char *caller_label;   /* the peer's LSM label from the bus (SELinux context or Smack
-                               * label); NULL when it has none (label.h) */
-
-        /* What is asked. */
-        char *device_path;    /* Mount: the device path as given */
-        int source_fd;        /* dup of the caller's fd (or the device the daemon opened), owned */
-        SourceInfo source;
-        char *source_path;    /* what the fd refers to, for logs and polkit details */
-        char *fstype;         /* requested type, "" if none */
-        char *options;        /* caller's option string */
-        MountParams params;
 
         /* What was found and decided. */
+        int userns_fd;          /* idmap namespace: call.params.userns_fd, handed over by the bus
+                                 * edge when the request starts; closed once the probe has read
+                                 * its maps */
+        int device_fd;          /* Mount: the device the probe worker opened, owned; the source
+                                 * from then on (request_source_fd()) */
+        SourceInfo source;      /* what the source is, as the probe worker found it */
+        char *source_path;      /* Mount: the device node the path led to; unmount-others: the
+                                 * registered mount's device; NULL: call.source_path */
+        bool read_only;         /* call.params.read_only, or the source is read-only */
         SourceProbe probe;
         MountOptions mount_options;
         MountIdmap idmap;       /* namespace: the maps read and checked by the probe worker */
@@ -103,9 +75,7 @@ struct Request {
 
         /* Unmount: the registered mount it is about, by id (records may go meanwhile). */
         uint64_t unmount_id;
-        char *unmount_point;
         bool unmount_remove_dir;
-        bool force;
         /* ListMounts: whether the caller may see every user's mounts. */
         bool list_all;
         /* An image request that will attach a loop device not yet in Manager.loops. */
@@ -124,7 +94,8 @@ void manager_start_request(Manager *m, Request *req);
 /* Number of requests in flight charged to owner (Request.owner). */
 unsigned manager_count_requests(Manager *m, uid_t owner);
 
-Request *request_new(Manager *m, sd_bus_message *message);
+/* A new request for a call of method to message (call_init()); NULL if out of memory. */
+Request *request_new(Manager *m, CallMethod method, sd_bus_message *message);
 
 /* Moves req to stage, logging the transition and the time the last stage took (debug). */
 void request_set_state(Request *req, RequestStage stage);

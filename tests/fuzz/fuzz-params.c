@@ -3,7 +3,8 @@
  * Fuzzes the arguments of Mount, MountFd and OpenMount as the bus edge (daemon/bus.c)
  * reads them: the fuzz bytes build a real sd-bus message (method, device or fd, fstype,
  * options, and an a{sv} of any keys with variants of any type), which is sealed and read
- * back with bus_read_params(), then the checks bus_parse_mount_call() makes on the strings
+ * back with bus_read_params() (the table-driven reader of busparams.c with the mount
+ * methods' table), then the checks bus_parse_mount_call() makes on the strings
  * before it asks the bus who is calling (device_check_path(), the fstype allow-list,
  * policy_check_options_syntax()).
  *
