@@ -37,6 +37,7 @@ struct CallerCache {
         uint64_t tick;
         CallerLookup *lookups;
         size_t n_lookups;
+        size_t n_waiting;  /* calls in all lookups */
 };
 
 static void creds_done(CallerCreds *c) {
@@ -69,6 +70,7 @@ static void lookup_unlink(CallerCache *c, CallerLookup *l) {
                         *p = l->next;
                         l->next = NULL;
                         c->n_lookups--;
+                        c->n_waiting -= l->n_requests;
                         return;
                 }
 }
@@ -138,9 +140,17 @@ int caller_cache_put(CallerCache *c, const char *name, const CallerCreds *creds)
         }
         e = entry_slot(c, name);
         e->name = TAKE_PTR(n);
-        e->creds = (CallerCreds) { .uid = creds->uid, .pid = creds->pid, .label = TAKE_PTR(label) };
+        e->creds = (CallerCreds) { .uid = creds->uid, .pid = creds->pid, .label = TAKE_PTR(label),
+                                   .start_time = creds->start_time };
         e->used = ++c->tick;
         return 0;
+}
+
+void caller_cache_note_start_time(CallerCache *c, const char *name, uint64_t start_time) {
+        CallerEntry *e = c && name ? entry_find(c, name) : NULL;
+
+        if (e && e->creds.start_time == 0)
+                e->creds.start_time = start_time;
 }
 
 bool caller_cache_forget(CallerCache *c, const char *name) {
@@ -231,6 +241,14 @@ static int caller_fill(Request *req, const CallerCreds *creds, int pidfd, UmErro
         }
         r = caller_check_process(creds->pid, creds->uid, pidfd, &c->pidfd, &c->start_time,
                                  &c->umask);
+        /* The pid the bus recorded names another process than at the connection's first
+         * call: the one that connected is gone, its pid reused. */
+        if (r >= 0 && creds->start_time != 0 && creds->start_time != c->start_time)
+                r = -EPERM;
+        if (r >= 0 && creds->start_time == 0)
+                caller_cache_note_start_time(m->callers,
+                                             sd_bus_message_get_sender(req->call.message),
+                                             c->start_time);
         if (r == -ESRCH)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, ESRCH,
                                     "The calling process exited before its request was "
@@ -383,6 +401,11 @@ static int caller_ask(CallerCache *c, const char *name, Request *req, CallerDone
                                     "This connection sent %u calls before the bus said who "
                                     "it is, the most that may wait; wait for the answers.",
                                     CALLER_WAITERS_MAX);
+        if (c->n_waiting >= CALLER_WAITING_MAX)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EBUSY,
+                                    "usermountd has %u calls waiting for the bus to say who "
+                                    "sent them, the most it may; try again.",
+                                    CALLER_WAITING_MAX);
         if (!l && c->n_lookups >= CALLER_LOOKUPS_MAX)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EBUSY,
                                     "usermountd is asking the bus about %u connections already, "
@@ -413,6 +436,7 @@ static int caller_ask(CallerCache *c, const char *name, Request *req, CallerDone
         l->requests[l->n_requests] = req;
         l->dones[l->n_requests] = done;
         l->n_requests++;
+        c->n_waiting++;
         return 0;
 }
 
@@ -430,7 +454,8 @@ void caller_identify(CallerCache *c, Request *req, CallerDone done) {
         cached = caller_cache_get(c, name);
         if (cached) {
                 /* Copied: done may change the cache (a connection's calls can re-enter). */
-                CallerCreds creds = { .uid = cached->uid, .pid = cached->pid };
+                CallerCreds creds = { .uid = cached->uid, .pid = cached->pid,
+                                      .start_time = cached->start_time };
 
                 if (cached->label && !(creds.label = strdup(cached->label))) {
                         um_error_set(&error, UM_ERROR_KIND_FAILED, ENOMEM,

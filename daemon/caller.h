@@ -36,13 +36,18 @@
 
 #define CALLER_CACHE_MAX 256   /* connections remembered */
 #define CALLER_LOOKUPS_MAX 256 /* connections asked about at once */
-#define CALLER_WAITERS_MAX 64  /* calls of one connection waiting for its answer */
+#define CALLER_WAITERS_MAX 16  /* calls of one connection waiting for its answer */
+#define CALLER_WAITING_MAX 256 /* calls waiting for an answer, of all connections */
 
 /* What the bus says about one connection. */
 typedef struct CallerCreds {
         uid_t uid;
         pid_t pid;
         char *label; /* LSM label (SELinux context or Smack label); NULL: none */
+        uint64_t start_time; /* of the process pid was when first checked; 0: not yet. A
+                              * later call whose pid names a process with another start time
+                              * (the connecting process exited, its pid was reused) is
+                              * refused */
 } CallerCreds;
 
 typedef struct CallerCache CallerCache;
@@ -69,6 +74,10 @@ CallerCache *caller_cache_free(CallerCache *c);
  * every case: a failure, even to send the question, is reported through done.
  */
 void caller_identify(CallerCache *c, Request *req, CallerDone done);
+
+/* Records the start time of the process the connection name's pid was when it was first
+ * checked (CallerCreds.start_time), unless one is recorded already. */
+void caller_cache_note_start_time(CallerCache *c, const char *name, uint64_t start_time);
 
 /* Forgets the unique name of a connection that closed. Whether it was cached. */
 bool caller_cache_forget(CallerCache *c, const char *name);

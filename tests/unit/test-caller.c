@@ -48,6 +48,24 @@ static void test_cache_hit_and_miss(void) {
         caller_cache_free(c);
 }
 
+/* The start time of the connecting process is recorded once, at the first check, and kept:
+ * a later call whose pid names a process started at another time is refused (caller.c). */
+static void test_cache_start_time(void) {
+        CallerCache *c = NULL;
+        const CallerCreds *got;
+
+        g_assert_cmpint(caller_cache_new(&c), ==, 0);
+        g_assert_cmpint(caller_cache_put(c, ":1.7", &(CallerCreds) { 1000, 4242, NULL }), ==, 0);
+        g_assert_cmpuint(caller_cache_get(c, ":1.7")->start_time, ==, 0);
+        caller_cache_note_start_time(c, ":1.7", 123);
+        caller_cache_note_start_time(c, ":1.7", 456); /* a reused pid does not overwrite */
+        caller_cache_note_start_time(c, ":1.8", 789); /* nobody's: nothing happens */
+        got = caller_cache_get(c, ":1.7");
+        g_assert_cmpuint(got->start_time, ==, 123);
+        g_assert_null(caller_cache_get(c, ":1.8"));
+        caller_cache_free(c);
+}
+
 /* Full: the least recently used goes, not the oldest put; and never more than the bound. */
 static void test_cache_bound(void) {
         CallerCache *c = NULL;
@@ -280,6 +298,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/caller/cache/hit-and-miss", test_cache_hit_and_miss);
         g_test_add_func("/caller/cache/bound", test_cache_bound);
         g_test_add_func("/caller/cache/forget", test_cache_forget);
+        g_test_add_func("/caller/cache/start-time", test_cache_start_time);
         g_test_add_func("/caller/process/self", test_check_process_self);
         g_test_add_func("/caller/process/refused", test_check_process_refused);
         g_test_add_func("/caller/process/exited", test_check_process_exited);
