@@ -24,11 +24,11 @@
 #include "kernel-compat.h"
 #include "loop.h"
 #include "mountbuild.h"
-#include "mountns.h"
+#include "stagens.h"
 
 
-/* Where the build stages its mount inside the stage namespace (mountns_make_stage()). */
-#define STAGE_DIR "/" MOUNTNS_STAGE_SUBDIR
+/* Where the build stages its mount inside the stage namespace (stagens_make()). */
+#define STAGE_DIR "/" STAGENS_DIR
 
 static int bad_job(UmError *error, const char *what) {
         return um_error_set(error, UM_ERROR_KIND_FAILED, EBADMSG,

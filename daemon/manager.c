@@ -23,6 +23,7 @@
 #include "loop.h"
 #include "manager.h"
 #include "mountns.h"
+#include "stagens.h"
 #include "pathcheck.h"
 #include "reconcile.h"
 #include "service.h"
@@ -132,9 +133,12 @@ int manager_start_workers(Manager *m) {
         _cleanup_free_ char *path = NULL;
         int r;
 
-        r = mountns_make_stage(m->runtime_dir, &m->stage_ns_fd);
+        r = stagens_make(m->runtime_dir, &m->stage_ns_fd);
         if (r < 0)
-                return log_error_errno(r, "Failed to make the stage mount namespace: %m");
+                /* Builds then stage in a copy of the daemon's own namespace, as they did
+                 * before: slower with many mounts, as safe. */
+                log_warning_errno(r, "Failed to make the stage mount namespace, building "
+                                  "mounts in copies of the daemon's own: %m");
         r = worker_binary_path(&path);
         if (r < 0)
                 return log_error_errno(r, "Failed to find usermount-worker: %m");

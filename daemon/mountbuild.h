@@ -6,7 +6,7 @@
  *      attributes (NODEV|NOSUID[|NOEXEC][|RDONLY]): a detached mount;
  *   1a. for an id-mapped mount, MOUNT_ATTR_IDMAP with a user namespace the worker makes
  *      itself (idmap.h), while the mount is detached and was never attached;
- *   2. a private mount namespace: a copy of the stage namespace (mountns_make_stage(): a
+ *   2. a private mount namespace: a copy of the stage namespace (stagens_make(): a
  *      tmpfs and nothing else) or else of the worker's own, "/" made private;
  *   3. move_mount() onto the staging directory, and make the mount the working directory;
  *   4. unshare(CLONE_NEWUSER|CLONE_NEWNS): the copied tree has its flags locked, and the
@@ -14,7 +14,7 @@
  *   5. open_tree("", OPEN_TREE_CLONE|AT_EMPTY_PATH) of the working directory: the clone
  *      keeps the locks. The worker then checks that clearing nosuid on it fails.
  * It changes the calling process's namespaces (and working directory) for good, so it
- * only ever runs in a forked worker that exits afterwards.
+ * only ever runs in a worker (usermount-worker, jobs.c) that exits afterwards.
  *
  * Staging leaves nothing behind: the mount is moved over stage_dir itself, inside the
  * worker's private mount namespace, so no directory is created anywhere and the host
@@ -57,7 +57,7 @@ typedef struct MountSpec {
 int mountbuild_locked(const MountSpec *spec, const char *stage_dir, int *ret_mount_fd, UmError *error);
 
 /* The same, in a copy of the stage namespace stage_ns_fd (-EBADF: of the worker's own);
- * stage_dir is then a path in that namespace (MOUNTNS_STAGE_DIR). After it the worker
+ * stage_dir is then a path in that namespace (STAGENS_DIR). After it the worker
  * sees only that namespace: paths of the host no longer resolve. */
 int mountbuild_locked_in(const MountSpec *spec, int stage_ns_fd, const char *stage_dir,
                          int *ret_mount_fd, UmError *error);

@@ -4,8 +4,7 @@
  * the namespace: the id of a process's mount namespace (NS_GET_MNTNS_ID), whether a
  * mount with a given unique id still exists in a namespace and where (statmount() with
  * mnt_ns_id, Linux 6.8+/6.11+), and finding a process that lives in a namespace (for
- * cleanups that must run there after the original caller has gone); and the stage
- * namespace the workers build mounts in.
+ * cleanups that must run there after the original caller has gone).
  */
 #pragma once
 
@@ -69,16 +68,3 @@ int mountns_mount_fstype(uint64_t mount_id, char **ret_fstype);
  */
 int mountns_statmount_parse(const void *buf, size_t size, char **ret_mount_point,
                             char **ret_fstype);
-
-/* The directory of the stage namespace a build stages its mount over. */
-#define MOUNTNS_STAGE_SUBDIR "stage"
-
-/*
- * Makes the stage namespace: a mount namespace whose whole tree is one small tmpfs
- * (root's, 0700) holding the empty directory /MOUNTNS_STAGE_SUBDIR, so that a worker's
- * private copy of it (mountbuild_locked_in()) costs the same with no or 2000 mounts on the
- * host. A short-lived child unshares, mounts the tmpfs over dir (an existing directory,
- * only inside the new namespace), pivots into it and detaches the host's tree; nothing
- * changes outside. *ret_fd: the namespace (O_CLOEXEC), alive as long as the fd is.
- */
-int mountns_make_stage(const char *dir, int *ret_fd);

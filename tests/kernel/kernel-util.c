@@ -25,6 +25,7 @@
 #include "loop.h"
 #include "macro.h"
 #include "mountbuild.h"
+#include "stagens.h"
 
 #define KU_ENV_DIR "UM_KERNEL_TEST_DIR"
 
@@ -348,6 +349,13 @@ int ku_count_fds(void) {
         struct dirent *de;
         int n = 0;
 
+        /* In a namespace without /proc (a build in the stage namespace): ask each number. */
+        if (!d && errno == ENOENT) {
+                for (int fd = 0; fd < 4096; fd++)
+                        if (fcntl(fd, F_GETFD) >= 0)
+                                n++;
+                return n;
+        }
         g_assert_nonnull(d);
         while ((de = readdir(d)))
                 if (de->d_name[0] != '.')
@@ -606,8 +614,20 @@ static void build_worker(void *data) {
                         .options = s->options,
                 };
 
-                res.r = mountbuild_locked(&spec, s->stage ? s->stage : stage_dir, &mount_fd,
-                                          &res.error);
+                _cleanup_close_ int ns_fd = -EBADF;
+
+                /* As usermountd does: a stage namespace made once, the build in a copy. */
+                if (s->stage_ns)
+                        res.r = stagens_make(stage_dir, &ns_fd);
+                if (res.r < 0)
+                        um_error_set(&res.error, UM_ERROR_KIND_FAILED, -res.r,
+                                     "could not make the stage namespace");
+                else if (s->stage_ns)
+                        res.r = mountbuild_locked_in(&spec, ns_fd, "/" STAGENS_DIR, &mount_fd,
+                                                     &res.error);
+                else
+                        res.r = mountbuild_locked(&spec, s->stage ? s->stage : stage_dir,
+                                                  &mount_fd, &res.error);
                 if (res.r >= 0) {
                         res.id_r = mountbuild_mount_id(mount_fd, &res.mount_id);
                         res.mount_fd_cloexec = !!(fcntl(mount_fd, F_GETFD) & FD_CLOEXEC);

@@ -83,11 +83,14 @@ typedef struct KuBuildSpec {
         const char *fstype;
         const MountOptions *options;
         const char *stage;      /* NULL: ku_stage_dir() */
+        bool stage_ns;          /* in a copy of a stage namespace (stagens_make()), as
+                                 * usermountd builds; stage is then not used */
 } KuBuildSpec;
 
 /*
  * Forks a worker that does what usermountd's job_build() does: opens the image and
- * loop_attach()es it (or takes the source as is), then mountbuild_locked(). The worker
+ * loop_attach()es it (or takes the source as is), then mountbuild_locked() (or, with
+ * stage_ns, mountbuild_locked_in() with a stage namespace of its own). The worker
  * sends back the result and, on success, the mount fd, then exits. Asserts the worker
  * leaked no fd and that a failure came with an error sentence. Returns the mount fd or -1.
  */

@@ -18,6 +18,7 @@
 #include "loop.h"
 #include "macro.h"
 #include "mountbuild.h"
+#include "stagens.h"
 #include "source.h"
 
 #define HELLO "hello from usermount\n"
@@ -30,6 +31,9 @@ static bool read_only_filesystem(const char *fstype) {
         return streq(fstype, "squashfs") || streq(fstype, "erofs");
 }
 
+/* Builds in a copy of a stage namespace (as usermountd does) when this is set. */
+static bool build_in_stage_ns;
+
 static int build(const char *fstype, bool read_only, bool exec, KuBuild *b) {
         MountOptions o;
         KuBuildSpec spec = {
@@ -38,6 +42,7 @@ static int build(const char *fstype, bool read_only, bool exec, KuBuild *b) {
                 .loop_read_only = read_only,
                 .fstype = fstype,
                 .options = &o,
+                .stage_ns = build_in_stage_ns,
         };
         int fd;
 
@@ -344,6 +349,39 @@ static void test_locked(const char *fstype) {
         run_receiver(fstype, false);
 }
 
+/* The same locks when the mount was staged in a copy of the stage namespace. */
+static void test_locked_stage_ns(const char *fstype) {
+        build_in_stage_ns = true;
+        run_receiver(fstype, false);
+        run_receiver(fstype, true);
+        build_in_stage_ns = false;
+}
+
+/* The stage namespace holds its tmpfs and nothing of the host: a process that enters it
+ * finds only the stage directory, and no path of the host resolves there. */
+static void stage_ns_view(void *data) {
+        int ns_fd = *(int *) data;
+        g_autoptr(GDir) root = NULL;
+        struct stat st;
+
+        g_assert_cmpint(setns(ns_fd, CLONE_NEWNS), ==, 0);
+        root = g_dir_open("/", 0, NULL);
+        g_assert_nonnull(root);
+        g_assert_cmpstr(g_dir_read_name(root), ==, STAGENS_DIR);
+        g_assert_null(g_dir_read_name(root));
+        g_assert_cmpint(stat("/proc/self", &st), ==, -1);
+        g_assert_cmpint(stat("/dev/null", &st), ==, -1);
+        g_assert_cmpint(stat("/" STAGENS_DIR, &st), ==, 0);
+        g_assert_cmpuint(st.st_mode & 07777, ==, 0700);
+}
+
+static void test_stage_ns_empty(const char *arg) {
+        _cleanup_close_ int ns_fd = -EBADF;
+
+        g_assert_cmpint(stagens_make(ku_stage_dir(), &ns_fd), ==, 0);
+        ku_wait_ok(ku_fork(stage_ns_view, &ns_fd));
+}
+
 static void test_locked_read_only(const char *fstype) {
         run_receiver(fstype, true);
 }
@@ -623,6 +661,8 @@ int main(int argc, char **argv) {
 
         add_per_type("/mountbuild/types", test_types, ku_fstypes);
         ku_add("/mountbuild/mount-id", test_mount_id, NULL, "ext4");
+        ku_add("/mountbuild/stage-ns/locked", test_locked_stage_ns, "ext4", "ext4");
+        ku_add("/mountbuild/stage-ns/empty", test_stage_ns_empty, NULL, NULL);
         ku_add("/mountbuild/forced-nodev-nosuid", test_forced_nodev_nosuid, NULL, "ext4");
         add_per_type("/mountbuild/locked", test_locked, ku_fstypes);
         add_per_type("/mountbuild/locked-read-only", test_locked_read_only, writable_types);
