@@ -18,7 +18,7 @@ static const char *owner_note(const LimitSubject *s, char *buf, size_t size) {
         return buf;
 }
 
-int limits_check_request(const ConfLimits *l, const LimitSubject *s, const LimitCounts *c,
+int admission_check_request(const ConfLimits *l, const LimitSubject *s, const LimitCounts *c,
                          UmError *error) {
         char note[128];
 
@@ -52,7 +52,7 @@ int limits_check_request(const ConfLimits *l, const LimitSubject *s, const Limit
         return 0;
 }
 
-int limits_check_loops(const ConfLimits *l, const LimitSubject *s, size_t owner_loops,
+int admission_check_loops(const ConfLimits *l, const LimitSubject *s, size_t owner_loops,
                        size_t loops, UmError *error) {
         char note[128];
 
@@ -72,7 +72,7 @@ int limits_check_loops(const ConfLimits *l, const LimitSubject *s, size_t owner_
         return 0;
 }
 
-int limits_check_workers(const ConfLimits *l, const LimitSubject *s, bool unauthorized,
+int admission_check_workers(const ConfLimits *l, const LimitSubject *s, bool unauthorized,
                          unsigned workers, unsigned owner_workers,
                          unsigned unauthorized_workers, UmError *error) {
         char note[128];
@@ -98,7 +98,7 @@ int limits_check_workers(const ConfLimits *l, const LimitSubject *s, bool unauth
         return 0;
 }
 
-void limits_mount_actions(SourceType type, bool removable, bool exec, const char *ret[2]) {
+void admission_mount_actions(SourceType type, bool removable, bool exec, const char *ret[2]) {
         if (type == SOURCE_IMAGE)
                 ret[0] = UM_ACTION_MOUNT_IMAGE;
         else if (removable)

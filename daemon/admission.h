@@ -36,21 +36,21 @@ typedef struct LimitCounts {
 
 /* MaxRequests=, MaxRequestsPerUser=, MaxMountsPerUser=, MaxMounts=,
  * MaxUnauthorizedRequests=, when the request starts. */
-int limits_check_request(const ConfLimits *l, const LimitSubject *s, const LimitCounts *c,
+int admission_check_request(const ConfLimits *l, const LimitSubject *s, const LimitCounts *c,
                          UmError *error);
 
 /* MaxLoopDevicesPerUser=, MaxLoopDevices=, once the source is known to be an image:
  * loops and owner_loops are the loop devices held and to come. */
-int limits_check_loops(const ConfLimits *l, const LimitSubject *s, size_t owner_loops,
+int admission_check_loops(const ConfLimits *l, const LimitSubject *s, size_t owner_loops,
                        size_t loops, UmError *error);
 
 /* MaxWorkers=, MaxWorkersPerUser=, and for a request polkit has not authorized yet
  * (unauthorized) MaxUnauthorizedRequests=, before a worker is given a job: the counts are
  * the workers working (worker.h). */
-int limits_check_workers(const ConfLimits *l, const LimitSubject *s, bool unauthorized,
+int admission_check_workers(const ConfLimits *l, const LimitSubject *s, bool unauthorized,
                          unsigned workers, unsigned owner_workers,
                          unsigned unauthorized_workers, UmError *error);
 
 /* The polkit actions a mount of such a source needs, in order: mount-image,
  * mount-removable or mount-system, then mount-exec if exec was asked for (else NULL). */
-void limits_mount_actions(SourceType type, bool removable, bool exec, const char *ret[2]);
+void admission_mount_actions(SourceType type, bool removable, bool exec, const char *ret[2]);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Attaching a locked mount in the caller's own mount namespace, and detaching it again
- * (Mount, MountFd, Unmount). These functions run in a forked worker: they setns() into
+ * (Mount, MountFd, Unmount). These functions run in a worker (jobs.c): they setns() into
  * the caller's mount namespace through a pidfd, resolve paths one component at a time
  * without following any symlink (lookup_beneath()), check ownership on the resulting fd,
  * and work only on fds from then on (move_mount(..., MOVE_MOUNT_T_EMPTY_PATH)).

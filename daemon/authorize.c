@@ -99,10 +99,6 @@ int authorize_append_process_subject(sd_bus_message *m, const AuthorizeSubject *
         return r;
 }
 
-int authorize_append_bus_name_subject(sd_bus_message *m, const char *bus_name) {
-        return sd_bus_message_append(m, "(sa{sv})", "system-bus-name", 1, "name", "s", bus_name);
-}
-
 static int new_check(sd_bus *bus, sd_bus_message **ret) {
         return sd_bus_message_new_method_call(bus, ret, "org.freedesktop.PolicyKit1",
                                               "/org/freedesktop/PolicyKit1/Authority",
@@ -157,20 +153,6 @@ int authorize_check_async(sd_bus *bus, const AuthorizeSubject *subject, const ch
         r = new_check(bus, &call);
         if (r >= 0)
                 r = authorize_append_process_subject(call, subject);
-        if (r < 0)
-                return r;
-        return send_check(bus, call, action, details, interactive, done, userdata, ret_slot);
-}
-
-int authorize_check_bus_name_async(sd_bus *bus, const char *bus_name, const char *action,
-                                   const char *const *details, bool interactive,
-                                   AuthorizeDone done, void *userdata, sd_bus_slot **ret_slot) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
-        int r;
-
-        r = new_check(bus, &call);
-        if (r >= 0)
-                r = authorize_append_bus_name_subject(call, bus_name);
         if (r < 0)
                 return r;
         return send_check(bus, call, action, details, interactive, done, userdata, ret_slot);

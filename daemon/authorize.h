@@ -41,13 +41,5 @@ int authorize_check_async(sd_bus *bus, const AuthorizeSubject *subject, const ch
                           const char *const *details, bool interactive, AuthorizeDone done,
                           void *userdata, sd_bus_slot **ret_slot);
 
-/* The same for the "system-bus-name" subject bus_name, which polkitd resolves by asking
- * the bus (what the daemon sent before; kept for measurements that compare the two). */
-int authorize_check_bus_name_async(sd_bus *bus, const char *bus_name, const char *action,
-                                   const char *const *details, bool interactive,
-                                   AuthorizeDone done, void *userdata, sd_bus_slot **ret_slot);
-
-/* Appends the (sa{sv}) subject of CheckAuthorization to m: unix-process for subject, or
- * system-bus-name for bus_name. */
+/* Appends the (sa{sv}) unix-process subject of CheckAuthorization to m. */
 int authorize_append_process_subject(sd_bus_message *m, const AuthorizeSubject *subject);
-int authorize_append_bus_name_subject(sd_bus_message *m, const char *bus_name);

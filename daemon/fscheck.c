@@ -78,6 +78,7 @@
 #include "fscheck.h"
 #include "kernel-compat.h"
 #include "procfs.h"
+#include "time-util.h"
 
 #define FSCHECK_OUTPUT_MAX 4096
 #define FSCHECK_DEVICE "/dev/fscheck-device"
@@ -603,12 +604,6 @@ typedef struct SandboxResult {
         size_t output_len;
 } SandboxResult;
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
 
 static pid_t clone_sandbox(int *ret_pidfd) {
         struct clone_args args = {
@@ -638,7 +633,7 @@ static bool read_output(int fd, SandboxResult *res) {
 
 /* Waits for the output's EOF and the init's exit, or the deadline; then reaps. */
 static int sandbox_wait(int pidfd, int out_fd, uint64_t timeout_usec, SandboxResult *res) {
-        uint64_t deadline = now_usec() + timeout_usec;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
         bool open = true, exited = false;
 
         while (open || !exited) {
@@ -646,7 +641,7 @@ static int sandbox_wait(int pidfd, int out_fd, uint64_t timeout_usec, SandboxRes
                         { .fd = open ? out_fd : -1, .events = POLLIN },
                         { .fd = exited ? -1 : pidfd, .events = POLLIN },
                 };
-                uint64_t now = now_usec();
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
 
                 if (now >= deadline) {
                         res->timed_out = true;

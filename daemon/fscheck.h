@@ -67,7 +67,7 @@ bool fscheck_available(const char *fstype);
  * -EINVAL: uid or gid 0, no timeout, or an unusable uid range. -EBUSY: every uid of the
  * range is in use. -ENOTBLK: block_fd is not a block device. Other
  * -errno: the sandbox could not be built (CAP_MKNOD and CAP_SETPCAP are needed).
- * To be called in a forked, privileged worker: it forks the sandbox itself, reaps it and
+ * To be called in a privileged worker (jobs.c): it forks the sandbox itself, reaps it and
  * leaves no process, mount or file behind. SIGCHLD must not be set to SIG_IGN.
  */
 int fscheck_run(int block_fd, const char *fstype, const FsCheckSpec *spec, UmError *error);

@@ -125,3 +125,27 @@ int detach_job_init(DetachJob *j, const char *mount_point, uint64_t mount_id, bo
         *j = (DetachJob) { .mount_id = mount_id, .force = force, .remove_dir = remove_dir };
         return JOB_SET_STRING(j->mount_point, mount_point);
 }
+
+static bool idmap_ok(const IdMap *m) {
+        return m->n_extents <= IDMAP_MAX_EXTENTS;
+}
+
+static bool probe_ok(const SourceProbe *p) {
+        return JOB_STRING_OK(p->fstype) && JOB_STRING_OK(p->label) && JOB_STRING_OK(p->uuid);
+}
+
+int probe_reply_check(const ProbeReply *r) {
+        if (!probe_ok(&r->probe) || !JOB_STRING_OK(r->device) || !idmap_ok(&r->uid_map) ||
+            !idmap_ok(&r->gid_map) || r->source.type < SOURCE_UNKNOWN ||
+            r->source.type > SOURCE_IMAGE)
+                return -EBADMSG;
+        return 0;
+}
+
+int build_reply_check(const BuildReply *r) {
+        if (!JOB_STRING_OK(r->device) || !JOB_STRING_OK(r->backing_file) ||
+            !idmap_ok(&r->uid_map) || !idmap_ok(&r->gid_map) || r->idmap_mode < IDMAP_NONE ||
+            r->idmap_mode > IDMAP_NAMESPACE)
+                return -EBADMSG;
+        return 0;
+}

@@ -143,6 +143,11 @@ int job_set_string(char *dst, size_t n, const char *s);
 /* Whether the fixed field holds a NUL-terminated string (checked by the worker). */
 #define JOB_STRING_OK(field) (memchr((field), 0, sizeof(field)) != NULL)
 
+/* Whether a reply a worker sent is one the daemon may read: every string NUL-terminated
+ * within its field, maps within IDMAP_MAX_EXTENTS, enums in range. -EBADMSG if not. */
+int probe_reply_check(const ProbeReply *r);
+int build_reply_check(const BuildReply *r);
+
 /* MountOptions <-> JobOptions. pack: -E2BIG when they do not fit. unpack: -EBADMSG for
  * bytes that are not what pack makes; *ret is owned (mount_options_done()). */
 int job_options_pack(const MountOptions *o, JobOptions *ret);

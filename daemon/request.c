@@ -36,6 +36,7 @@
 #include "reconcile.h"
 #include "service.h"
 #include "usermount-names.h"
+#include "time-util.h"
 
 /*
  * The details polkit rules see (ARCHITECTURE.md, "Authorization"): for a mount, the
@@ -94,7 +95,6 @@ static LimitSubject limit_subject(Manager *m, const Request *req);
 static int manager_check_limits(Manager *m, Request *req, UmError *error);
 static int manager_check_loop_limits(Manager *m, Request *req, UmError *error);
 static int request_check_worker_limits(Request *req, UmError *error);
-static uint64_t now_usec(void);
 static void request_unlink(Request *req);
 static int request_source_fd(const Request *req);
 static const char *request_source_path(const Request *req);
@@ -181,6 +181,12 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
         UmError e = {};
 
         /* On success the worker waits for the build (request_build()); else it exits. */
+        if (r >= 0 && probe_reply_check(reply) < 0) {
+                r = -EBADMSG;
+                error = &e;
+                um_error_set(&e, UM_ERROR_KIND_FAILED, EBADMSG,
+                             "The mount worker sent a malformed result.");
+        }
         if (r < 0) {
                 req->worker = worker_release(w);
                 safe_close(fd);
@@ -276,7 +282,7 @@ static int request_decide(Request *req, UmError *error) {
         if (r < 0)
                 return r;
 
-        limits_mount_actions(req->source.type, req->source.removable, req->call.params.exec,
+        admission_mount_actions(req->source.type, req->source.removable, req->call.params.exec,
                              req->actions);
         return 0;
 }
@@ -372,9 +378,16 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
         Request *req = userdata;
         const BuildReply *reply = out;
         char what[256], label[256], note[IDMAP_MAX_EXTENTS * 72];
+        UmError e = {};
         int fds[2];
 
         req->worker = worker_release(w);
+        if (r >= 0 && build_reply_check(reply) < 0) {
+                r = -EBADMSG;
+                error = &e;
+                um_error_set(&e, UM_ERROR_KIND_FAILED, EBADMSG,
+                             "The mount worker sent a malformed result.");
+        }
         if (r < 0) {
                 safe_close(fd);
                 return request_fail(req, error);
@@ -919,7 +932,7 @@ static int manager_check_limits(Manager *m, Request *req, UmError *error) {
                 .unauthorized = manager_count_unauthorized(m),
         };
 
-        return limits_check_request(&m->conf->limits, &s, &c, error);
+        return admission_check_request(&m->conf->limits, &s, &c, error);
 }
 
 /* LimitExceeded when one more loop device for req (an image) would pass the loop device
@@ -932,7 +945,7 @@ static int manager_check_loop_limits(Manager *m, Request *req, UmError *error) {
          * the last reconcile (a detached mount's loop device goes when its caller closes it,
          * and nobody tells the daemon). */
         for (int pruned = 0;; pruned = 1) {
-                r = limits_check_loops(&m->conf->limits, &s,
+                r = admission_check_loops(&m->conf->limits, &s,
                                        looptrack_count(&m->loops, req->owner) +
                                                manager_count_pending_loops(m, req->owner),
                                        looptrack_count(&m->loops, (uid_t) -1) +
@@ -951,7 +964,7 @@ static int request_check_worker_limits(Request *req, UmError *error) {
         Manager *m = req->manager;
         const LimitSubject s = limit_subject(m, req);
 
-        return limits_check_workers(&m->conf->limits, &s, req->unauthorized,
+        return admission_check_workers(&m->conf->limits, &s, req->unauthorized,
                                     worker_pool_count_busy(m->workers, (uid_t) -1),
                                     worker_pool_count_busy(m->workers, req->owner),
                                     worker_pool_count_busy_unauthorized(m->workers), error);
@@ -960,12 +973,6 @@ static int request_check_worker_limits(Request *req, UmError *error) {
 
 
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
-}
 
 static const char *const request_stage_names[_REQUEST_STAGE_MAX] = {
         [REQUEST_NEW] = "new",
@@ -980,7 +987,7 @@ static const char *const request_stage_names[_REQUEST_STAGE_MAX] = {
 /* The one place a request changes stage: logged (debug) with the time the last stage took,
  * so that --debug shows where a request spends its time. */
 void request_set_state(Request *req, RequestStage stage) {
-        uint64_t now = now_usec();
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
 
         if (stage == req->stage && stage != REQUEST_NEW)
                 return;
@@ -999,7 +1006,7 @@ Request *request_new(Manager *m, CallMethod method, sd_bus_message *message) {
 
         if (!req)
                 return NULL;
-        req->started_usec = req->stage_usec = now_usec();
+        req->started_usec = req->stage_usec = now_usec(CLOCK_MONOTONIC);
         req->manager = m;
         req->conf = conf_ref(m->conf);
         call_init(&req->call, method, message);

@@ -17,6 +17,7 @@
 #include "service.h"
 #include "usermount-names.h"
 #include "worker.h"
+#include "time-util.h"
 
 char *service_format_status(unsigned n_requests, size_t n_mounts, char *buf, size_t size) {
         snprintf(buf, size, "Serving %u request%s, %zu mount%s", n_requests,
@@ -175,12 +176,6 @@ int service_start(Manager *m) {
         return 0;
 }
 
-static uint64_t now_usec(clockid_t clock) {
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
-}
 
 void service_notify_reloading(void) {
         (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,

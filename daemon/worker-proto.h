@@ -21,8 +21,9 @@
 #include "um-error.h"
 
 #define WORKER_MAGIC UINT32_C(0x4b574d55) /* "UMWK" */
-/* Raised with every change of this header or of a job's structs (jobs.h); the layout
- * check below catches the changes somebody forgot. */
+/* Raised with every change of this header or of a job's structs (jobs.h). The layout
+ * hash below catches a forgotten raise when a struct's size or fd count changed (not a
+ * reordering of fields of the same size). */
 #define WORKER_PROTOCOL_VERSION UINT32_C(1)
 
 typedef enum WorkerMsgKind {

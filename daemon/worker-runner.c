@@ -101,6 +101,8 @@ _noreturn_ void worker_runner_run(int sock, const WorkerJobType *types, size_t n
                 size_t n_fds;
                 ssize_t n;
 
+                for (size_t i = 0; i < FDPASS_MAX; i++)
+                        fds[i] = -EBADF; /* a job that got fewer sees no stale number */
                 n = fdpass_recv(sock, buf, sizeof(WorkerHeader) + max_input + 1, fds, FDPASS_MAX,
                                 &n_fds, 0);
                 if (n == 0)

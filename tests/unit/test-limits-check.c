@@ -64,7 +64,7 @@ static void test_requests(void) {
         for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
                 UmError e = {};
 
-                assert_refused(limits_check_request(&limits, cases[i].s, &cases[i].c, &e), &e,
+                assert_refused(admission_check_request(&limits, cases[i].s, &cases[i].c, &e), &e,
                                cases[i].refused);
         }
 }
@@ -75,58 +75,58 @@ static void test_requests_what_counts(void) {
         const LimitCounts c = { .owner_mounts = 99, .mounts = 99, .unauthorized = 99 };
         UmError e = {};
 
-        g_assert_cmpint(limits_check_request(&limits, &open_mount, &c, &e), ==, 0);
+        g_assert_cmpint(admission_check_request(&limits, &open_mount, &c, &e), ==, 0);
 }
 
 static void test_owner_note(void) {
         const LimitCounts c = { .owner_requests = 3 };
         UmError e = {};
 
-        assert_refused(limits_check_request(&limits, &delegated, &c, &e), &e,
+        assert_refused(admission_check_request(&limits, &delegated, &c, &e), &e,
                        "MaxRequestsPerUser=");
         g_assert_nonnull(strstr(e.message, "together with uid 1000"));
         e = (UmError) {};
-        assert_refused(limits_check_request(&limits, &user, &c, &e), &e, "MaxRequestsPerUser=");
+        assert_refused(admission_check_request(&limits, &user, &c, &e), &e, "MaxRequestsPerUser=");
         g_assert_null(strstr(e.message, "together with"));
 }
 
 static void test_loops(void) {
         UmError e = {};
 
-        assert_refused(limits_check_loops(&limits, &user, 1, 7, &e), &e, NULL);
-        assert_refused(limits_check_loops(&limits, &user, 2, 2, &e), &e,
+        assert_refused(admission_check_loops(&limits, &user, 1, 7, &e), &e, NULL);
+        assert_refused(admission_check_loops(&limits, &user, 2, 2, &e), &e,
                        "MaxLoopDevicesPerUser=");
         e = (UmError) {};
-        assert_refused(limits_check_loops(&limits, &user, 0, 8, &e), &e, "MaxLoopDevices=");
-        assert_refused(limits_check_loops(&limits, &root, 99, 99, &e), &e, NULL);
+        assert_refused(admission_check_loops(&limits, &user, 0, 8, &e), &e, "MaxLoopDevices=");
+        assert_refused(admission_check_loops(&limits, &root, 99, 99, &e), &e, NULL);
 }
 
 static void test_workers(void) {
         UmError e = {};
 
-        assert_refused(limits_check_workers(&limits, &user, true, 5, 1, 4, &e), &e, NULL);
-        assert_refused(limits_check_workers(&limits, &user, false, 6, 0, 0, &e), &e,
+        assert_refused(admission_check_workers(&limits, &user, true, 5, 1, 4, &e), &e, NULL);
+        assert_refused(admission_check_workers(&limits, &user, false, 6, 0, 0, &e), &e,
                        "MaxWorkers=");
         e = (UmError) {};
-        assert_refused(limits_check_workers(&limits, &user, false, 2, 2, 0, &e), &e,
+        assert_refused(admission_check_workers(&limits, &user, false, 2, 2, 0, &e), &e,
                        "MaxWorkersPerUser=");
         e = (UmError) {};
-        assert_refused(limits_check_workers(&limits, &user, true, 1, 1, 5, &e), &e,
+        assert_refused(admission_check_workers(&limits, &user, true, 1, 1, 5, &e), &e,
                        "MaxUnauthorizedRequests=");
         /* An authorized request is not charged for the others' unauthorized workers. */
-        assert_refused(limits_check_workers(&limits, &user, false, 1, 1, 5, &e), &e, NULL);
-        assert_refused(limits_check_workers(&limits, &root, true, 99, 99, 99, &e), &e, NULL);
+        assert_refused(admission_check_workers(&limits, &user, false, 1, 1, 5, &e), &e, NULL);
+        assert_refused(admission_check_workers(&limits, &root, true, 99, 99, 99, &e), &e, NULL);
 }
 
 static void test_actions(void) {
         const char *a[2];
 
-        limits_mount_actions(SOURCE_IMAGE, true, false, a);
+        admission_mount_actions(SOURCE_IMAGE, true, false, a);
         g_assert_cmpstr(a[0], ==, UM_ACTION_MOUNT_IMAGE);
         g_assert_null(a[1]);
-        limits_mount_actions(SOURCE_BLOCK_DEVICE, true, false, a);
+        admission_mount_actions(SOURCE_BLOCK_DEVICE, true, false, a);
         g_assert_cmpstr(a[0], ==, UM_ACTION_MOUNT_REMOVABLE);
-        limits_mount_actions(SOURCE_BLOCK_DEVICE, false, true, a);
+        admission_mount_actions(SOURCE_BLOCK_DEVICE, false, true, a);
         g_assert_cmpstr(a[0], ==, UM_ACTION_MOUNT_SYSTEM);
         g_assert_cmpstr(a[1], ==, UM_ACTION_MOUNT_EXEC);
 }
