@@ -2,11 +2,13 @@
 /*
  * The job loop of usermount-worker (worker-runner.h).
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fd-util.h"
@@ -20,6 +22,37 @@ uint32_t worker_runner_layout(const WorkerJobType *types, size_t n_types) {
         for (size_t i = 0; i < n_types; i++)
                 l[i] = types[i].layout;
         return worker_layout_hash(l, n_types);
+}
+
+static int parse_pid(const char *s, int *ret) {
+        char *end;
+        long v;
+
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno || end == s || *end || v <= 0 || v > INT32_MAX)
+                return -EINVAL;
+        *ret = (int) v;
+        return 0;
+}
+
+int worker_runner_start(int argc, char *argv[], const char *what) {
+        struct stat st;
+        int ppid;
+
+        if (argc != 2 || parse_pid(argv[1], &ppid) < 0 || fstat(WORKER_SOCKET_FD, &st) < 0 ||
+            !S_ISSOCK(st.st_mode)) {
+                fprintf(stderr, "%s\n", what);
+                return 2;
+        }
+        /* Die with the daemon; if it is gone already, there is nobody to work for. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != (pid_t) ppid)
+                return 1;
+        /* No core dumps or ptrace of a process that holds callers' fds. */
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        /* Nothing but the socket: whatever else the daemon had is not ours. */
+        (void) close_range(WORKER_SOCKET_FD + 1, ~0U, 0);
+        return 0;
 }
 
 static int send_message(int sock, WorkerMsgKind kind, uint32_t type, const void *a, size_t na,

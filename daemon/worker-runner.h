@@ -26,6 +26,17 @@ typedef struct WorkerJobType {
                    int *ret_fd);
 } WorkerJobType;
 
+/* The worker's socket: the daemon passes it as this fd. */
+#define WORKER_SOCKET_FD 3
+
+/*
+ * The start of a worker's main(): checks that it was started the way the daemon starts
+ * workers (argv: the daemon's pid; fd 3 a socket) and then dies with the daemon, keeps
+ * no core dump and holds no fd but its socket. Returns 0; 2 (after printing what the
+ * program is, with what) when run another way; 1 when the daemon is gone already.
+ */
+int worker_runner_start(int argc, char *argv[], const char *what);
+
 /* The layout hash of a table (HELLO). */
 uint32_t worker_runner_layout(const WorkerJobType *types, size_t n_types);
 

@@ -19,7 +19,6 @@
 #include "test-worker-jobs.h"
 #include "worker-runner.h"
 
-#define WORKER_SOCKET_FD 3
 
 static int run_echo(const void *input, int *fds, size_t n_fds, void *reply, UmError *error,
                     int *ret_fd) {
@@ -186,33 +185,13 @@ static const struct {
         { "GARBLE", run_garble },
 };
 
-static int parse_int(const char *s, int *ret) {
-        char *end;
-        long v;
-
-        errno = 0;
-        v = strtol(s, &end, 10);
-        if (errno || end == s || *end || v < 0 || v > INT32_MAX)
-                return -EINVAL;
-        *ret = (int) v;
-        return 0;
-}
-
 int main(int argc, char *argv[]) {
         WorkerJobType types[TEST_N_JOBS];
-        struct stat st;
-        int ppid;
+        int r;
 
-        if (argc != 2 || parse_int(argv[1], &ppid) < 0 || fstat(WORKER_SOCKET_FD, &st) < 0 ||
-            !S_ISSOCK(st.st_mode)) {
-                fprintf(stderr, "test-worker-bin is started by test-worker.\n");
-                return 2;
-        }
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != (pid_t) ppid)
-                return 1;
-        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-        (void) close_range(WORKER_SOCKET_FD + 1, ~0U, 0);
-
+        r = worker_runner_start(argc, argv, "test-worker-bin is started by test-worker.");
+        if (r != 0)
+                return r;
         for (size_t i = 0; i < TEST_N_JOBS; i++)
                 types[i] = (WorkerJobType) {
                         .layout = test_job_layouts[i],

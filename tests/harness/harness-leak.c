@@ -144,6 +144,35 @@ int harness_count_mounts(pid_t pid) {
         return n;
 }
 
+GArray *harness_children(pid_t parent, const char *only_name, const char *except_name) {
+        GArray *pids = g_array_new(false, false, sizeof(pid_t));
+        g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
+        const char *d;
+
+        g_assert_nonnull(proc);
+        while ((d = g_dir_read_name(proc))) {
+                g_autofree char *path = g_strdup_printf("/proc/%s/stat", d);
+                g_autofree char *stat = NULL;
+                char *open_paren, *close_paren;
+                int ppid;
+
+                if (!g_ascii_isdigit(d[0]) || !g_file_get_contents(path, &stat, NULL, NULL))
+                        continue;
+                open_paren = strchr(stat, '(');
+                close_paren = strrchr(stat, ')');
+                if (!open_paren || !close_paren || close_paren < open_paren ||
+                    sscanf(close_paren + 1, " %*c %d", &ppid) != 1 || ppid != parent)
+                        continue;
+                *close_paren = 0; /* the comm, between the parentheses */
+                if ((only_name && !g_str_equal(open_paren + 1, only_name)) ||
+                    (except_name && g_str_equal(open_paren + 1, except_name)))
+                        continue;
+                pid_t pid = (pid_t) atoi(d);
+                g_array_append_val(pids, pid);
+        }
+        return pids;
+}
+
 int harness_count_fds(pid_t pid) {
         g_autofree char *path = pid > 0 ? g_strdup_printf("/proc/%d/fd", (int) pid)
                                         : g_strdup("/proc/self/fd");

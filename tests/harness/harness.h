@@ -421,6 +421,11 @@ int harness_count_mounts(pid_t pid);
 /* Open file descriptors of pid (0: the test process). */
 int harness_count_fds(pid_t pid);
 
+/* The children of parent (alive or not yet reaped), by their process name (comm): those
+ * named only_name (NULL: any), but for those named except_name (NULL: none). A GArray of
+ * pid_t; usermountd's workers name themselves (WORKER_NAME_READY, ...). */
+GArray *harness_children(pid_t parent, const char *only_name, const char *except_name);
+
 typedef struct HarnessSnapshot {
         int loop_devices;
         int mounts;

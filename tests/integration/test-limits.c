@@ -277,29 +277,9 @@ static bool daemon_is_sanitized(void) {
 }
 
 /* The daemon's worker processes (its children), alive or not yet reaped, but for the
- * ready ones of its pool, which wait for a request (worker-runner.h names them). */
+ * ready ones of its pool, which wait for a request. */
 static GArray *daemon_workers(void) {
-        GArray *pids = g_array_new(false, false, sizeof(pid_t));
-        g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
-        const char *name;
-
-        g_assert_nonnull(proc);
-        while ((name = g_dir_read_name(proc))) {
-                g_autofree char *path = g_strdup_printf("/proc/%s/stat", name);
-                g_autofree char *stat = NULL;
-                const char *p;
-                int ppid;
-
-                if (!g_ascii_isdigit(name[0]) || !g_file_get_contents(path, &stat, NULL, NULL))
-                        continue;
-                p = strrchr(stat, ')');
-                if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == daemon_pid &&
-                    !g_str_has_prefix(stat + strlen(name), " (" WORKER_NAME_READY ")")) {
-                        pid_t pid = (pid_t) atoi(name);
-                        g_array_append_val(pids, pid);
-                }
-        }
-        return pids;
+        return harness_children(daemon_pid, NULL, WORKER_NAME_READY);
 }
 
 static int wait_no_workers(int timeout_ms) {

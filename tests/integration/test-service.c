@@ -245,32 +245,6 @@ static void test_idle_exit(void) {
         assert_exited_cleanly(pid);
 }
 
-/* The daemon's children named name (worker-runner.h names its workers). */
-static GArray *children_named(pid_t parent, const char *name) {
-        GArray *pids = g_array_new(false, false, sizeof(pid_t));
-        g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
-        g_autofree char *want = g_strdup_printf(" (%s) ", name);
-        const char *d;
-
-        g_assert_nonnull(proc);
-        while ((d = g_dir_read_name(proc))) {
-                g_autofree char *path = g_strdup_printf("/proc/%s/stat", d);
-                g_autofree char *stat = NULL;
-                const char *p;
-                int ppid;
-
-                if (!g_ascii_isdigit(d[0]) || !g_file_get_contents(path, &stat, NULL, NULL))
-                        continue;
-                p = strrchr(stat, ')');
-                if (strstr(stat, want) && p && sscanf(p + 1, " %*c %d", &ppid) == 1 &&
-                    ppid == parent) {
-                        pid_t pid = (pid_t) atoi(d);
-                        g_array_append_val(pids, pid);
-                }
-        }
-        return pids;
-}
-
 /* Whether pid is gone (or a zombie nobody reaped yet: dead all the same). */
 static bool process_dead(pid_t pid) {
         g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int) pid);
@@ -290,11 +264,11 @@ static void test_idle_exit_with_ready_workers(void) {
         g_autoptr(GArray) ready = NULL;
 
         /* The pool is full before the daemon takes its name (worker.c). */
-        ready = children_named(pid, WORKER_NAME_READY);
+        ready = harness_children(pid, WORKER_NAME_READY, NULL);
         for (int i = 0; i < 200 && ready->len < 2; i++) {
                 g_usleep(10 * 1000);
                 g_clear_pointer(&ready, g_array_unref);
-                ready = children_named(pid, WORKER_NAME_READY);
+                ready = harness_children(pid, WORKER_NAME_READY, NULL);
         }
         g_assert_cmpuint(ready->len, ==, 2);
         g_assert_true(exits_within(pid, EXIT_MS));
@@ -316,7 +290,7 @@ static void test_no_worker_pool(void) {
         pid_t pid;
 
         g_assert_cmpint(harness_start_daemon(harness_daemon_path(), args, &pid), ==, 0);
-        ready = children_named(pid, WORKER_NAME_READY);
+        ready = harness_children(pid, WORKER_NAME_READY, NULL);
         g_assert_cmpuint(ready->len, ==, 0);
         g_assert_cmpuint(list_count(), ==, 0);
         mp = mount_as_user1(image);
