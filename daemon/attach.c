@@ -77,7 +77,7 @@
 #include "utf8.h"
 #include "mountbuild.h"
 
-#define NAME_MAX_BYTES 64          /* attach_sanitize_name() */
+#define NAME_MAX_BYTES ATTACH_NAME_MAX
 #define NAME_MAX_SUFFIX 100        /* "<name>-2" ... "<name>-100" */
 #define MESSAGE_PATH_MAX 160       /* escaped path shown in an error sentence */
 
@@ -115,64 +115,6 @@ static void caller_view_done(CallerView *v) {
 }
 
 /* ---- pure checks ------------------------------------------------------------------- */
-
-/*
- * Characters that never go into a directory name: the separator, C0/DEL/C1 controls
- * (ESC and CSI start terminal escapes), and invisible or direction-changing characters
- * that make a name display as something it is not (soft hyphen, zero-width characters,
- * bidi embeddings, overrides and isolates, line and paragraph separators, BOM).
- */
-static bool name_char_unsafe(uint32_t cp) {
-        return cp == '/' || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0xad ||
-               (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
-               (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) ||
-               cp == 0xfffe || cp == 0xffff;
-}
-
-/* A name made only of these says nothing; the uuid is a better name then. */
-static bool name_is_meaningful(const char *s) {
-        return s[strspn(s, "_.- ")] != 0;
-}
-
-bool attach_sanitize_name(const char *label, char *buf, size_t n) {
-        const unsigned char *p = (const unsigned char *) strempty(label);
-        size_t o = 0, max;
-        bool pending = false;
-
-        if (n == 0)
-                return false;
-        max = n - 1 < NAME_MAX_BYTES ? n - 1 : NAME_MAX_BYTES;
-        while (*p) {
-                uint32_t cp = 0;
-                size_t len = utf8_decode(p, &cp);
-
-                if (len == 0 || name_char_unsafe(cp)) {
-                        p += len ? len : 1;
-                        pending = o > 0; /* a run of unsafe characters becomes one '_' */
-                        continue;
-                }
-                if (o == 0 && (cp == '.' || cp == ' ' || cp == '-')) {
-                        p += len; /* no hidden names, no leading blanks, nothing like an option */
-                        continue;
-                }
-                if (o + (pending ? 1 : 0) + len > max)
-                        break;
-                if (pending)
-                        buf[o++] = '_';
-                pending = false;
-                memcpy(buf + o, p, len);
-                o += len;
-                p += len;
-        }
-        while (o > 0 && buf[o - 1] == ' ')
-                o--;
-        buf[o] = 0;
-        if (!name_is_meaningful(buf)) {
-                buf[0] = 0;
-                return false;
-        }
-        return true;
-}
 
 /* Absolute, no empty, "." or ".." component, no trailing '/', no control characters. */
 static bool path_is_canonical(const char *path) {
@@ -842,21 +784,6 @@ static int open_user_dir(int media_fd, int daemon_media_fd, const char *user,
         return 0;
 }
 
-/* label, else uuid, else "disk", made safe. */
-static void media_base_name(const AttachRequest *req, char *buf, size_t n) {
-        if (attach_sanitize_name(req->label, buf, n) || attach_sanitize_name(req->uuid, buf, n))
-                return;
-        snprintf(buf, n, "disk");
-}
-
-/* The directory name for the user: the user name if it is one safely, else the uid. */
-static void media_user_name(const AttachRequest *req, char *buf, size_t n) {
-        if (!isempty(req->user_name) && attach_sanitize_name(req->user_name, buf, n) &&
-            streq(buf, req->user_name))
-                return;
-        snprintf(buf, n, "%u", (unsigned) req->uid);
-}
-
 /*
  * Makes user_fd/<base>, or <base>-2 ... <base>-100 when taken: mkdirat() is atomic, so two
  * concurrent attaches never get the same directory. The new directory is checked to be the
@@ -1017,14 +944,6 @@ static int attach_at_target(const CallerView *v, int mount_fd, uint64_t mount_id
         return 0;
 }
 
-void attach_default_mount_point(const AttachRequest *req, char *buf, size_t n) {
-        char user[NAME_MAX_BYTES + 1], base[NAME_MAX_BYTES + 1];
-
-        media_user_name(req, user, sizeof(user));
-        media_base_name(req, base, sizeof(base));
-        snprintf(buf, n, "%s/%s/%s", strempty(req->media_root), user, base);
-}
-
 static int attach_at_media(const CallerView *v, int mount_fd, uint64_t mount_id,
                            const AttachRequest *req, AttachResult *res, UmError *error) {
         _cleanup_close_ int media_fd = -EBADF, daemon_media_fd = -EBADF, user_fd = -EBADF;
@@ -1033,8 +952,8 @@ static int attach_at_media(const CallerView *v, int mount_fd, uint64_t mount_id,
         char esc[MESSAGE_PATH_MAX];
         int r;
 
-        media_user_name(req, user, sizeof(user));
-        media_base_name(req, base, sizeof(base));
+        attach_media_user_name(req, user, sizeof(user));
+        attach_media_base_name(req, base, sizeof(base));
         if (strlen(strempty(req->media_root)) + strlen(user) + sizeof(name) + 2 >
             sizeof(res->mount_point))
                 return um_error_set(error, UM_ERROR_KIND_FAILED, ENAMETOOLONG,

@@ -82,6 +82,14 @@ int attach_check_target(const char *target, UmError *error);
  */
 bool attach_sanitize_name(const char *label, char *buf, size_t n);
 
+/* The longest name attach_sanitize_name() makes, in bytes. */
+#define ATTACH_NAME_MAX 64
+
+/* The parts of the default mount point: the directory of the user (the user name if it is
+ * one safely, else the uid) and the mount's (label, else uuid, else "disk", made safe). */
+void attach_media_user_name(const AttachRequest *req, char *buf, size_t n);
+void attach_media_base_name(const AttachRequest *req, char *buf, size_t n);
+
 /* Where attach_mount() puts a mount without a target, unless that name is taken (then a
  * "-2", "-3"... suffix follows): <media_root>/<user>/<name>. For polkit's "target" detail.
  * Pure. */

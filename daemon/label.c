@@ -12,7 +12,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <selinux/selinux.h>
+#include <dlfcn.h>
+#include <linux/magic.h>
+#include <selinux/selinux.h> /* types only: the library is loaded when needed */
+#include <sys/vfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,9 +163,48 @@ static bool smack_privileged_here(void) {
                                       own[0] ? own : NULL);
 }
 
+/*
+ * libselinux, loaded on first use, and only where selinuxfs is mounted: the daemon's main
+ * process links none of the libraries its workers use, and a machine without SELinux
+ * never loads it. The four functions usermount calls, or false when it cannot be loaded.
+ */
+static struct {
+        bool tried, loaded;
+        int (*is_selinux_enabled)(void);
+        security_class_t (*string_to_security_class)(const char *name);
+        int (*security_compute_create_raw)(const char *scon, const char *tcon,
+                                           security_class_t tclass, char **newcon);
+        void (*freecon)(char *con);
+} selinux_lib;
+
+static bool selinux_load(void) {
+        struct statfs sfs;
+        void *dl;
+
+        if (selinux_lib.tried)
+                return selinux_lib.loaded;
+        selinux_lib.tried = true;
+        if (statfs("/sys/fs/selinux", &sfs) < 0 || sfs.f_type != SELINUX_MAGIC)
+                return false;
+        dl = dlopen("libselinux.so.1", RTLD_NOW | RTLD_NODELETE);
+        if (!dl)
+                return false;
+        selinux_lib.is_selinux_enabled = (int (*)(void)) dlsym(dl, "is_selinux_enabled");
+        selinux_lib.string_to_security_class =
+                (security_class_t (*)(const char *)) dlsym(dl, "string_to_security_class");
+        selinux_lib.security_compute_create_raw =
+                (int (*)(const char *, const char *, security_class_t, char **))
+                        dlsym(dl, "security_compute_create_raw");
+        selinux_lib.freecon = (void (*)(char *)) dlsym(dl, "freecon");
+        selinux_lib.loaded = selinux_lib.is_selinux_enabled &&
+                             selinux_lib.string_to_security_class &&
+                             selinux_lib.security_compute_create_raw && selinux_lib.freecon;
+        return selinux_lib.loaded;
+}
+
 int label_lsm_detect(LabelLsm *ret) {
         char buf[LSM_TEXT_MAX + 1];
-        bool selinux = is_selinux_enabled() > 0;
+        bool selinux = selinux_load() && selinux_lib.is_selinux_enabled() > 0;
         LabelLsm lsm;
         int r;
 
@@ -254,14 +296,16 @@ int label_selinux_compute_file_context(const char *caller, char **ret_context) {
 
         if (!caller || !ret_context)
                 return -EINVAL;
-        file_class = string_to_security_class("file");
+        if (!selinux_load())
+                return -EOPNOTSUPP;
+        file_class = selinux_lib.string_to_security_class("file");
         if (file_class == 0)
                 return negative_errno();
         /* Raw contexts on both sides: the bus gives raw ones and the kernel wants them. */
-        if (security_compute_create_raw(caller, caller, file_class, &con) < 0)
+        if (selinux_lib.security_compute_create_raw(caller, caller, file_class, &con) < 0)
                 return negative_errno();
         copy = strdup(con);
-        freecon(con);
+        selinux_lib.freecon(con);
         if (!copy)
                 return -ENOMEM;
         *ret_context = copy;

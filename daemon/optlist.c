@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Option strings split into items (see optlist.h). */
 #include <errno.h>
-#include <libmount/libmount.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,48 +73,37 @@ static int check_bytes(const char *options, UmError *error) {
         return 0;
 }
 
-/* Where libmount's iterator found one item, before the copy is cut. */
-typedef struct ItemSpan {
-        size_t key_len, value_len;
-} ItemSpan;
-
 /*
- * Splits a checked option string with libmount's iterator. The pointers it returns are
- * recorded first and the copy is cut into NUL-terminated strings only afterwards, so that
- * the iterator always walks the untouched string.
+ * Splits a checked option string (no empty item, no quote or backslash: check_bytes())
+ * at each ',' into "key" or "key=value" items, the way libmount's mnt_optstr_next_option()
+ * does for such strings: the first '=' after the key's first character starts the value
+ * ("a=" has the empty value, "=b" is a key). Done here, so that the daemon's main process
+ * needs no libmount (only its workers do).
  */
 static int split(const char *options, OptionList *ret, UmError *error) {
         _cleanup_(option_list_done) OptionList l = {};
-        _cleanup_free_ ItemSpan *spans = NULL;
         /* No empty items: n items take at least 2n - 1 bytes. */
         size_t max_items = strlen(options) / 2 + 1;
-        int r = 0;
 
         l.buf = strdup(options);
-        /* One spare slot for the iterator's final call, which reports the end. */
-        l.items = calloc(max_items + 1, sizeof(OptionItem));
-        spans = calloc(max_items + 1, sizeof(ItemSpan));
-        if (!l.buf || !l.items || !spans)
+        l.items = calloc(max_items, sizeof(OptionItem));
+        if (!l.buf || !l.items)
                 return oom(error);
+        for (char *p = l.buf; *p;) {
+                char *end = p + strcspn(p, ","), *eq;
+                bool last = *end == 0;
 
-        for (char *p = l.buf;; l.n_items++) {
-                OptionItem *it = &l.items[l.n_items];
-
-                if (l.n_items > max_items)
+                if (l.n_items >= max_items)
                         return um_error_set(error, UM_ERROR_KIND_FAILED, EINVAL,
                                             "internal error: more options than expected");
-                r = mnt_optstr_next_option(&p, &it->key, &spans[l.n_items].key_len, &it->value,
-                                           &spans[l.n_items].value_len);
-                if (r != 0)
+                *end = 0;
+                eq = p[0] ? strchr(p + 1, '=') : NULL;
+                if (eq)
+                        *eq = 0;
+                l.items[l.n_items++] = (OptionItem) { .key = p, .value = eq ? eq + 1 : NULL };
+                if (last)
                         break;
-        }
-        if (r < 0)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
-                                    "the option string could not be parsed");
-        for (size_t i = 0; i < l.n_items; i++) {
-                l.items[i].key[spans[i].key_len] = 0;
-                if (l.items[i].value)
-                        l.items[i].value[spans[i].value_len] = 0;
+                p = end + 1;
         }
 
         *ret = l;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * An option string ("ro,noatime,commit=5") split into key/value items with libmount's
+ * An option string ("ro,noatime,commit=5") split into key/value items as libmount's
  * parser, after the checks of its raw bytes that need no knowledge of any option: length,
  * UTF-8, control characters, quotes and backslashes, empty items. Used for a caller's
  * options on every request and for the configuration's DefaultOptions= and

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The names of mount points usermountd makes (declared in attach.h): a directory name
+ * made safe from a device label, and the default place <media_root>/<user>/<name>. Pure;
+ * apart from attach.c, so that the main process (polkit's "target" detail) has them
+ * without the namespace work, and what that links.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "attach.h"
+#include "utf8.h"
+
+#define NAME_MAX_BYTES ATTACH_NAME_MAX
+
+/*
+ * Characters that never go into a directory name: the separator, C0/DEL/C1 controls
+ * (ESC and CSI start terminal escapes), and invisible or direction-changing characters
+ * that make a name display as something it is not (soft hyphen, zero-width characters,
+ * bidi embeddings, overrides and isolates, line and paragraph separators, BOM).
+ */
+static bool name_char_unsafe(uint32_t cp) {
+        return cp == '/' || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0xad ||
+               (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+               (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) ||
+               cp == 0xfffe || cp == 0xffff;
+}
+
+/* A name made only of these says nothing; the uuid is a better name then. */
+static bool name_is_meaningful(const char *s) {
+        return s[strspn(s, "_.- ")] != 0;
+}
+
+bool attach_sanitize_name(const char *label, char *buf, size_t n) {
+        const unsigned char *p = (const unsigned char *) strempty(label);
+        size_t o = 0, max;
+        bool pending = false;
+
+        if (n == 0)
+                return false;
+        max = n - 1 < NAME_MAX_BYTES ? n - 1 : NAME_MAX_BYTES;
+        while (*p) {
+                uint32_t cp = 0;
+                size_t len = utf8_decode(p, &cp);
+
+                if (len == 0 || name_char_unsafe(cp)) {
+                        p += len ? len : 1;
+                        pending = o > 0; /* a run of unsafe characters becomes one '_' */
+                        continue;
+                }
+                if (o == 0 && (cp == '.' || cp == ' ' || cp == '-')) {
+                        p += len; /* no hidden names, no leading blanks, nothing like an option */
+                        continue;
+                }
+                if (o + (pending ? 1 : 0) + len > max)
+                        break;
+                if (pending)
+                        buf[o++] = '_';
+                pending = false;
+                memcpy(buf + o, p, len);
+                o += len;
+                p += len;
+        }
+        while (o > 0 && buf[o - 1] == ' ')
+                o--;
+        buf[o] = 0;
+        if (!name_is_meaningful(buf)) {
+                buf[0] = 0;
+                return false;
+        }
+        return true;
+}
+
+/* label, else uuid, else "disk", made safe. */
+void attach_media_base_name(const AttachRequest *req, char *buf, size_t n) {
+        if (attach_sanitize_name(req->label, buf, n) || attach_sanitize_name(req->uuid, buf, n))
+                return;
+        snprintf(buf, n, "disk");
+}
+
+/* The directory name for the user: the user name if it is one safely, else the uid. */
+void attach_media_user_name(const AttachRequest *req, char *buf, size_t n) {
+        if (!isempty(req->user_name) && attach_sanitize_name(req->user_name, buf, n) &&
+            streq(buf, req->user_name))
+                return;
+        snprintf(buf, n, "%u", (unsigned) req->uid);
+}
+
+void attach_default_mount_point(const AttachRequest *req, char *buf, size_t n) {
+        char user[NAME_MAX_BYTES + 1], base[NAME_MAX_BYTES + 1];
+
+        attach_media_user_name(req, user, sizeof(user));
+        attach_media_base_name(req, base, sizeof(base));
+        snprintf(buf, n, "%s/%s/%s", strempty(req->media_root), user, base);
+}
+

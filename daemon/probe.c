@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What a source holds (source_probe(), source_probe_as() of source.h): read with libblkid
+ * from a private reopening of the fd, so the caller's file offset is never touched. Only
+ * workers probe; the daemon's main process does not load libblkid.
+ */
+#include <blkid/blkid.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "source.h"
+
+/*
+ * A private file description for the same file, so that libblkid's lseek()+read() never
+ * moves the caller's offset. Reopening through /proc grants nothing: the fd must already
+ * be open for reading, and the new one is read-only.
+ */
+static int reopen_for_probe(int fd, UmError *error) {
+        _cleanup_close_ int probe_fd = -EBADF;
+        struct stat a, b;
+        char path[64];
+        int flags;
+
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || (flags & O_PATH) ||
+            ((flags & O_ACCMODE) != O_RDONLY && (flags & O_ACCMODE) != O_RDWR))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "the source is not open for reading");
+        if (fstat(fd, &a) < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, errno,
+                                    "the source cannot be inspected");
+
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        probe_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (probe_fd < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "the source could not be opened for probing");
+        if (fstat(probe_fd, &b) < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "the source could not be inspected for probing");
+        if (a.st_dev != b.st_dev || a.st_ino != b.st_ino || a.st_rdev != b.st_rdev)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "the source changed while it was being probed");
+        return TAKE_FD(probe_fd);
+}
+
+static void blkid_free_probep(blkid_probe *pr) {
+        if (*pr)
+                blkid_free_probe(*pr);
+}
+
+/* Copies a probed value (raw bytes, may hold anything but NUL) into buf; false if too long. */
+static bool lookup_value(blkid_probe pr, const char *name, char *buf, size_t n) {
+        const char *data = NULL;
+        size_t len = 0;
+
+        buf[0] = 0;
+        if (blkid_probe_lookup_value(pr, name, &data, &len) < 0 || !data)
+                return true;
+        len = strnlen(data, len);
+        if (len >= n)
+                return false;
+        memcpy(buf, data, len);
+        buf[len] = 0;
+        return true;
+}
+
+/* "the disk has a partition table (partitions 1, 2); mount a partition instead" */
+static int refuse_partition_table(blkid_probe pr, UmError *error) {
+        blkid_partlist parts = blkid_probe_get_partitions(pr);
+        char list[256] = "", pttype[32];
+        int n = parts ? blkid_partlist_numof_partitions(parts) : 0;
+        size_t o = 0;
+
+        if (!lookup_value(pr, "PTTYPE", pttype, sizeof(pttype)))
+                pttype[0] = 0;
+        for (int i = 0; i < n && o + 16 < sizeof(list); i++) {
+                blkid_partition p = blkid_partlist_get_partition(parts, i);
+
+                if (p)
+                        o += snprintf(list + o, sizeof(list) - o, "%s%d", o ? ", " : "",
+                                      blkid_partition_get_partno(p));
+        }
+        if (n <= 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "the disk has a %s partition table with no partitions; "
+                                    "there is no filesystem to mount",
+                                    isempty(pttype) ? "" : pttype);
+        return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                            "the disk has a partition table (partition%s %s); "
+                            "mount a partition instead",
+                            n == 1 ? "" : "s", list);
+}
+
+/*
+ * Hybrid ISO images carry a DOS partition table for booting from USB next to the
+ * iso9660/udf filesystem of the whole device; the whole device is what users mean.
+ */
+static bool whole_device_filesystem_wins(const char *fstype) {
+        return streq(fstype, "iso9660") || streq(fstype, "udf");
+}
+
+static int probe_results(blkid_probe pr, SourceProbe *ret, UmError *error) {
+        SourceProbe p = {};
+        char usage[32], escaped[128];
+        bool has_pt;
+
+        has_pt = blkid_probe_has_value(pr, "PTTYPE");
+        if (!lookup_value(pr, "TYPE", p.fstype, sizeof(p.fstype)))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "the filesystem type name is too long");
+        if (has_pt && !(p.fstype[0] && whole_device_filesystem_wins(p.fstype)))
+                return refuse_partition_table(pr, error);
+        if (!p.fstype[0])
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "no filesystem was recognised");
+        if (lookup_value(pr, "USAGE", usage, sizeof(usage)) && usage[0] &&
+            !streq(usage, "filesystem"))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "the source holds %s (%s), which is not a mountable filesystem",
+                                    um_escape(p.fstype, escaped, sizeof(escaped)), usage);
+        if (!lookup_value(pr, "LABEL", p.label, sizeof(p.label)))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "the filesystem label is too long");
+        if (!lookup_value(pr, "UUID", p.uuid, sizeof(p.uuid)))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "the filesystem UUID is too long");
+        *ret = p;
+        return 0;
+}
+
+/* fstype NULL: every superblock type and the partition tables; else that type only. */
+static int probe(int fd, const char *fstype, SourceProbe *ret, UmError *error) {
+        _cleanup_(blkid_free_probep) blkid_probe pr = NULL;
+        _cleanup_close_ int probe_fd = -EBADF;
+        int r;
+
+        probe_fd = reopen_for_probe(fd, error);
+        if (probe_fd < 0)
+                return probe_fd;
+
+        pr = blkid_new_probe();
+        if (!pr)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM,
+                                    "the filesystem probe could not be set up");
+        if (blkid_probe_set_device(pr, probe_fd, 0, 0) < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno > 0 ? errno : EIO,
+                                    "the source could not be read for probing");
+        blkid_probe_enable_superblocks(pr, 1);
+        blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_LABEL | BLKID_SUBLKS_UUID |
+                                                      BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
+        if (fstype) {
+                char *only[] = { (char *) fstype, NULL };
+
+                if (blkid_probe_filter_superblocks_type(pr, BLKID_FLTR_ONLYIN, only) < 0)
+                        return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM,
+                                            "the filesystem probe could not be set up");
+        } else {
+                blkid_probe_enable_partitions(pr, 1);
+                blkid_probe_set_partitions_flags(pr, BLKID_PARTS_ENTRY_DETAILS);
+        }
+
+        r = blkid_do_safeprobe(pr);
+        if (r == -2)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "more than one filesystem signature was found; the source "
+                                    "is ambiguous and will not be mounted");
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno > 0 ? errno : EIO,
+                                    "the source could not be read while probing it");
+        if (r == 1)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "no filesystem was recognised");
+        return probe_results(pr, ret, error);
+}
+
+int source_probe(int fd, SourceProbe *ret, UmError *error) {
+        return probe(fd, NULL, ret, error);
+}
+
+int source_probe_as(int fd, const char *fstype, SourceProbe *ret, UmError *error) {
+        if (isempty(fstype))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
+                                    "no filesystem was recognised");
+        return probe(fd, fstype, ret, error);
+}
