@@ -213,7 +213,8 @@ typedef struct HarnessAuthorization {
 } HarnessAuthorization;
 
 /* org.freedesktop.PolicyKit1.Authority.CheckAuthorization as root for the subject
- * system-bus-name:bus_name (how usermountd asks). details: NULL or a NULL-terminated
+ * system-bus-name:bus_name (usermountd asks with a unix-process subject; polkitd treats
+ * both as the same process). details: NULL or a NULL-terminated
  * key, value, key, value... list. */
 int harness_polkit_check(const char *bus_name, const char *action_id, const char *const *details,
         bool allow_user_interaction, HarnessAuthorization *ret);

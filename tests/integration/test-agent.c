@@ -279,8 +279,9 @@ static void test_user_namespace_no_ask_password(void) {
 /*
  * Why the harness cannot show a prompt: the same pkttyagent, polkitd, helper and shadow
  * entry do work when polkitd is asked about the agent's process itself (unix-process
- * subject); what fails for the CLI is only polkitd's step, without logind, from
- * usermountd's system-bus-name subject to the agent registered for that name's process.
+ * subject); what failed for the CLI, when usermountd still asked with a system-bus-name
+ * subject, was polkitd's step, without logind, from that name to the agent registered for
+ * its process.
  */
 static int agent_self_main(void *userdata) {
         const Cli *cli = userdata;
