@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "authdetails.h"
 #include "authorize.h"
 #include "bus.h"
 #include "caller.h"
@@ -37,21 +38,6 @@
 #include "service.h"
 #include "usermount-names.h"
 #include "time-util.h"
-
-/*
- * The details polkit rules see (ARCHITECTURE.md, "Authorization"): for a mount, the
- * source as the daemon resolved it (the image path, or the device node a /dev/disk link
- * led to, never the caller's own string), the probed facts, the decided flags and where
- * it will be attached; for unmount-others, the registered mount's own facts.
- */
-typedef struct AuthDetails {
-        char device[4096];
-        const char *fstype, *label, *uuid, *idmap, *options;
-        bool read_only, exec;
-        char target[4096];
-        char device_number[32], image_owner_uid[16], image_inode[64];
-        const char *facts[7]; /* those of the three that apply: key, value, ..., NULL */
-} AuthDetails;
 
 static void request_probe(Request *req);
 static void on_probe_done(Worker *w, int r, const void *out, const UmError *error, int fd,
@@ -84,8 +70,6 @@ static int request_build_job(Request *req, BuildJob *j);
 static int request_attach_job(Request *req, AttachJob *j);
 static int request_make_record(Request *req, const BuildReply *reply);
 static const char *idmap_note(const MountRecord *rec, char *buf, size_t size);
-static void auth_details_facts(AuthDetails *d, dev_t devnum, int image_fd);
-static void request_auth_details(Request *req, AuthDetails *d);
 static unsigned manager_count_pending_loops(Manager *m, uid_t owner);
 static size_t manager_count_pending_mounts(Manager *m, uid_t owner);
 static size_t manager_count_mounts_of(Manager *m, uid_t owner);
@@ -96,9 +80,6 @@ static int manager_check_limits(Manager *m, Request *req, UmError *error);
 static int manager_check_loop_limits(Manager *m, Request *req, UmError *error);
 static int request_check_worker_limits(Request *req, UmError *error);
 static void request_unlink(Request *req);
-static int request_source_fd(const Request *req);
-static const char *request_source_path(const Request *req);
-static const char *request_what(const Request *req);
 static void request_fail_errno(Request *req, int r, const char *what);
 
 void manager_start_request(Manager *m, Request *req) {
@@ -290,6 +271,7 @@ static int request_decide(Request *req, UmError *error) {
 /* Asks polkit for each action the request needs, one after the other; root needs none. */
 static void request_authorize_next(Request *req) {
         AuthDetails d = {};
+        const char *details[AUTH_DETAILS_LIST_MAX];
         int r;
 
         request_set_state(req, REQUEST_AUTHORIZING);
@@ -297,20 +279,8 @@ static void request_authorize_next(Request *req) {
             !req->actions[req->n_actions_done])
                 return request_continue(req);
 
-        request_auth_details(req, &d);
-        const char *const details[] = {
-                "device", d.device,
-                "fstype", d.fstype,
-                "label", d.label,
-                "uuid", d.uuid,
-                "read-only", d.read_only ? "true" : "false",
-                "exec", d.exec ? "true" : "false",
-                "idmap", d.idmap,
-                "target", d.target,
-                "options", d.options,
-                d.facts[0], d.facts[1], d.facts[2], d.facts[3], d.facts[4], d.facts[5],
-                NULL,
-        };
+        auth_details_of_request(req, &d);
+        auth_details_list(&d, details);
         const AuthorizeSubject subject = caller_subject(&req->call.caller);
         r = authorize_check_async(req->manager->bus, &subject, req->actions[req->n_actions_done],
                                   details, req->call.params.interactive, on_authorized, req,
@@ -773,84 +743,6 @@ static const char *idmap_note(const MountRecord *rec, char *buf, size_t size) {
 }
 
 
-/*
- * Facts about the source that no path and no mount namespace can change, for rules that
- * must not be fooled: "device" is the path the source's fd has in the caller's mount
- * namespace, which a caller with a namespace of its own lays out at will. For an image,
- * owner and inode come from statx() with AT_STATX_DONT_SYNC: the attributes the kernel
- * has, so that the main loop never waits on a FUSE or network filesystem's server.
- */
-static void auth_details_facts(AuthDetails *d, dev_t devnum, int image_fd) {
-        struct statx stx = {};
-        size_t n = 0;
-
-        if (devnum != 0) {
-                snprintf(d->device_number, sizeof(d->device_number), "%u:%u", major(devnum),
-                         minor(devnum));
-                d->facts[n++] = "device-number";
-                d->facts[n++] = d->device_number;
-        }
-        if (image_fd >= 0 &&
-            statx(image_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_UID | STATX_INO,
-                  &stx) >= 0 &&
-            (stx.stx_mask & (STATX_UID | STATX_INO)) == (STATX_UID | STATX_INO)) {
-                snprintf(d->image_owner_uid, sizeof(d->image_owner_uid), "%u", stx.stx_uid);
-                snprintf(d->image_inode, sizeof(d->image_inode), "%u:%u:%llu", stx.stx_dev_major,
-                         stx.stx_dev_minor, (unsigned long long) stx.stx_ino);
-                d->facts[n++] = "image-owner-uid";
-                d->facts[n++] = d->image_owner_uid;
-                d->facts[n++] = "image-inode";
-                d->facts[n++] = d->image_inode;
-        }
-        d->facts[n] = NULL;
-}
-
-static void request_auth_details(Request *req, AuthDetails *d) {
-        MountRecord *rec = NULL;
-
-        if (req->call.method == METHOD_UNMOUNT)
-                rec = registry_find_mount_id(req->manager->registry, req->unmount_id);
-        if (rec) {
-                snprintf(d->device, sizeof(d->device), "%s", strempty(rec->device));
-                d->fstype = strempty(rec->fstype);
-                d->label = strempty(rec->label);
-                d->uuid = strempty(rec->uuid);
-                d->idmap = rec->idmap ?: "none";
-                d->options = strempty(rec->options);
-                d->read_only = rec->attr_set & MOUNT_ATTR_RDONLY;
-                d->exec = !(rec->attr_set & MOUNT_ATTR_NOEXEC);
-                snprintf(d->target, sizeof(d->target), "%s", strempty(rec->mount_point));
-                auth_details_facts(d, rec->devnum, -EBADF);
-                return;
-        }
-        auth_details_facts(d, req->source.type == SOURCE_BLOCK_DEVICE ? req->source.rdev : 0,
-                           req->source.type == SOURCE_IMAGE ? request_source_fd(req) : -EBADF);
-        snprintf(d->device, sizeof(d->device), "%s",
-                 request_source_path(req) ?: request_what(req));
-        d->fstype = req->probe.fstype;
-        d->label = req->probe.label;
-        d->uuid = req->probe.uuid;
-        d->idmap = idmap_mode_to_string(req->call.params.idmap);
-        d->options = strempty(req->call.options);
-        d->read_only = req->mount_options.read_only;
-        d->exec = req->call.params.exec;
-        if (req->call.params.target)
-                snprintf(d->target, sizeof(d->target), "%s", req->call.params.target);
-        else if (req->call.method == METHOD_OPEN_MOUNT)
-                d->target[0] = 0; /* nothing is attached */
-        else {
-                const AttachRequest a = {
-                        .uid = req->call.caller.uid,
-                        .media_root = req->conf->media_root,
-                        .user_name = req->call.caller.user_name,
-                        .label = req->probe.label,
-                        .uuid = req->probe.uuid,
-                };
-
-                attach_default_mount_point(&a, d->target, sizeof(d->target));
-        }
-}
-
 unsigned manager_count_requests(Manager *m, uid_t owner) {
         unsigned n = 0;
 
@@ -1051,17 +943,17 @@ Request *request_free(Request *req) {
 }
 
 /* The source's fd: the device the probe worker opened (Mount), else the caller's. */
-static int request_source_fd(const Request *req) {
+int request_source_fd(const Request *req) {
         return req->device_fd >= 0 ? req->device_fd : req->call.source_fd;
 }
 
 /* What the source is, for logs, polkit details and the build: the device node the probe
  * found (Mount), else what the caller's fd referred to; NULL before Mount's probe. */
-static const char *request_source_path(const Request *req) {
+const char *request_source_path(const Request *req) {
         return req->source_path ?: req->call.source_path;
 }
 
-static const char *request_what(const Request *req) {
+const char *request_what(const Request *req) {
         if (req->call.device_path)
                 return req->call.device_path;
         if (req->call.unmount_point)

@@ -97,6 +97,14 @@ unsigned manager_count_requests(Manager *m, uid_t owner);
 /* A new request for a call of method to message (call_init()); NULL if out of memory. */
 Request *request_new(Manager *m, CallMethod method, sd_bus_message *message);
 
+/* The source's fd: the device the probe worker opened (Mount), else the caller's. */
+int request_source_fd(const Request *req);
+/* What the source is: the device node the probe found (Mount), else what the caller's fd
+ * referred to; NULL before Mount's probe. */
+const char *request_source_path(const Request *req);
+/* What a request is about, for logs: the device path, the unmount point, or the source. */
+const char *request_what(const Request *req);
+
 /* Moves req to stage, logging the transition and the time the last stage took (debug). */
 void request_set_state(Request *req, RequestStage stage);
 Request *request_free(Request *req);

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The details polkit rules see for a request (authdetails.h).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "attach.h"
+#include "authdetails.h"
+#include "manager.h"
+
+/*
+ * Facts about the source that no path and no mount namespace can change, for rules that
+ * must not be fooled: "device" is the path the source's fd has in the caller's mount
+ * namespace, which a caller with a namespace of its own lays out at will. For an image,
+ * owner and inode come from statx() with AT_STATX_DONT_SYNC: the attributes the kernel
+ * has, so that the main loop never waits on a FUSE or network filesystem's server.
+ */
+static void auth_details_facts(AuthDetails *d, dev_t devnum, int image_fd) {
+        struct statx stx = {};
+        size_t n = 0;
+
+        if (devnum != 0) {
+                snprintf(d->device_number, sizeof(d->device_number), "%u:%u", major(devnum),
+                         minor(devnum));
+                d->facts[n++] = "device-number";
+                d->facts[n++] = d->device_number;
+        }
+        if (image_fd >= 0 &&
+            statx(image_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_UID | STATX_INO,
+                  &stx) >= 0 &&
+            (stx.stx_mask & (STATX_UID | STATX_INO)) == (STATX_UID | STATX_INO)) {
+                snprintf(d->image_owner_uid, sizeof(d->image_owner_uid), "%u", stx.stx_uid);
+                snprintf(d->image_inode, sizeof(d->image_inode), "%u:%u:%llu", stx.stx_dev_major,
+                         stx.stx_dev_minor, (unsigned long long) stx.stx_ino);
+                d->facts[n++] = "image-owner-uid";
+                d->facts[n++] = d->image_owner_uid;
+                d->facts[n++] = "image-inode";
+                d->facts[n++] = d->image_inode;
+        }
+        d->facts[n] = NULL;
+}
+
+void auth_details_of_request(Request *req, AuthDetails *d) {
+        MountRecord *rec = NULL;
+
+        if (req->call.method == METHOD_UNMOUNT)
+                rec = registry_find_mount_id(req->manager->registry, req->unmount_id);
+        if (rec) {
+                snprintf(d->device, sizeof(d->device), "%s", strempty(rec->device));
+                d->fstype = strempty(rec->fstype);
+                d->label = strempty(rec->label);
+                d->uuid = strempty(rec->uuid);
+                d->idmap = rec->idmap ?: "none";
+                d->options = strempty(rec->options);
+                d->read_only = rec->attr_set & MOUNT_ATTR_RDONLY;
+                d->exec = !(rec->attr_set & MOUNT_ATTR_NOEXEC);
+                snprintf(d->target, sizeof(d->target), "%s", strempty(rec->mount_point));
+                auth_details_facts(d, rec->devnum, -EBADF);
+                return;
+        }
+        auth_details_facts(d, req->source.type == SOURCE_BLOCK_DEVICE ? req->source.rdev : 0,
+                           req->source.type == SOURCE_IMAGE ? request_source_fd(req) : -EBADF);
+        snprintf(d->device, sizeof(d->device), "%s",
+                 request_source_path(req) ?: request_what(req));
+        d->fstype = req->probe.fstype;
+        d->label = req->probe.label;
+        d->uuid = req->probe.uuid;
+        d->idmap = idmap_mode_to_string(req->call.params.idmap);
+        d->options = strempty(req->call.options);
+        d->read_only = req->mount_options.read_only;
+        d->exec = req->call.params.exec;
+        if (req->call.params.target)
+                snprintf(d->target, sizeof(d->target), "%s", req->call.params.target);
+        else if (req->call.method == METHOD_OPEN_MOUNT)
+                d->target[0] = 0; /* nothing is attached */
+        else {
+                const AttachRequest a = {
+                        .uid = req->call.caller.uid,
+                        .media_root = req->conf->media_root,
+                        .user_name = req->call.caller.user_name,
+                        .label = req->probe.label,
+                        .uuid = req->probe.uuid,
+                };
+
+                attach_default_mount_point(&a, d->target, sizeof(d->target));
+        }
+}
+
+void auth_details_list(const AuthDetails *d, const char *ret[AUTH_DETAILS_LIST_MAX]) {
+        const char *const list[] = {
+                "device", d->device,
+                "fstype", d->fstype,
+                "label", d->label,
+                "uuid", d->uuid,
+                "read-only", d->read_only ? "true" : "false",
+                "exec", d->exec ? "true" : "false",
+                "idmap", d->idmap,
+                "target", d->target,
+                "options", d->options,
+                d->facts[0], d->facts[1], d->facts[2], d->facts[3], d->facts[4], d->facts[5],
+                NULL,
+        };
+
+        _Static_assert(ELEMENTSOF(list) == AUTH_DETAILS_LIST_MAX, "AUTH_DETAILS_LIST_MAX");
+        memcpy(ret, list, sizeof(list));
+}
