@@ -35,6 +35,7 @@
 #include "kernel-compat.h"
 #include "macro.h"
 #include "fd-util.h"
+#include "nsholder.h"
 
 const char *idmap_mode_to_string(IdmapMode mode) {
         switch (mode) {
@@ -353,70 +354,10 @@ int idmap_open_userns_of(int pidfd, pid_t pid, int *ret_fd, UmError *error) {
         return 0;
 }
 
-/* ---- Helper children ----------------------------------------------------------------- */
+/* ---- Helper children (nsholder.h) ---------------------------------------------------- */
 
-typedef struct Child {
-        pid_t pid;
-        int fd; /* the parent's end of the pipe */
-} Child;
-
-static void child_stop(Child *c) {
-        c->fd = safe_close(c->fd);
-        if (c->pid > 0) {
-                (void) kill(c->pid, SIGKILL);
-                while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
-                        ;
-                c->pid = 0;
-        }
-}
-
-/*
- * Forks a child that runs setup(userns_fd), reports its result (one int) through the
- * pipe, and then waits until the pipe is closed. Returns 0 with the child waiting, or the
- * child's -errno.
- */
-static int child_start(int (*setup)(int), int userns_fd, Child *ret) {
-        int p[2], r = 0;
-        ssize_t n;
-        pid_t pid;
-
-        /* A socketpair, so the child sees the parent's end close (EOF) however it exits. */
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0)
-                return -errno;
-        pid = fork();
-        if (pid < 0) {
-                r = -errno;
-                safe_close(p[0]);
-                safe_close(p[1]);
-                return r;
-        }
-        if (pid == 0) {
-                char c;
-
-                /* Before anything else: nobody may trace or read this process. */
-                if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
-                    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-                        _exit(1);
-                close_all_fds_except((int[]) { p[1], userns_fd }, 2);
-                r = setup(userns_fd);
-                (void) !write(p[1], &r, sizeof(r));
-                while (read(p[1], &c, 1) < 0 && errno == EINTR)
-                        ;
-                _exit(0);
-        }
-        safe_close(p[1]);
-        *ret = (Child) { .pid = pid, .fd = p[0] };
-        do
-                n = read(ret->fd, &r, sizeof(r));
-        while (n < 0 && errno == EINTR);
-        if (n != sizeof(r))
-                r = -ECHILD;
-        if (r < 0)
-                child_stop(ret);
-        return r;
-}
-
-static int setup_join(int userns_fd) {
+static int setup_join(void *userdata) {
+        int userns_fd = *(int *) userdata;
         int r = setns(userns_fd, CLONE_NEWUSER) < 0 ? -errno : 0;
 
         /* Only the socket stays open in the caller's namespace. */
@@ -424,7 +365,7 @@ static int setup_join(int userns_fd) {
         return r;
 }
 
-static int setup_unshare(int unused) {
+static int setup_unshare(void *unused) {
         return unshare(CLONE_NEWUSER) < 0 ? -errno : 0;
 }
 
@@ -447,10 +388,10 @@ static int read_proc_map(pid_t pid, const char *name, IdMap *ret) {
 }
 
 int idmap_read_userns(int userns_fd, IdMap *ret_uid_map, IdMap *ret_gid_map, UmError *error) {
-        Child c = { .fd = -EBADF };
+        NsHolder c = NS_HOLDER_NULL;
         int r;
 
-        r = child_start(setup_join, userns_fd, &c);
+        r = nsholder_start(setup_join, &userns_fd, userns_fd, &c);
         if (r < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "Could not enter the user namespace to read its maps: %s.",
@@ -458,7 +399,7 @@ int idmap_read_userns(int userns_fd, IdMap *ret_uid_map, IdMap *ret_gid_map, UmE
         r = read_proc_map(c.pid, "uid_map", ret_uid_map);
         if (r >= 0)
                 r = read_proc_map(c.pid, "gid_map", ret_gid_map);
-        child_stop(&c);
+        nsholder_stop(&c);
         if (r == -EINVAL)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "The user namespace has no uid or gid map yet: write its "
@@ -492,11 +433,11 @@ static int write_proc_map(pid_t pid, const char *name, const IdMap *map) {
 }
 
 int idmap_make_userns(const IdMap *uid_map, const IdMap *gid_map, int *ret_fd, UmError *error) {
-        Child c = { .fd = -EBADF };
+        NsHolder c = NS_HOLDER_NULL;
         char path[64];
         int r, fd;
 
-        r = child_start(setup_unshare, -EBADF, &c);
+        r = nsholder_start(setup_unshare, NULL, -EBADF, &c);
         if (r < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "Could not create a user namespace for the id-mapping: %s.",
@@ -510,7 +451,7 @@ int idmap_make_userns(const IdMap *uid_map, const IdMap *gid_map, int *ret_fd, U
                 if (fd < 0)
                         r = -errno;
         }
-        child_stop(&c);
+        nsholder_stop(&c);
         if (r < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "Could not write the id-mapping's maps: %s.", strerror(-r));
