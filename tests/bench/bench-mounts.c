@@ -52,19 +52,6 @@ static void extra_remove(ExtraMounts *m) {
         m->n = 0;
 }
 
-static int step_raw_worker(Bench *b, void *userdata, uint64_t *ret_ns) {
-        const int *fd = userdata;
-        const char *what = NULL;
-        uint64_t t0 = stats_now_ns();
-        int r;
-
-        r = raw_build_worker(b->opt.fstype, *fd, b->stage_dir, &what);
-        if (r < 0)
-                return bench_step_failed(b, what, r);
-        *ret_ns = stats_now_ns() - t0;
-        return 0;
-}
-
 /* OpenMount through the daemon, and the build worker in process, at the current count. */
 static int measure_at(Bench *b, int image_fd, MountsRun *run) {
         int r;
@@ -74,7 +61,7 @@ static int measure_at(Bench *b, int image_fd, MountsRun *run) {
         r = bench_run_one_client(b, CLIENT_OPEN_MOUNT, run->name, &run->row, NULL);
         if (r < 0)
                 return r;
-        return bench_measure(b, "raw: build worker", step_raw_worker, &image_fd,
+        return bench_measure(b, "raw: build worker", bench_step_raw_worker, &image_fd,
                              &run->raw_worker);
 }
 

@@ -319,7 +319,7 @@ static int step_raw_image(Bench *b, void *userdata, uint64_t *ret_ns) {
         return 0;
 }
 
-static int step_raw_worker(Bench *b, void *userdata, uint64_t *ret_ns) {
+int bench_step_raw_worker(Bench *b, void *userdata, uint64_t *ret_ns) {
         const int *fd = userdata;
         const char *what = NULL;
         uint64_t t0 = stats_now_ns();
@@ -407,7 +407,7 @@ static int measure_raw(Bench *b) {
         rep->raw_loop.name = "  of which loop attach";
         stats_summarize(loop_ns, b->opt.iterations, &rep->raw_loop.s);
 
-        r = bench_measure(b, "raw: daemon's build worker, no bus", step_raw_worker, &fd,
+        r = bench_measure(b, "raw: daemon's build worker, no bus", bench_step_raw_worker, &fd,
                     &rep->raw_worker);
         if (r < 0)
                 return r;

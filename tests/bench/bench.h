@@ -115,6 +115,9 @@ typedef int (*StepFunc)(Bench *b, void *userdata, uint64_t *ret_ns);
 /* Warm-up + timed iterations of step; the samples summarized into row, named name. */
 int bench_measure(Bench *b, const char *name, StepFunc step, void *userdata, Row *row);
 
+/* A StepFunc: the daemon's build worker reproduced in process, on the image fd *userdata. */
+int bench_step_raw_worker(Bench *b, void *userdata, uint64_t *ret_ns);
+
 /* One unprivileged client doing mode from start to end, on images[0]; its latencies in
  * row; the CPU used per request (warm-up included) in *ret_cpu (may be NULL). */
 int bench_run_one_client(Bench *b, ClientMode mode, const char *name, Row *row,

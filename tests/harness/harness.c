@@ -17,7 +17,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1230,4 +1232,32 @@ void harness_teardown(void) {
         (void) harness_release_new_loops(2000);
         (void) harness_cgroup_remove();
         harness_udev_release();
+}
+
+int harness_dgram_listen(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        g_autofree char *dir = g_path_get_dirname(path);
+        int fd;
+
+        g_assert_cmpuint(strlen(path), <, sizeof(sa.sun_path));
+        g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+        strcpy(sa.sun_path, path);
+        (void) unlink(path);
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        g_assert_cmpint(fd, >=, 0);
+        g_assert_cmpint(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), ==, 0);
+        return fd;
+}
+
+char *harness_dgram_next(int fd) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        char buf[16384];
+        ssize_t len;
+
+        g_assert_cmpint(poll(&p, 1, HARNESS_TIMEOUT_MS), ==, 1);
+        len = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+        g_assert_cmpint(len, >=, 0);
+        buf[len] = 0;
+        g_test_message("received: %s", buf);
+        return g_strdup(buf);
 }

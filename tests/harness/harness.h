@@ -419,6 +419,13 @@ int harness_count_loop_devices(void);
 /* Mounts in pid's mount namespace (0: the test process) below <tmpdir>, /run/media or
  * /run/usermount (the harness's own mounts of those directories are not counted). */
 int harness_count_mounts(pid_t pid);
+/* A datagram socket bound at path (its directory made, an old socket replaced): the test
+ * plays the receiver of sd_notify or of the journal's native protocol. */
+int harness_dgram_listen(const char *path);
+/* The next datagram on fd (within HARNESS_TIMEOUT_MS) as a string; fails the test if
+ * none comes. */
+char *harness_dgram_next(int fd);
+
 /* Open file descriptors of pid (0: the test process). */
 int harness_count_fds(pid_t pid);
 

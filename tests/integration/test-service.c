@@ -443,16 +443,10 @@ typedef struct Notify {
 /* A datagram socket in the harness's directory, and $NOTIFY_SOCKET naming it for the
  * next daemon started (and only that one). */
 static Notify notify_open(void) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
         Notify n = { .fd = -EBADF };
 
         n.path = g_build_filename(harness_tmpdir(), "notify", NULL);
-        (void) unlink(n.path);
-        g_assert_cmpuint(strlen(n.path), <, sizeof(sa.sun_path));
-        strcpy(sa.sun_path, n.path);
-        n.fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        g_assert_cmpint(n.fd, >=, 0);
-        g_assert_cmpint(bind(n.fd, (struct sockaddr *) &sa, sizeof(sa)), ==, 0);
+        n.fd = harness_dgram_listen(n.path);
         g_assert_true(g_setenv("NOTIFY_SOCKET", n.path, TRUE));
         return n;
 }
@@ -464,22 +458,8 @@ static void notify_close(Notify *n) {
         g_free(n->path);
 }
 
-/* The next datagram on fd (within HARNESS_TIMEOUT_MS) as a string, or fails. */
-static char *dgram_next(int fd) {
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        char buf[16384];
-        ssize_t len;
-
-        g_assert_cmpint(poll(&p, 1, HARNESS_TIMEOUT_MS), ==, 1);
-        len = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
-        g_assert_cmpint(len, >=, 0);
-        buf[len] = 0;
-        g_test_message("received: %s", buf);
-        return g_strdup(buf);
-}
-
 static char *notify_next(Notify *n) {
-        return dgram_next(n->fd);
+        return harness_dgram_next(n->fd);
 }
 
 static void notify_expect(Notify *n, const char *want) {
@@ -557,19 +537,12 @@ static void test_notify_idle_exit(void) {
  * protocol entries (one "NAME=value" line per field, for values without newlines).
  */
 static void test_journal_fields(void) {
-        const char *dir = "/run/systemd/journal";
+        const char *socket_path = "/run/systemd/journal/socket";
         const char *const args[] = { "--log-target=journal", NULL };
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
         g_autofree char *mp = NULL, *entry = NULL, *want_mp = NULL;
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int fd = harness_dgram_listen(socket_path);
         pid_t pid;
 
-        g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
-        g_snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/socket", dir);
-        (void) unlink(sa.sun_path);
-        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        g_assert_cmpint(fd, >=, 0);
-        g_assert_cmpint(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), ==, 0);
 
         g_assert_cmpint(harness_start_daemon(harness_daemon_path(), args, &pid), ==, 0);
         mp = mount_as_user1(image);
@@ -577,7 +550,7 @@ static void test_journal_fields(void) {
         /* Entries come in order; the mount's is the one with its action. */
         for (;;) {
                 g_free(entry);
-                entry = dgram_next(fd);
+                entry = harness_dgram_next(fd);
                 if (strstr(entry, "\nUSERMOUNT_ACTION=mount\n"))
                         break;
         }
@@ -598,14 +571,14 @@ static void test_journal_fields(void) {
         unmount_as_user1(mp);
         for (;;) {
                 g_free(entry);
-                entry = dgram_next(fd);
+                entry = harness_dgram_next(fd);
                 if (strstr(entry, "\nUSERMOUNT_ACTION=unmount\n"))
                         break;
         }
         g_assert_nonnull(strstr(entry, "\nUSERMOUNT_UID=61001\n"));
         g_assert_nonnull(strstr(entry, want_mp));
         g_assert_cmpint(harness_stop_daemon(pid, NULL), ==, 0);
-        g_assert_cmpint(unlink(sa.sun_path), ==, 0);
+        g_assert_cmpint(unlink(socket_path), ==, 0);
 }
 
 /* A pool size out of range or not a number: a usage error (2) that says what it takes. */
