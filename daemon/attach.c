@@ -1036,10 +1036,6 @@ static int not_mounted(UmError *error, const char *esc) {
                             esc);
 }
 
-/* A busy mount is asked about again after 1, 2, 4 ... 64 ms (127 ms in all). */
-#define DETACH_BUSY_RETRIES 7
-#define DETACH_BUSY_FIRST_WAIT_USEC 1000
-
 /* Whether parent_fd/name is the root of mount mount_id (looked up without symlinks). */
 static int check_is_mount(int parent_fd, const char *name, uint64_t mount_id, int *ret_fd) {
         _cleanup_close_ int fd = -EBADF;
@@ -1091,15 +1087,8 @@ static int detach_plain(const CallerView *v, int parent_fd, const char *name, ui
         if (fchdir(parent_fd) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "could not enter the directory of \"%s\"", esc);
-        /* A reference the kernel lets go of a moment later is not the caller's open files:
-         * right after a mount was attached, about one unmount in fifty here finds it busy
-         * for less than a millisecond. Asked again, with growing pauses, before "busy". */
-        for (int i = 0;; i++) {
-                e = umount2(name, UMOUNT_NOFOLLOW) < 0 ? errno : 0;
-                if (e != EBUSY || i >= DETACH_BUSY_RETRIES)
-                        break;
-                usleep(DETACH_BUSY_FIRST_WAIT_USEC << i);
-        }
+        if (umount2(name, UMOUNT_NOFOLLOW) < 0)
+                e = errno;
         (void) fchdir(v->root_fd);
         if (e == EBUSY)
                 return um_error_set(error, UM_ERROR_KIND_DEVICE_BUSY, EBUSY,

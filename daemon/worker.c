@@ -412,6 +412,15 @@ static int worker_spawn(WorkerPool *p, Worker **ret) {
         r = posix_spawn_file_actions_init(&fa);
         if (r == 0) {
                 r = posix_spawn_file_actions_adddup2(&fa, pair[1], 3);
+                /*
+                 * The child starts with a copy of the daemon's fd table, which may hold a
+                 * request's mount fd at this moment. Closed before execve(): the copies
+                 * that close-on-exec drops are let go of only at the end of the exec, after
+                 * this call returns here, and a mount the daemon has already handed out
+                 * would be busy for that long (an Unmount right after a Mount failed so).
+                 */
+                if (r == 0)
+                        r = posix_spawn_file_actions_addclosefrom_np(&fa, 4);
                 if (r == 0)
                         r = posix_spawnattr_init(&attr);
                 if (r == 0) {

@@ -478,6 +478,35 @@ static void test_release_before_done_reaps(void) {
         env_teardown(&env);
 }
 
+/*
+ * Starting a worker leaves no copy of the daemon's fds behind once the call returns: a
+ * pipe's write end, closed right after, reads as closed at once. (The copies that
+ * close-on-exec drops go only at the end of the worker's exec, after posix_spawn()
+ * returns: a mount fd held then kept a mount handed out meanwhile busy.)
+ */
+static void test_spawn_leaves_no_fd_copies(void) {
+        unsigned before = count_fds();
+        sd_event *e = new_event();
+        WorkerPool *p = NULL;
+        struct pollfd pfd;
+        int pipe_fds[2];
+
+        /* The window is short: looked at a hundred times. */
+        for (int i = 0; i < 100; i++) {
+                g_assert_cmpint(pipe2(pipe_fds, O_CLOEXEC), ==, 0);
+                g_assert_cmpint(worker_pool_new(e, worker_bin, 1, test_layout(), &p), ==, 0);
+                close(pipe_fds[1]);
+                pfd = (struct pollfd) { .fd = pipe_fds[0], .events = POLLIN };
+                g_assert_cmpint(poll(&pfd, 1, 0), ==, 1);
+                g_assert_true(pfd.revents & POLLHUP);
+                close(pipe_fds[0]);
+                p = worker_pool_free(p);
+        }
+        sd_event_unref(e);
+        g_assert_cmpuint(count_fds(), ==, before);
+        assert_no_children();
+}
+
 /* The worker holds its socket and the fds it was given, nothing else of ours. */
 static void test_child_keeps_only_given_fds(void) {
         Env env = {};
@@ -1323,6 +1352,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/worker/timeout-kills", test_timeout_kills);
         g_test_add_func("/worker/release-before-done-reaps", test_release_before_done_reaps);
         g_test_add_func("/worker/child-keeps-only-given-fds", test_child_keeps_only_given_fds);
+        g_test_add_func("/worker/spawn-leaves-no-fd-copies", test_spawn_leaves_no_fd_copies);
 
         g_test_add_func("/worker/multi-job", test_multi_job);
         g_test_add_func("/worker/multi-job-after-failure", test_multi_job_after_failure);
