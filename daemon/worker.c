@@ -70,6 +70,7 @@ struct WorkerPool {
         sd_event_source *later;   /* a refill put off while requests are in flight */
         bool failing;             /* the last start failed: wait for the retry */
         WorkerPoolStats stats;
+        uint8_t buf[REPLY_BUFFER_MAX]; /* where messages are read, one at a time */
 };
 
 static void pool_schedule_refill(WorkerPool *p);
@@ -268,16 +269,15 @@ static void worker_on_reply(Worker *w, const WorkerHeader *h, const uint8_t *pay
         w->io = sd_event_source_disable_unref(w->io);
 }
 
-/* Reads and handles one message; 1 if there was one, 0 if not (or out of memory). */
+/* Reads and handles one message into the pool's buffer (never re-entered: the loop is single
+ * threaded and no callback reads); 1 if there was one, 0 if not. */
 static int worker_read_one(Worker *w, int fd) {
-        _cleanup_free_ uint8_t *buf = malloc(REPLY_BUFFER_MAX);
+        uint8_t *buf = w->pool->buf;
         int fds[1] = { -EBADF };
         WorkerHeader h;
         size_t n_fds;
         ssize_t n;
 
-        if (!buf)
-                return 0; /* tried again at the next wakeup */
         n = fdpass_recv(fd, buf, REPLY_BUFFER_MAX, fds, 1, &n_fds, MSG_DONTWAIT);
         if (n == -EAGAIN)
                 return 0;
