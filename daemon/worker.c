@@ -203,7 +203,7 @@ static void worker_on_hello(Worker *w, const uint8_t *payload, size_t size) {
 
         if (size != sizeof(hello)) {
                 log_error("usermount-worker (pid %d) sent a malformed HELLO.", (int) w->pid);
-                return worker_fail(w, -EPROTO, "The mount worker could not be used: it sent "
+                worker_fail(w, -EPROTO, "The mount worker could not be used: it sent "
                                    "a malformed greeting.");
         }
         memcpy(&hello, payload, sizeof(hello));
@@ -288,7 +288,8 @@ static int worker_read_one(Worker *w, int fd) {
         }
         if (n < (ssize_t) sizeof(h)) {
                 close_many(fds, n_fds);
-                return worker_fail(w, -ECHILD, "The mount worker sent a malformed message."), 1;
+                worker_fail(w, -ECHILD, "The mount worker sent a malformed message.");
+                return 1;
         }
         memcpy(&h, buf, sizeof(h));
         if (h.magic != WORKER_MAGIC || h.version != WORKER_PROTOCOL_VERSION) {
@@ -301,12 +302,14 @@ static int worker_read_one(Worker *w, int fd) {
                                   "usermountd %u: installed from another build? Restart "
                                   "usermountd.", w->pool->path, (int) w->pid,
                                   (unsigned) h.version, (unsigned) WORKER_PROTOCOL_VERSION);
-                return worker_fail(w, -EPROTO, "The mount worker is from another build of "
-                                   "usermount than the daemon; the daemon needs a restart."), 1;
+                worker_fail(w, -EPROTO, "The mount worker is from another build of "
+                            "usermount than the daemon; the daemon needs a restart.");
+                return 1;
         }
         if (h.size != (size_t) n - sizeof(h)) {
                 close_many(fds, n_fds);
-                return worker_fail(w, -ECHILD, "The mount worker sent a malformed message."), 1;
+                worker_fail(w, -ECHILD, "The mount worker sent a malformed message.");
+                return 1;
         }
         if (h.kind == WORKER_MSG_HELLO && n_fds == 0)
                 worker_on_hello(w, buf + sizeof(h), h.size);
@@ -521,9 +524,8 @@ static void pool_schedule_refill(WorkerPool *p) {
                 if (!p->retry)
                         (void) sd_event_add_time_relative(p->event, &p->retry, CLOCK_MONOTONIC,
                                                           POOL_RETRY_USEC, 0, pool_on_retry, p);
-                else
-                        (void) sd_event_source_set_time_relative(p->retry, POOL_RETRY_USEC),
-                                (void) sd_event_source_set_enabled(p->retry, SD_EVENT_ONESHOT);
+                else if (sd_event_source_set_time_relative(p->retry, POOL_RETRY_USEC) >= 0)
+                        (void) sd_event_source_set_enabled(p->retry, SD_EVENT_ONESHOT);
                 return;
         }
         /* Starting a worker costs about a millisecond of CPU (exec, the dynamic linker): not
