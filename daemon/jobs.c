@@ -393,6 +393,29 @@ static int job_detach(const void *input, int *fds, size_t n_fds, void *out, UmEr
                              job->remove_dir, error);
 }
 
+static int memfd_with(const char *text) {
+        int fd = memfd_create("usermount-warm-up", MFD_CLOEXEC);
+
+        if (fd >= 0 && write(fd, text, strlen(text)) != (ssize_t) strlen(text))
+                fd = safe_close(fd);
+        return fd;
+}
+
+static void warm_up_names(void) {
+        _cleanup_close_ int fstab = memfd_with("UUID=\"a\" / ext4 defaults 0 1\n"
+                                               "LABEL=b /home ext4 defaults 0 2\n");
+        _cleanup_close_ int crypttab = memfd_with("c UUID=d none luks\n");
+        char fstab_path[64], crypttab_path[64];
+        UmError error;
+
+        if (fstab < 0 || crypttab < 0)
+                return;
+        snprintf(fstab_path, sizeof(fstab_path), "/proc/self/fd/%d", fstab);
+        snprintf(crypttab_path, sizeof(crypttab_path), "/proc/self/fd/%d", crypttab);
+        (void) fsrefs_check_names_in(fstab_path, crypttab_path, NULL, "ext4", "e", "f", 0,
+                                     &error);
+}
+
 void jobs_warm_up(void) {
         _cleanup_close_ int fd = memfd_create("usermount-warm-up", MFD_CLOEXEC);
         SourceProbe probe;
@@ -401,8 +424,9 @@ void jobs_warm_up(void) {
         /* Every superblock prober of libblkid, on 1 MiB of zeros that none recognises. */
         if (fd >= 0 && ftruncate(fd, 1024 * 1024) >= 0)
                 (void) source_probe(fd, &probe, &error);
-        /* libmount's parsers on /etc/fstab and /etc/crypttab, and the /dev/disk links. */
-        (void) fsrefs_check_names("ext4", "usermount-warm-up", "usermount-warm-up", 0, &error);
+        /* libmount's fstab parser and the crypttab reader, on tables of their own: a worker
+         * that opened /etc/fstab while it warms up would keep a bind mount over it busy. */
+        warm_up_names();
         safe_close(open("/dev/loop-control", O_RDWR | O_CLOEXEC));
 }
 

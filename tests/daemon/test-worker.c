@@ -13,13 +13,18 @@
 #include <glib.h>
 #include <poll.h>
 #include <signal.h>
+#include <sched.h>
 #include <spawn.h>
+#include <stdlib.h>
+#include <sys/inotify.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "jobs.h"
 #include "test-worker-jobs.h"
 #include "worker-runner.h"
 #include "worker.h"
@@ -1321,6 +1326,63 @@ static void test_protocol_bad_job(gconstpointer data) {
         assert_no_children();
 }
 
+/*
+ * usermount-worker warms up on tables of its own: it opens neither /etc/fstab nor
+ * /etc/crypttab before a job asks (a worker that held them open while warming up kept a
+ * bind mount over them busy). Seen with inotify on files bound over both in a private
+ * mount namespace, so nothing else on the machine counts.
+ */
+static void warm_up_child(void *data) {
+        const char *path = data;
+        const char *const etc[] = { "/etc/fstab", "/etc/crypttab" };
+        g_autofree char *file = g_strdup("/tmp/um-test-etc-XXXXXX");
+        _cleanup_close_ int in = -EBADF, tmp = -EBADF;
+        sd_event *e = new_event();
+        WorkerPool *p = NULL;
+        char buf[4096];
+
+        g_assert_cmpint(unshare(CLONE_NEWNS), ==, 0);
+        g_assert_cmpint(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), ==, 0);
+        tmp = mkstemp(file);
+        g_assert_cmpint(tmp, >=, 0);
+        in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        g_assert_cmpint(in, >=, 0);
+        /* One that does not exist is not opened either (and nothing is made in /etc). */
+        for (size_t i = 0; i < G_N_ELEMENTS(etc); i++)
+                if (access(etc[i], F_OK) == 0)
+                        g_assert_cmpint(mount(file, etc[i], NULL, MS_BIND, NULL), ==, 0);
+        g_assert_cmpint(inotify_add_watch(in, file, IN_OPEN), >=, 0);
+        (void) unlink(file); /* the binds keep the inode; nothing is left behind */
+        g_assert_cmpint(worker_pool_new(e, path, 1, job_layouts_hash(), &p), ==, 0);
+        RUN_UNTIL(e, count_children_named(WORKER_NAME_READY) >= 1);
+        g_assert_cmpint(read(in, buf, sizeof(buf)), ==, -1);
+        g_assert_cmpint(errno, ==, EAGAIN);
+        p = worker_pool_free(p);
+        sd_event_unref(e);
+}
+
+static void test_real_worker_warm_up_opens_no_system_file(void) {
+        const char *path = getenv("UM_WORKER");
+
+        if (!path || access(path, X_OK) < 0) {
+                g_test_skip("$UM_WORKER does not name usermount-worker (run through meson)");
+                return;
+        }
+        int status = -1;
+        pid_t pid;
+
+        fflush(NULL);
+        pid = fork();
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0) {
+                warm_up_child((void *) path);
+                _exit(0);
+        }
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+}
+
 /* ---- main ------------------------------------------------------------------------------ */
 
 static char *find_worker_bin(const char *argv0) {
@@ -1353,6 +1415,8 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/worker/release-before-done-reaps", test_release_before_done_reaps);
         g_test_add_func("/worker/child-keeps-only-given-fds", test_child_keeps_only_given_fds);
         g_test_add_func("/worker/spawn-leaves-no-fd-copies", test_spawn_leaves_no_fd_copies);
+        g_test_add_func("/worker/real-worker-warm-up-opens-no-system-file",
+                        test_real_worker_warm_up_opens_no_system_file);
 
         g_test_add_func("/worker/multi-job", test_multi_job);
         g_test_add_func("/worker/multi-job-after-failure", test_multi_job_after_failure);
