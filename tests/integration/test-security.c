@@ -166,6 +166,9 @@ static char *sha256(const char *path) {
         return g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *) data, n);
 }
 
+/* The /etc file bind_etc() had to make (none of this machine's), removed again. */
+static char *made_etc;
+
 /* A file bound over an /etc file in the test's (and the daemon's) mount namespace. */
 static char *bind_etc(const char *name, const char *contents) {
         g_autofree char *file = g_build_filename(harness_tmpdir(), name, NULL);
@@ -173,7 +176,9 @@ static char *bind_etc(const char *name, const char *contents) {
 
         g_assert_true(g_file_set_contents(file, contents, -1, NULL));
         if (access(target, F_OK) < 0) {
+                g_assert_null(made_etc);
                 g_assert_true(g_file_set_contents(target, "", -1, NULL));
+                made_etc = g_strdup(target);
                 g_test_message("made an empty %s", target);
         }
         g_assert_cmpint(mount(file, target, NULL, MS_BIND, NULL), ==, 0);
@@ -182,6 +187,10 @@ static char *bind_etc(const char *name, const char *contents) {
 
 static void unbind_etc(char *target) {
         g_assert_cmpint(umount2(target, 0), ==, 0);
+        if (made_etc && streq(made_etc, target)) {
+                g_assert_cmpint(unlink(target), ==, 0);
+                made_etc = mfree(made_etc);
+        }
         g_free(target);
 }
 
