@@ -91,6 +91,10 @@ int conf_new_default(Conf **ret) {
         c->image_check_uid_first = CONF_DEFAULT_IMAGE_CHECK_UID_FIRST;
         c->image_check_uid_count = CONF_DEFAULT_IMAGE_CHECK_UID_COUNT;
         c->image_check_timeout_usec = CONF_DEFAULT_IMAGE_CHECK_TIMEOUT_USEC;
+        for (int k = 0; k < _SOURCE_KIND_MAX; k++)
+                c->driver.kinds[k] = DRIVER_SETTING_AUTO;
+        c->driver_uid_first = CONF_DEFAULT_DRIVER_UID_FIRST;
+        c->driver_uid_count = CONF_DEFAULT_DRIVER_UID_COUNT;
         c->limits = (ConfLimits) {
                 .max_requests = CONF_DEFAULT_MAX_REQUESTS,
                 .max_requests_per_user = CONF_DEFAULT_MAX_REQUESTS_PER_USER,
@@ -424,14 +428,18 @@ static int parse_image_check_user(Parser *p, const ConfKey *key, const char *val
  * empty: no range, every check runs as ImageCheckUser=.
  */
 static int parse_uid_range(Parser *p, const ConfKey *key, const char *value) {
+        const bool driver = streq(key->name, "DriverUidRange");
+        uid_t *ret_first = driver ? &p->conf->driver_uid_first : &p->conf->image_check_uid_first;
+        unsigned *ret_count = driver ? &p->conf->driver_uid_count :
+                &p->conf->image_check_uid_count;
         const char *dash = strchr(value, '-');
         char e[ESCAPED_MAX], first_s[16];
         unsigned first, last;
         uint64_t count;
 
         if (!*value) {
-                p->conf->image_check_uid_first = 0;
-                p->conf->image_check_uid_count = 0;
+                *ret_first = 0;
+                *ret_count = 0;
                 return 0;
         }
         if (!dash || (size_t) (dash - value) >= sizeof(first_s))
@@ -445,6 +453,9 @@ static int parse_uid_range(Parser *p, const ConfKey *key, const char *value) {
                 return problem(p, p->line, "%s=%s: the first uid is greater than the last",
                                key->name, value);
         count = (uint64_t) last - first + 1;
+        if (count < CONF_IMAGE_CHECK_UID_COUNT_MIN && driver)
+                return problem(p, p->line, "%s=%s is a single uid; a range needs at least %u",
+                               key->name, value, CONF_IMAGE_CHECK_UID_COUNT_MIN);
         if (count < CONF_IMAGE_CHECK_UID_COUNT_MIN)
                 return problem(p, p->line, "%s=%s is a single uid; a range needs at least %u "
                                "(for one uid, set ImageCheckUser= and leave %s= empty)",
@@ -453,13 +464,14 @@ static int parse_uid_range(Parser *p, const ConfKey *key, const char *value) {
                 return problem(p, p->line, "%s=%s has %llu uids; at most %u are allowed",
                                key->name, value, (unsigned long long) count,
                                CONF_IMAGE_CHECK_UID_COUNT_MAX);
-        p->conf->image_check_uid_first = (uid_t) first;
-        p->conf->image_check_uid_count = (unsigned) count;
+        *ret_first = (uid_t) first;
+        *ret_count = (unsigned) count;
         return 0;
 
 syntax:
-        return problem(p, p->line, "%s= needs FIRST-LAST, two uids from 1 to 4294967294 (or "
-                       "nothing, for no range), not '%s'", key->name, esc(value, e));
+        return problem(p, p->line, "%s= needs FIRST-LAST, two uids from 1 to 4294967294%s, "
+                       "not '%s'", key->name, driver ? "" : " (or nothing, for no range)",
+                       esc(value, e));
 }
 
 static bool parse_range(Parser *p, const ConfKey *key, const char *value, unsigned *ret) {
@@ -515,6 +527,24 @@ static ConfFsType *parser_fstype(Parser *p) {
         return &p->conf->fstypes[p->section - SECTION_FSTYPES];
 }
 
+/* Driver= in [General] (every kind not named stays auto) or in a type's section (every
+ * kind not named follows [General]). */
+static int parse_driver(Parser *p, const ConfKey *key, const char *value) {
+        DriverPolicy d;
+        char why[160];
+
+        if (driver_policy_parse(value, &d, why, sizeof(why)) < 0)
+                return problem(p, p->line, "%s=: %s", key->name, why);
+        if (p->section == SECTION_GENERAL) {
+                for (int k = 0; k < _SOURCE_KIND_MAX; k++)
+                        if (d.kinds[k] == DRIVER_SETTING_UNSET)
+                                d.kinds[k] = DRIVER_SETTING_AUTO;
+                p->conf->driver = d;
+        } else
+                parser_fstype(p)->driver = d;
+        return 0;
+}
+
 static int parse_allowed_options(Parser *p, const ConfKey *key, const char *value) {
         ConfFsType *t = parser_fstype(p);
         char **list = split_list(value);
@@ -557,6 +587,8 @@ enum {
         GENERAL_IMAGE_CHECK_USER,
         GENERAL_IMAGE_CHECK_UID_RANGE,
         GENERAL_IMAGE_CHECK_TIMEOUT_SEC,
+        GENERAL_DRIVER,
+        GENERAL_DRIVER_UID_RANGE,
         _GENERAL_MAX,
 };
 
@@ -568,6 +600,8 @@ static const ConfKey general_keys[_GENERAL_MAX + 1] = {
         { "ImageCheckUser", parse_image_check_user },
         { "ImageCheckUidRange", parse_uid_range, .empty_ok = true },
         { "ImageCheckTimeoutSec", parse_seconds, 0, 1, 86400, false },
+        { "Driver", parse_driver },
+        { "DriverUidRange", parse_uid_range },
         { NULL },
 };
 _Static_assert(_GENERAL_MAX <= SECTION_MAX_KEYS, "SECTION_MAX_KEYS too small");
@@ -597,6 +631,7 @@ static const ConfKey fstype_keys[] = {
         { "AllowedOptions", parse_allowed_options, .empty_ok = true },
         { "DefaultOptions", parse_option_string, .empty_ok = true },
         { "ForcedOptions", parse_option_string, .empty_ok = true },
+        { "Driver", parse_driver },
         { NULL },
 };
 
@@ -940,6 +975,22 @@ static int check_fstypes(Parser *p) {
         return 0;
 }
 
+/* A driver and an image check must never share a uid: both parse hostile images. */
+static int check_uid_ranges(Parser *p) {
+        const Conf *c = p->conf;
+        uint64_t a0 = c->driver_uid_first, a1 = a0 + c->driver_uid_count;
+        uint64_t b0 = c->image_check_uid_first, b1 = b0 + c->image_check_uid_count;
+        unsigned line = p->key_lines[SECTION_GENERAL][GENERAL_DRIVER_UID_RANGE] ?:
+                p->key_lines[SECTION_GENERAL][GENERAL_IMAGE_CHECK_UID_RANGE];
+
+        if (c->image_check_uid_count > 0 && a0 < b1 && b0 < a1)
+                return problem(p, line, "DriverUidRange=%llu-%llu overlaps ImageCheckUidRange="
+                               "%llu-%llu: userspace drivers and image checks must never share "
+                               "a uid", (unsigned long long) a0, (unsigned long long) a1 - 1,
+                               (unsigned long long) b0, (unsigned long long) b1 - 1);
+        return 0;
+}
+
 /*
  * The image checker's user, only looked up when it is needed: with ImageCheck=yes and no
  * ImageCheckUidRange=, since with a range each check takes a uid of it instead.
@@ -1007,6 +1058,7 @@ static int parser_run(Parser *p) {
         if (r < 0)
                 return r;
         (void) check_image_user(p);
+        (void) check_uid_ranges(p);
         return 0;
 }
 
@@ -1054,7 +1106,7 @@ int conf_load(const char *path, bool missing_ok, FILE *diag, Conf **ret) {
 /* ---- --check-config ------------------------------------------------------------------------- */
 
 static void print_fstype(const ConfFsType *t, FILE *out) {
-        char forced[256];
+        char forced[256], driver[96];
 
         fprintf(out, "\n[%s]\n", t->name);
         if (!t->allowed)
@@ -1072,10 +1124,16 @@ static void print_fstype(const ConfFsType *t, FILE *out) {
                         t->name);
         fprintf(out, "DefaultOptions=%s\n", strempty(t->default_options));
         fprintf(out, "ForcedOptions=%s\n", strempty(t->forced_options));
+        driver_policy_format(&t->driver, driver, sizeof(driver));
+        if (*driver)
+                fprintf(out, "Driver=%s\n", driver);
+        else
+                fprintf(out, "# Driver: as in [General]\n");
 }
 
 static void print_summary(const Conf *c, FILE *out) {
         const ConfLimits *l = &c->limits;
+        char driver[96];
 
         fprintf(out, "[General]\nMediaRoot=%s\nAllowedFilesystems=", c->media_root);
         for (size_t i = 0, n = 0; i < c->n_fstypes; i++)
@@ -1097,6 +1155,10 @@ static void print_summary(const Conf *c, FILE *out) {
                         (unsigned) c->image_check_uid_first + c->image_check_uid_count - 1);
         fprintf(out, "\nImageCheckTimeoutSec=%llu\n",
                 (unsigned long long) (c->image_check_timeout_usec / 1000000u));
+        driver_policy_format(&c->driver, driver, sizeof(driver));
+        fprintf(out, "Driver=%s\nDriverUidRange=%u-%u\n", driver,
+                (unsigned) c->driver_uid_first,
+                (unsigned) c->driver_uid_first + c->driver_uid_count - 1);
         fprintf(out, "\n[Limits]\nMaxRequests=%u\nMaxRequestsPerUser=%u\nMaxMounts=%u\n"
                 "MaxMountsPerUser=%u\nMaxLoopDevices=%u\nMaxLoopDevicesPerUser=%u\n"
                 "MaxWorkers=%u\nMaxWorkersPerUser=%u\nMaxUnauthorizedRequests=%u\n"

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "driverpolicy.h"
 #include "fscheck.h"
 #include "optlist.h"
 #include "um-error.h"
@@ -47,6 +48,9 @@
  * many as fscheck.h takes. */
 #define CONF_IMAGE_CHECK_UID_COUNT_MIN 2u
 #define CONF_IMAGE_CHECK_UID_COUNT_MAX FSCHECK_UID_COUNT_MAX
+/* DriverUidRange=1879048448-1879049471: the 1024 uids after the image checks' (above). */
+#define CONF_DEFAULT_DRIVER_UID_FIRST 1879048448u
+#define CONF_DEFAULT_DRIVER_UID_COUNT 1024u
 #define CONF_DEFAULT_IMAGE_CHECK_TIMEOUT_USEC (300ULL * 1000000ULL)
 
 typedef struct ConfLimits {
@@ -80,6 +84,7 @@ typedef struct ConfFsType {
          * (conf_fstype_split()): what requests use. */
         OptionList defaults;
         OptionList forced;
+        DriverPolicy driver;     /* Driver=: all kinds UNSET when the section has none */
 } ConfFsType;
 
 typedef struct Conf {
@@ -96,6 +101,9 @@ typedef struct Conf {
         unsigned image_check_uid_count;  /* LAST - FIRST + 1, or 0 for "ImageCheckUidRange=":
                                           * every check runs as ImageCheckUser= */
         uint64_t image_check_timeout_usec; /* [General] ImageCheckTimeoutSec= */
+        DriverPolicy driver;     /* [General] Driver= (driverpolicy.h); default auto */
+        uid_t driver_uid_first;  /* [General] DriverUidRange=FIRST-LAST: each userspace */
+        unsigned driver_uid_count; /* driver runs as a uid of its own from it */
         char *selinux_type;      /* [Labels] SELinuxType=: the type of user mounts' files on
                                   * SELinux systems; NULL computes it from the caller's context
                                   * as the kernel does for user-namespace mounts (label.h) */

@@ -405,7 +405,7 @@ static const ProblemCase syntax_cases[] = {
         { "key-unknown", "[General]\nMediaroot=/x\n[Limits]\nMaxFoo=1\n[ext4]\nAllowed=1\n",
           PROBLEMS("2:unknown key 'Mediaroot' in [General]; [General] knows MediaRoot, "
                    "AllowedFilesystems, AllowExec, ImageCheck, ImageCheckUser, "
-                   "ImageCheckUidRange, ImageCheckTimeoutSec",
+                   "ImageCheckUidRange, ImageCheckTimeoutSec, Driver, DriverUidRange",
                    "4:unknown key 'MaxFoo' in [Limits]; [Limits] knows MaxRequests, "
                    "MaxRequestsPerUser, MaxMounts, MaxMountsPerUser, MaxLoopDevices, "
                    "MaxLoopDevicesPerUser, MaxWorkers, MaxWorkersPerUser, "
@@ -719,6 +719,21 @@ static const ValueCase value_cases[] = {
         { "General", "ImageCheckUidRange", "0x100-0x200", UID_RANGE_SYNTAX },
         { "General", "ImageCheckUidRange", "12345678901234567-12345678901234568",
           UID_RANGE_SYNTAX },
+        { "General", "Driver", "auto", NULL },
+        { "General", "Driver", "image:userspace system:kernel", NULL },
+        { "General", "Driver", "fuse", "Driver=: 'fuse' is not auto, kernel, userspace" },
+        { "General", "Driver", "image:kernel image:auto", "Driver=: 'image' is named twice" },
+        { "General", "Driver", "", "Driver= needs a value" },
+        { "ext4", "Driver", "removable:kernel", NULL },
+        { "vfat", "Driver", "disk:kernel", "Driver=: 'disk:kernel' is not KIND:VALUE" },
+        { "General", "DriverUidRange", "1879048448-1879049471", NULL },
+        { "General", "DriverUidRange", "5000-5001", NULL },
+        { "General", "DriverUidRange", "5000-5000", "DriverUidRange=5000-5000 is a single uid" },
+        { "General", "DriverUidRange", "0-10", "DriverUidRange= needs FIRST-LAST, two uids "
+          "from 1 to 4294967294, not '0-10'" },
+        { "General", "DriverUidRange", "", "DriverUidRange= needs a value" },
+        { "General", "DriverUidRange", "1879048192-1879048200",
+          "DriverUidRange=1879048192-1879048200 overlaps ImageCheckUidRange=1879048192-1879048447" },
         { "General", "ImageCheckTimeoutSec", "1", NULL },
         { "General", "ImageCheckTimeoutSec", "86400", NULL },
         { "General", "ImageCheckTimeoutSec", "0", "needs a whole number from 1 to 86400" },
