@@ -98,12 +98,20 @@ int admission_check_workers(const ConfLimits *l, const LimitSubject *s, bool una
         return 0;
 }
 
-void admission_mount_actions(SourceType type, bool removable, bool exec, const char *ret[2]) {
+void admission_mount_actions(SourceType type, bool removable, bool kernel_override, bool exec,
+                             const char *ret[ADMISSION_ACTIONS_MAX]) {
+        size_t n = 0;
+
         if (type == SOURCE_IMAGE)
-                ret[0] = UM_ACTION_MOUNT_IMAGE;
+                ret[n++] = UM_ACTION_MOUNT_IMAGE;
         else if (removable)
-                ret[0] = UM_ACTION_MOUNT_REMOVABLE;
+                ret[n++] = UM_ACTION_MOUNT_REMOVABLE;
         else
-                ret[0] = UM_ACTION_MOUNT_SYSTEM;
-        ret[1] = exec ? UM_ACTION_MOUNT_EXEC : NULL;
+                ret[n++] = UM_ACTION_MOUNT_SYSTEM;
+        if (kernel_override)
+                ret[n++] = UM_ACTION_MOUNT_KERNEL_DRIVER;
+        if (exec)
+                ret[n++] = UM_ACTION_MOUNT_EXEC;
+        while (n < ADMISSION_ACTIONS_MAX)
+                ret[n++] = NULL;
 }

@@ -52,5 +52,9 @@ int admission_check_workers(const ConfLimits *l, const LimitSubject *s, bool una
                          unsigned unauthorized_workers, UmError *error);
 
 /* The polkit actions a mount of such a source needs, in order: mount-image,
- * mount-removable or mount-system, then mount-exec if exec was asked for (else NULL). */
-void admission_mount_actions(SourceType type, bool removable, bool exec, const char *ret[2]);
+ * mount-removable or mount-system, then mount-kernel-driver if the caller asked for the
+ * kernel's driver where policy says userspace (kernel_override), then mount-exec if exec
+ * was asked for; NULL after the last. */
+#define ADMISSION_ACTIONS_MAX 3
+void admission_mount_actions(SourceType type, bool removable, bool kernel_override, bool exec,
+                             const char *ret[ADMISSION_ACTIONS_MAX]);

@@ -16,8 +16,10 @@
 #include "busparams.h"
 #include "caller.h"
 #include "config.h"
+#include "driverpolicy.h"
 #include "log.h"
 #include "pathcheck.h"
+#include "procfs.h"
 #include "usermount-names.h"
 
 /* A D-Bus dict larger than this is not a mistake but an attack on our memory. */
@@ -39,6 +41,17 @@ static int set_idmap(const BusParam *p, const BusParamValue *v, void *target, Um
         return 0;
 }
 
+static int set_driver(const BusParam *p, const BusParamValue *v, void *target, UmError *error) {
+        MountParams *params = target;
+        int k = driver_kind_from_name(v->s);
+
+        if (k < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "Parameter 'driver' must be 'kernel' or 'userspace'.");
+        params->driver = k;
+        return 0;
+}
+
 /* A copy of the fd, which nothing in the main process looks at (MountParams.userns_given). */
 static int set_userns(const BusParam *p, const BusParamValue *v, void *target, UmError *error) {
         MountParams *params = target;
@@ -57,6 +70,7 @@ static const BusParam mount_params[] = {
         { "idmap", 's', offsetof(MountParams, idmap), set_idmap },
         { "userns", 'h', offsetof(MountParams, userns_fd), set_userns },
         { "interactive", 'b', offsetof(MountParams, interactive), bus_param_set_bool },
+        { "driver", 's', offsetof(MountParams, driver), set_driver },
 };
 
 static const BusParamTable mount_params_table = {
@@ -424,24 +438,6 @@ static int property_get_version(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
 }
 
-/* true if the running kernel knows fstype (built in or loaded); reads /proc/filesystems. */
-static bool kernel_has_filesystem(const char *fstype) {
-        _cleanup_(fclosep) FILE *f = fopen("/proc/filesystems", "re");
-        char line[128];
-
-        if (!f)
-                return true; /* can't tell: let the mount attempt say */
-        while (fgets(line, sizeof(line), f)) {
-                char *name = strrchr(line, '\t');
-
-                name = name ? name + 1 : line;
-                name[strcspn(name, "\n")] = 0;
-                if (streq(name, fstype))
-                        return true;
-        }
-        return false;
-}
-
 static int property_get_supported_filesystems(sd_bus *bus, const char *path,
                                               const char *interface, const char *property,
                                               sd_bus_message *reply, void *userdata,
@@ -453,7 +449,7 @@ static int property_get_supported_filesystems(sd_bus *bus, const char *path,
         if (r < 0)
                 return r;
         for (const char *const *t = policy_fstypes(); *t; t++) {
-                if (!conf_fstype_allowed(m->conf, *t) || !kernel_has_filesystem(*t))
+                if (!conf_fstype_allowed(m->conf, *t) || !proc_has_filesystem(*t))
                         continue;
                 r = sd_bus_message_append(reply, "s", *t);
                 if (r < 0)
@@ -527,6 +523,8 @@ static int append_record_info(sd_bus_message *m, const MountRecord *rec, bool wi
                 r = sd_bus_message_append(m, "{sv}", "options", "s", strempty(rec->options));
         if (r >= 0)
                 r = append_attributes(m, rec->attr_set);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "{sv}", "driver", "s", rec->driver ?: "kernel");
         if (r >= 0)
                 r = sd_bus_message_append(m, "{sv}", "idmap", "s", rec->idmap ?: "none");
         if (r >= 0)

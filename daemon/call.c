@@ -15,6 +15,7 @@ void call_init(MountCall *call, CallMethod method, sd_bus_message *message) {
                 .caller.pidfd = -EBADF,
                 .source_fd = -EBADF,
                 .params.userns_fd = -EBADF,
+                .params.driver = -1,
         };
 }
 

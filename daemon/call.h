@@ -49,6 +49,7 @@ typedef struct MountParams {
         bool interactive; /* also Unmount's params["interactive"] */
         IdmapMode idmap;
         bool idmap_given; /* idmap was in params (not the default) */
+        int driver;       /* params["driver"]: a DriverKind (driverpolicy.h), -1 when absent */
         int userns_fd;    /* idmap namespace: the caller's (or given) user namespace, -EBADF
                            * otherwise; owned until the bus edge hands it to the Request */
         bool userns_given; /* userns_fd is params["userns"]: anything the caller passed, which

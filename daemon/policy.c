@@ -1548,6 +1548,31 @@ static void conf_check_defaults_vs_forced(ConfCheck *c, const OptionList *defaul
                         }
 }
 
+int policy_check_userspace_options(const char *options, const char *driver_name,
+                                   UmError *error) {
+        _cleanup_(option_list_done) OptionList l = {};
+        char esc[POLICY_KEY_MAX * 4 + 1];
+        int r;
+
+        r = option_list_split(strempty(options), &l, error);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < l.n_items; i++) {
+                const GenericOption *g = generic_find(l.items[i].key);
+
+                if (g && !l.items[i].value && g->kind != GENERIC_SB_FLAG)
+                        continue;
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EPERM,
+                                    "Option '%s' is not available with the userspace driver "
+                                    "(%s), which takes only ro, rw, the atime options, "
+                                    "nosuid, nodev and noexec; the kernel's driver "
+                                    "(driver=kernel) takes it.",
+                                    um_escape(l.items[i].key, esc, sizeof(esc)),
+                                    strempty(driver_name));
+        }
+        return 0;
+}
+
 void policy_describe_forced(const char *fstype, char *buf, size_t size) {
         static const char *const placeholders[] = {
                 [FORCED_CALLER_UID] = "<caller's uid>",

@@ -126,6 +126,17 @@ void policy_describe_forced(const char *fstype, char *buf, size_t size);
  */
 int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *error);
 
+/*
+ * A userspace driver (driverpolicy.h) takes none of the kernel driver's options: a caller's
+ * option string may then only hold generic options that become mount attributes (ro, rw,
+ * the atime modes, nodiratime, nosuid, nodev, noexec). Anything else is -EPERM with
+ * UM_ERROR_KIND_OPTION_NOT_ALLOWED naming the option and driver_name. The configuration's
+ * DefaultOptions= and ForcedOptions= for the type are the kernel driver's; of them only
+ * what policy_build_options() made attributes or read_only of applies.
+ */
+int policy_check_userspace_options(const char *options, const char *driver_name,
+                                   UmError *error);
+
 /* Frees what policy_build_options() allocated; accepts a zeroed struct. */
 void mount_options_done(MountOptions *o);
 

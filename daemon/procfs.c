@@ -206,3 +206,20 @@ int proc_start_time(pid_t pid, uint64_t *ret) {
                 return r;
         return proc_stat_parse_start_time(buf, ret);
 }
+
+bool proc_has_filesystem(const char *fstype) {
+        _cleanup_(fclosep) FILE *f = fopen("/proc/filesystems", "re");
+        char line[128];
+
+        if (!f)
+                return true;
+        while (fgets(line, sizeof(line), f)) {
+                char *name = strrchr(line, '\t');
+
+                name = name ? name + 1 : line;
+                name[strcspn(name, "\n")] = 0;
+                if (streq(name, fstype))
+                        return true;
+        }
+        return false;
+}

@@ -34,6 +34,10 @@ int proc_status_read_fd(int fd, ProcStatus *ret);
 /* Reads and parses /proc/<pid>/status; -ENOENT/-ESRCH when the process is gone. */
 int proc_status_read(pid_t pid, ProcStatus *ret);
 
+/* Whether the running kernel has a driver for fstype (built in or loaded), from
+ * /proc/filesystems; true when that cannot be read (the mount attempt then says). */
+bool proc_has_filesystem(const char *fstype);
+
 /* Whether every uid of s (real, effective, saved, file system) is uid. */
 bool proc_status_has_only_uid(const ProcStatus *s, uid_t uid);
 

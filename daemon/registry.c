@@ -41,6 +41,8 @@ MountRecord *mount_record_free(MountRecord *r) {
         free(r->idmap);
         free(r->idmap_uid_map);
         free(r->idmap_gid_map);
+        free(r->driver);
+        free(r->driver_name);
         free(r);
         return NULL;
 }
@@ -74,6 +76,9 @@ static bool mount_record_is_valid(const MountRecord *rec) {
                string_is_valid(rec->label) && string_is_valid(rec->uuid) &&
                string_is_valid(rec->options) && string_is_valid(rec->idmap) &&
                string_is_valid(rec->idmap_uid_map) && string_is_valid(rec->idmap_gid_map) &&
+               string_is_valid(rec->driver) && string_is_valid(rec->driver_name) &&
+               rec->driver_pid < INT32_MAX && rec->driver_uid < UINT32_MAX &&
+               rec->driver_start != UINT64_MAX &&
                rec->mount_id != UINT64_MAX && rec->mntns_id != UINT64_MAX &&
                rec->devnum != UINT64_MAX && rec->attr_set != UINT64_MAX &&
                rec->created_usec != UINT64_MAX;
@@ -152,6 +157,9 @@ static int record_read_numbers(struct json_object *o, MountRecord *rec) {
             (r = json_get_u64(o, "devnum", false, &rec->devnum)) < 0 ||
             (r = json_get_u64(o, "attr_set", false, &rec->attr_set)) < 0 ||
             (r = json_get_u64(o, "created_usec", false, &rec->created_usec)) < 0 ||
+            (r = json_get_u64(o, "driver_pid", false, &rec->driver_pid)) < 0 ||
+            (r = json_get_u64(o, "driver_start", false, &rec->driver_start)) < 0 ||
+            (r = json_get_u64(o, "driver_uid", false, &rec->driver_uid)) < 0 ||
             (r = json_get_bool(o, "created_dir", &rec->created_dir)) < 0)
                 return r;
         if (uid >= UINT32_MAX)
@@ -172,7 +180,9 @@ static int record_read_strings(struct json_object *o, MountRecord *rec) {
             (r = json_get_string(o, "options", false, &rec->options)) < 0 ||
             (r = json_get_string(o, "idmap", false, &rec->idmap)) < 0 ||
             (r = json_get_string(o, "idmap_uid_map", false, &rec->idmap_uid_map)) < 0 ||
-            (r = json_get_string(o, "idmap_gid_map", false, &rec->idmap_gid_map)) < 0)
+            (r = json_get_string(o, "idmap_gid_map", false, &rec->idmap_gid_map)) < 0 ||
+            (r = json_get_string(o, "driver", false, &rec->driver)) < 0 ||
+            (r = json_get_string(o, "driver_name", false, &rec->driver_name)) < 0)
                 return r;
         return 0;
 }
@@ -486,6 +496,11 @@ static int record_to_json(const MountRecord *rec, struct json_object **ret) {
             json_add_string(o, "idmap", rec->idmap) < 0 ||
             json_add_string(o, "idmap_uid_map", rec->idmap_uid_map) < 0 ||
             json_add_string(o, "idmap_gid_map", rec->idmap_gid_map) < 0 ||
+            json_add_string(o, "driver", rec->driver) < 0 ||
+            json_add_string(o, "driver_name", rec->driver_name) < 0 ||
+            (rec->driver_pid && (json_add_u64(o, "driver_pid", rec->driver_pid) < 0 ||
+                                 json_add_u64(o, "driver_start", rec->driver_start) < 0 ||
+                                 json_add_u64(o, "driver_uid", rec->driver_uid) < 0)) ||
             json_add(o, "created_dir", json_object_new_boolean(rec->created_dir)) < 0 ||
             json_add_u64(o, "created_usec", rec->created_usec) < 0)
                 return -ENOMEM;

@@ -15,6 +15,8 @@
  *                   "owner_uid": 1000, "fstype": "ext4", "label": "x", "uuid": "...",
  *                   "options": "errors=remount-ro", "attr_set": 14, "idmap": "none",
  *                   ("idmap_uid_map": "0:1000:1", "idmap_gid_map": "0:1000:1", for idmaps)
+ *                   ("driver": "userspace", "driver_name": "fuse2fs", "driver_pid": 4242,
+ *                    "driver_start": 123456, "driver_uid": 1879048448, for userspace drivers)
  *                   "created_dir": true, "created_usec": 1700000000000000 }, ... ] }
  *
  * Every uint64 is a JSON integer (json-c reads them as unsigned 64-bit). Required in each
@@ -55,6 +57,11 @@ typedef struct MountRecord {
         char *idmap;            /* "none", "user", "namespace" */
         char *idmap_uid_map;    /* the maps applied, "first:lower:count,..." (idmap.h); NULL */
         char *idmap_gid_map;    /* for idmap "none" */
+        char *driver;           /* "kernel" or "userspace" (driverpolicy.h); NULL: kernel */
+        char *driver_name;      /* userspace: the driver program's name, e.g. "fuse2fs" */
+        uint64_t driver_pid;    /* userspace: the driver process, recognised by its pid */
+        uint64_t driver_start;  /* and start time (clock ticks after boot, /proc/PID/stat) */
+        uint64_t driver_uid;    /* userspace: the uid it runs as (DriverUidRange=) */
         bool created_dir;       /* the daemon made mount_point and removes it on unmount */
         uint64_t created_usec;  /* CLOCK_REALTIME */
         bool detaching;         /* not saved: its device went, a lazy detach is under way */

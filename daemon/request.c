@@ -263,8 +263,8 @@ static int request_decide(Request *req, UmError *error) {
         if (r < 0)
                 return r;
 
-        admission_mount_actions(req->source.type, req->source.removable, req->call.params.exec,
-                             req->actions);
+        admission_mount_actions(req->source.type, req->source.removable,
+                                req->driver.kernel_override, req->call.params.exec, req->actions);
         return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "admission.h"
 #include "call.h"
 #include "conf.h"
 #include "idmap.h"
@@ -68,7 +69,8 @@ struct Request {
         SourceProbe probe;
         MountOptions mount_options;
         MountIdmap idmap;       /* namespace: the maps read and checked by the probe worker */
-        const char *actions[2]; /* polkit actions still to check, in order */
+        const char *actions[ADMISSION_ACTIONS_MAX]; /* polkit actions still to check, in order */
+        DriverDecision driver;  /* which driver parses the filesystem (driverpolicy.h) */
         unsigned n_actions_done;
         int mount_fd;           /* the locked mount, between build and attach */
         MountRecord *record;    /* what was mounted (owned until registered) */

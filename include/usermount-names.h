@@ -27,6 +27,7 @@
 #define UM_ACTION_MOUNT_SYSTEM UM_ACTION_PREFIX "mount-system"
 #define UM_ACTION_MOUNT_IMAGE UM_ACTION_PREFIX "mount-image"
 #define UM_ACTION_MOUNT_EXEC UM_ACTION_PREFIX "mount-exec"
+#define UM_ACTION_MOUNT_KERNEL_DRIVER UM_ACTION_PREFIX "mount-kernel-driver"
 #define UM_ACTION_UNMOUNT_OTHERS UM_ACTION_PREFIX "unmount-others"
 
 /* Subscribe(): the most subscriptions one uid may hold at a time (one per connection). */

@@ -16,6 +16,7 @@
 #include "busparams.h"
 #include "call.h"
 #include "conf.h"
+#include "driverpolicy.h"
 #include "macro.h"
 #include "policy.h"
 #include "source.h"
@@ -97,9 +98,10 @@ static void test_open_mount(void) {
         UmError e = {};
 
         g_assert_cmpint(parse(METHOD_OPEN_MOUNT,
-                              new_call("OpenMount", "hssa{sv}", fd, "", "noatime", 4,
+                              new_call("OpenMount", "hssa{sv}", fd, "", "noatime", 5,
                                        "read-only", "b", 1, "exec", "b", 0, "idmap", "s",
-                                       "user", "interactive", "b", 1),
+                                       "user", "interactive", "b", 1, "driver", "s",
+                                       "userspace"),
                               &call, &e), ==, 0);
         g_assert_cmpint(e.kind, ==, UM_ERROR_KIND_NONE);
         g_assert_cmpint(call.method, ==, METHOD_OPEN_MOUNT);
@@ -118,6 +120,7 @@ static void test_open_mount(void) {
         g_assert_true(call.params.interactive);
         g_assert_cmpint(call.params.idmap, ==, IDMAP_USER);
         g_assert_true(call.params.idmap_given);
+        g_assert_cmpint(call.params.driver, ==, DRIVER_USERSPACE);
         g_assert_cmpint(call.params.userns_fd, ==, -EBADF);
         g_assert_false(call.params.userns_given);
         /* The caller stage fills the caller; the edge leaves it empty. */
@@ -144,6 +147,7 @@ static void test_mount_fd(void) {
         g_assert_false(call.params.read_only);
         g_assert_cmpint(call.params.idmap, ==, IDMAP_NONE);
         g_assert_false(call.params.idmap_given);
+        g_assert_cmpint(call.params.driver, ==, -1);
         call_done(&call);
 }
 
@@ -193,12 +197,12 @@ static void test_mount_params_refused(void) {
         assert_invalid(METHOD_MOUNT,
                        new_call("Mount", "sssa{sv}", "/dev/sdb1", "", "", 1, "force", "b", 1),
                        "Unknown parameter 'force' (known: target, read-only, exec, idmap, "
-                       "userns, interactive).");
+                       "userns, interactive, driver).");
         /* A key is escaped before it is shown. */
         assert_invalid(METHOD_OPEN_MOUNT,
                        new_call("OpenMount", "hssa{sv}", fd, "", "", 1, "a\x1b[2J", "b", 1),
                        "Unknown parameter 'a\\x1b[2J' (known: target, read-only, exec, idmap, "
-                       "userns, interactive).");
+                       "userns, interactive, driver).");
         assert_invalid(METHOD_OPEN_MOUNT,
                        new_call("OpenMount", "hssa{sv}", fd, "", "", 2, "exec", "b", 0, "exec",
                                 "b", 1),
@@ -212,6 +216,12 @@ static void test_mount_params_refused(void) {
         assert_invalid(METHOD_OPEN_MOUNT,
                        new_call("OpenMount", "hssa{sv}", fd, "", "", 1, "idmap", "s", "all"),
                        "Parameter 'idmap' must be 'none', 'user' or 'namespace'.");
+        assert_invalid(METHOD_OPEN_MOUNT,
+                       new_call("OpenMount", "hssa{sv}", fd, "", "", 1, "driver", "s", "fuse"),
+                       "Parameter 'driver' must be 'kernel' or 'userspace'.");
+        assert_invalid(METHOD_OPEN_MOUNT,
+                       new_call("OpenMount", "hssa{sv}", fd, "", "", 1, "driver", "b", 1),
+                       "Parameter 'driver' must have D-Bus type 's'.");
         assert_invalid(METHOD_OPEN_MOUNT,
                        new_call("OpenMount", "hssa{sv}", fd, "", "", 2, "idmap", "s", "user",
                                 "userns", "h", fd),

@@ -119,16 +119,25 @@ static void test_workers(void) {
 }
 
 static void test_actions(void) {
-        const char *a[2];
+        const char *a[ADMISSION_ACTIONS_MAX];
 
-        admission_mount_actions(SOURCE_IMAGE, true, false, a);
+        admission_mount_actions(SOURCE_IMAGE, true, false, false, a);
         g_assert_cmpstr(a[0], ==, UM_ACTION_MOUNT_IMAGE);
         g_assert_null(a[1]);
-        admission_mount_actions(SOURCE_BLOCK_DEVICE, true, false, a);
+        admission_mount_actions(SOURCE_BLOCK_DEVICE, true, false, false, a);
         g_assert_cmpstr(a[0], ==, UM_ACTION_MOUNT_REMOVABLE);
-        admission_mount_actions(SOURCE_BLOCK_DEVICE, false, true, a);
+        admission_mount_actions(SOURCE_BLOCK_DEVICE, false, false, true, a);
         g_assert_cmpstr(a[0], ==, UM_ACTION_MOUNT_SYSTEM);
         g_assert_cmpstr(a[1], ==, UM_ACTION_MOUNT_EXEC);
+        g_assert_null(a[2]);
+        /* The kernel's driver where policy says userspace: its own action, before exec. */
+        admission_mount_actions(SOURCE_IMAGE, false, true, true, a);
+        g_assert_cmpstr(a[0], ==, UM_ACTION_MOUNT_IMAGE);
+        g_assert_cmpstr(a[1], ==, UM_ACTION_MOUNT_KERNEL_DRIVER);
+        g_assert_cmpstr(a[2], ==, UM_ACTION_MOUNT_EXEC);
+        admission_mount_actions(SOURCE_BLOCK_DEVICE, true, true, false, a);
+        g_assert_cmpstr(a[1], ==, UM_ACTION_MOUNT_KERNEL_DRIVER);
+        g_assert_null(a[2]);
 }
 
 int main(int argc, char *argv[]) {
