@@ -192,7 +192,7 @@ static void test_mount_params_refused(void) {
         assert_invalid(METHOD_MOUNT_FD,
                        new_call("MountFd", "hssa{sv}", fd, "", "", 1, "lazy", "b", 1),
                        "Unknown parameter 'lazy' (known: target, read-only, exec, idmap, userns, "
-                       "interactive).");
+                       "interactive, driver).");
         /* Unmount's key is nobody else's. */
         assert_invalid(METHOD_MOUNT,
                        new_call("Mount", "sssa{sv}", "/dev/sdb1", "", "", 1, "force", "b", 1),
