@@ -2,7 +2,11 @@
 /*
  * SCM_RIGHTS in one place (fd-util.h).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -117,4 +121,73 @@ void close_all_fds_except(int *keep, size_t n_keep) {
                 next = (unsigned) keep[i] + 1;
         }
         (void) close_range(next, ~0U, 0);
+}
+
+/* ---- atomic files ---------------------------------------------------------------- */
+
+static int write_all(int fd, const char *p, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+/* Writes text to a new temporary file next to path and fsyncs it; *ret_tmp is its name. */
+static int write_temporary(const char *path, const char *text, char **ret_tmp) {
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
+        if (fd < 0)
+                return -errno;
+        r = write_all(fd, text, strlen(text));
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0 && close(TAKE_FD(fd)) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlink(tmp);
+                return r;
+        }
+        *ret_tmp = TAKE_PTR(tmp);
+        return 0;
+}
+
+static int fsync_directory_of(const char *path) {
+        _cleanup_free_ char *copy = strdup(path);
+        _cleanup_close_ int fd = -EBADF;
+
+        if (!copy)
+                return -ENOMEM;
+        fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fsync(fd) < 0)
+                return -errno;
+        return 0;
+}
+
+int file_write_atomic(const char *path, const char *text) {
+        _cleanup_free_ char *tmp = NULL;
+        int r;
+
+        r = write_temporary(path, text, &tmp);
+        if (r < 0)
+                return r;
+        if (rename(tmp, path) < 0) {
+                r = -errno;
+                (void) unlink(tmp);
+                return r;
+        }
+        return fsync_directory_of(path);
 }

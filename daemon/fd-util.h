@@ -36,3 +36,8 @@ void close_many(int *fds, size_t n);
 /* In a child: closes every fd >= 3 that is not in keep[] (which it sorts; negative
  * entries keep nothing). */
 void close_all_fds_except(int *keep, size_t n_keep);
+
+/* Replaces the file path by one holding text, atomically: a temporary file next to it
+ * (mode 0600), fsync, rename, fsync of the directory. A crash leaves the old or the new
+ * file, never a mix. -errno. */
+int file_write_atomic(const char *path, const char *text);

@@ -342,7 +342,7 @@ static int lock_and_clone(int *ret_tree_fd, UmError *error) {
 int mountbuild_locked_in(const MountSpec *spec, int stage_ns_fd, const char *stage_dir,
                          int *ret_mount_fd, UmError *error) {
         _cleanup_close_ int mount_fd = -EBADF;
-        int r, tree_fd = -EBADF;
+        int r;
 
         if (!spec || isempty(spec->fstype) || isempty(spec->source) || !spec->options ||
             isempty(stage_dir))
@@ -360,6 +360,16 @@ int mountbuild_locked_in(const MountSpec *spec, int stage_ns_fd, const char *sta
         if (r < 0)
                 return r;
         /* Last, after everything that looks up a path (the source, /sys, /proc). */
+        return mountbuild_lock_in(mount_fd, stage_ns_fd, stage_dir, ret_mount_fd, error);
+}
+
+int mountbuild_lock_in(int mount_fd, int stage_ns_fd, const char *stage_dir, int *ret_mount_fd,
+                       UmError *error) {
+        int r, tree_fd = -EBADF;
+
+        if (mount_fd < 0 || isempty(stage_dir))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "no mount to lock");
         r = make_namespace_private(stage_ns_fd, error);
         if (r < 0)
                 return r;

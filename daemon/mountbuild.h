@@ -62,5 +62,10 @@ int mountbuild_locked(const MountSpec *spec, const char *stage_dir, int *ret_mou
 int mountbuild_locked_in(const MountSpec *spec, int stage_ns_fd, const char *stage_dir,
                          int *ret_mount_fd, UmError *error);
 
+/* Steps 2 to 5 alone, for a detached mount made elsewhere (a userspace driver's FUSE
+ * mount, fusedriver.h): mount_fd stays the caller's. The same namespaces change. */
+int mountbuild_lock_in(int mount_fd, int stage_ns_fd, const char *stage_dir, int *ret_mount_fd,
+                       UmError *error);
+
 /* The kernel's unique mount id of a mount fd (statx STATX_MNT_ID_UNIQUE, else STATX_MNT_ID). */
 int mountbuild_mount_id(int mount_fd, uint64_t *ret_id);

@@ -11,6 +11,7 @@
 #include <search.h>
 #include <sys/stat.h>
 
+#include "fd-util.h"
 #include "registry.h"
 #include "utf8.h"
 
@@ -537,60 +538,8 @@ static int registry_to_text(const Registry *reg, char **ret) {
         return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
-/* Writes text to a new temporary file next to path and fsyncs it; *ret_tmp is its name. */
-static int write_temporary(const char *path, const char *text, char **ret_tmp) {
-        _cleanup_free_ char *tmp = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        int r;
-
-        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-                return -ENOMEM;
-        fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
-        if (fd < 0)
-                return -errno;
-        r = write_all(fd, text, strlen(text));
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
-        if (r >= 0 && close(TAKE_FD(fd)) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void) unlink(tmp);
-                return r;
-        }
-        *ret_tmp = TAKE_PTR(tmp);
-        return 0;
-}
-
-static int fsync_directory_of(const char *path) {
-        _cleanup_free_ char *copy = strdup(path);
-        _cleanup_close_ int fd = -EBADF;
-
-        if (!copy)
-                return -ENOMEM;
-        fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        if (fsync(fd) < 0)
-                return -errno;
-        return 0;
-}
-
 int registry_save(const Registry *reg) {
-        _cleanup_free_ char *text = NULL, *tmp = NULL;
+        _cleanup_free_ char *text = NULL;
         int r;
 
         if (!reg || isempty(reg->path))
@@ -598,15 +547,7 @@ int registry_save(const Registry *reg) {
         r = registry_to_text(reg, &text);
         if (r < 0)
                 return r;
-        r = write_temporary(reg->path, text, &tmp);
-        if (r < 0)
-                return r;
-        if (rename(tmp, reg->path) < 0) {
-                r = -errno;
-                (void) unlink(tmp);
-                return r;
-        }
-        return fsync_directory_of(reg->path);
+        return file_write_atomic(reg->path, text);
 }
 
 /* ---- changes and lookups --------------------------------------------------------- */

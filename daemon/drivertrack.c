@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The userspace drivers usermountd started that still run (see drivertrack.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <unistd.h>
+
+#include "drivertrack.h"
+#include "fd-util.h"
+#include "macro.h"
+#include "procfs.h"
+
+static void entry_done(DriverTrackEntry *e) {
+        e->watch = sd_event_source_disable_unref(e->watch);
+        e->pidfd = safe_close(e->pidfd);
+}
+
+static size_t entry_find(const DriverTrack *t, pid_t pid, uint64_t start) {
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (t->entries[i].pid == pid && t->entries[i].start == start)
+                        return i;
+        return SIZE_MAX;
+}
+
+static void entry_remove(DriverTrack *t, size_t i) {
+        entry_done(&t->entries[i]);
+        t->entries[i] = t->entries[--t->n_entries];
+}
+
+static int on_driver_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        DriverTrack *t = userdata;
+
+        for (size_t i = 0; i < t->n_entries; i++) {
+                if (t->entries[i].watch != s)
+                        continue;
+                pid_t pid = t->entries[i].pid;
+                uint64_t start = t->entries[i].start;
+
+                entry_remove(t, i);
+                (void) drivertrack_save(t);
+                if (t->on_exit)
+                        t->on_exit(t, pid, start, t->userdata);
+                break;
+        }
+        return 0;
+}
+
+/* Remembers an entry; takes pidfd. Does not save. */
+static int entry_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_t uid,
+                     int pidfd) {
+        _cleanup_close_ int fd = pidfd;
+        DriverTrackEntry *e;
+        int r;
+
+        if (t->n_entries >= DRIVERTRACK_MAX)
+                return -E2BIG;
+        e = reallocarray(t->entries, t->n_entries + 1, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        t->entries = e;
+        e = &t->entries[t->n_entries];
+        *e = (DriverTrackEntry) { .pid = pid, .start = start, .owner = owner, .uid = uid,
+                                  .pidfd = -EBADF };
+        if (t->event) {
+                r = sd_event_add_io(t->event, &e->watch, fd, EPOLLIN, on_driver_exit, t);
+                if (r < 0)
+                        return r;
+        }
+        e->pidfd = TAKE_FD(fd);
+        t->n_entries++;
+        return 0;
+}
+
+int drivertrack_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_t uid,
+                    int pidfd) {
+        int r;
+
+        if (pid <= 0) {
+                safe_close(pidfd);
+                return -EINVAL;
+        }
+        r = entry_add(t, pid, start, owner, uid, pidfd);
+        if (r < 0)
+                return r;
+        return drivertrack_save(t);
+}
+
+size_t drivertrack_count(const DriverTrack *t, uid_t owner) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (owner == (uid_t) -1 || t->entries[i].owner == owner)
+                        n++;
+        return n;
+}
+
+/* A pidfd of pid if it is still the process that started at start; -ESRCH otherwise. */
+static int driver_pidfd(pid_t pid, uint64_t start) {
+        _cleanup_close_ int fd = pidfd_open(pid, 0);
+        uint64_t now;
+
+        if (fd < 0)
+                return -errno;
+        /* Read while the pidfd pins the pid: the start time is this process's. */
+        if (proc_start_time(pid, &now) < 0 || now != start)
+                return -ESRCH;
+        return TAKE_FD(fd);
+}
+
+bool drivertrack_alive(pid_t pid, uint64_t start) {
+        _cleanup_close_ int fd = -EBADF;
+
+        if (pid <= 0)
+                return false;
+        fd = driver_pidfd(pid, start);
+        return fd >= 0;
+}
+
+/* One line "PID START OWNER UID"; false when malformed. */
+static bool parse_line(const char *line, pid_t *pid, uint64_t *start, uid_t *owner, uid_t *uid) {
+        unsigned long long p, s, o, u;
+        int n = 0;
+
+        if (sscanf(line, "%llu %llu %llu %llu%n", &p, &s, &o, &u, &n) != 4 ||
+            (line[n] != '\n' && line[n] != 0) || p == 0 || p > INT32_MAX ||
+            o >= UINT32_MAX || u == 0 || u >= UINT32_MAX)
+                return false;
+        *pid = (pid_t) p;
+        *start = s;
+        *owner = (uid_t) o;
+        *uid = (uid_t) u;
+        return true;
+}
+
+int drivertrack_load(DriverTrack *t, size_t *ret_dropped) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        char line[128];
+        size_t dropped = 0, n = 0;
+
+        if (!t->path)
+                return 0;
+        f = fopen(t->path, "re");
+        if (!f)
+                return errno == ENOENT ? 0 : -errno;
+        while (fgets(line, sizeof(line), f)) {
+                pid_t pid;
+                uint64_t start;
+                uid_t owner, uid;
+                int fd;
+
+                if (++n > DRIVERTRACK_MAX || !parse_line(line, &pid, &start, &owner, &uid)) {
+                        dropped++;
+                        continue;
+                }
+                if (entry_find(t, pid, start) != SIZE_MAX)
+                        continue;
+                fd = driver_pidfd(pid, start);
+                if (fd < 0) {
+                        dropped++; /* exited while no instance watched */
+                        continue;
+                }
+                if (entry_add(t, pid, start, owner, uid, fd) < 0)
+                        dropped++;
+        }
+        if (ret_dropped)
+                *ret_dropped = dropped;
+        return drivertrack_save(t);
+}
+
+int drivertrack_save(const DriverTrack *t) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        if (!t->path)
+                return 0;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_entries; i++)
+                fprintf(f, "%d %" PRIu64 " %u %u\n", (int) t->entries[i].pid,
+                        t->entries[i].start, (unsigned) t->entries[i].owner,
+                        (unsigned) t->entries[i].uid);
+        if (fclose(f) != 0 || !text)
+                return -ENOMEM;
+        return file_write_atomic(t->path, text);
+}
+
+void drivertrack_done(DriverTrack *t) {
+        for (size_t i = 0; i < t->n_entries; i++)
+                entry_done(&t->entries[i]);
+        free(t->entries);
+        t->entries = NULL;
+        t->n_entries = 0;
+        free(t->path);
+        t->path = NULL;
+}
