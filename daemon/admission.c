@@ -72,6 +72,26 @@ int admission_check_loops(const ConfLimits *l, const LimitSubject *s, size_t own
         return 0;
 }
 
+int admission_check_drivers(const ConfLimits *l, const LimitSubject *s, size_t owner_drivers,
+                            size_t drivers, UmError *error) {
+        char note[128];
+
+        if (s->uid == 0)
+                return 0;
+        if (owner_drivers >= l->max_drivers_per_user)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EMFILE,
+                                    "You hold %zu mounts served by userspace drivers already%s, "
+                                    "the most one user may (MaxDriversPerUser=); unmount one or "
+                                    "close a mount you opened first.", owner_drivers,
+                                    owner_note(s, note, sizeof(note)));
+        if (drivers >= l->max_drivers)
+                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, ENFILE,
+                                    "usermount runs %zu userspace drivers already, the most it "
+                                    "may (MaxDrivers=); try again after some mounts are gone.",
+                                    drivers);
+        return 0;
+}
+
 int admission_check_workers(const ConfLimits *l, const LimitSubject *s, bool unauthorized,
                          unsigned workers, unsigned owner_workers,
                          unsigned unauthorized_workers, UmError *error) {

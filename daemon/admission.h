@@ -44,6 +44,11 @@ int admission_check_request(const ConfLimits *l, const LimitSubject *s, const Li
 int admission_check_loops(const ConfLimits *l, const LimitSubject *s, size_t owner_loops,
                        size_t loops, UmError *error);
 
+/* MaxDriversPerUser=, MaxDrivers=, once a request is to be served by a userspace driver:
+ * drivers and owner_drivers are the drivers running and to come. */
+int admission_check_drivers(const ConfLimits *l, const LimitSubject *s, size_t owner_drivers,
+                            size_t drivers, UmError *error);
+
 /* MaxWorkers=, MaxWorkersPerUser=, and for a request polkit has not authorized yet
  * (unauthorized) MaxUnauthorizedRequests=, before a worker is given a job: the counts are
  * the workers working (worker.h). */

@@ -102,6 +102,8 @@ int conf_new_default(Conf **ret) {
                 .max_mounts_per_user = CONF_DEFAULT_MAX_MOUNTS_PER_USER,
                 .max_loop_devices = CONF_DEFAULT_MAX_LOOP_DEVICES,
                 .max_loop_devices_per_user = CONF_DEFAULT_MAX_LOOP_DEVICES_PER_USER,
+                .max_drivers = CONF_DEFAULT_MAX_DRIVERS,
+                .max_drivers_per_user = CONF_DEFAULT_MAX_DRIVERS_PER_USER,
                 .max_workers = CONF_DEFAULT_MAX_WORKERS,
                 .max_workers_per_user = CONF_DEFAULT_MAX_WORKERS_PER_USER,
                 .max_unauthorized_requests = CONF_DEFAULT_MAX_UNAUTHORIZED_REQUESTS,
@@ -613,6 +615,8 @@ static const ConfKey limits_keys[] = {
         LIMIT("MaxMountsPerUser", max_mounts_per_user),
         LIMIT("MaxLoopDevices", max_loop_devices),
         LIMIT("MaxLoopDevicesPerUser", max_loop_devices_per_user),
+        LIMIT("MaxDrivers", max_drivers),
+        LIMIT("MaxDriversPerUser", max_drivers_per_user),
         LIMIT("MaxWorkers", max_workers),
         LIMIT("MaxWorkersPerUser", max_workers_per_user),
         LIMIT("MaxUnauthorizedRequests", max_unauthorized_requests),
@@ -1161,10 +1165,12 @@ static void print_summary(const Conf *c, FILE *out) {
                 (unsigned) c->driver_uid_first + c->driver_uid_count - 1);
         fprintf(out, "\n[Limits]\nMaxRequests=%u\nMaxRequestsPerUser=%u\nMaxMounts=%u\n"
                 "MaxMountsPerUser=%u\nMaxLoopDevices=%u\nMaxLoopDevicesPerUser=%u\n"
+                "MaxDrivers=%u\nMaxDriversPerUser=%u\n"
                 "MaxWorkers=%u\nMaxWorkersPerUser=%u\nMaxUnauthorizedRequests=%u\n"
                 "RequestTimeoutSec=%llu\n",
                 l->max_requests, l->max_requests_per_user, l->max_mounts,
                 l->max_mounts_per_user, l->max_loop_devices, l->max_loop_devices_per_user,
+                l->max_drivers, l->max_drivers_per_user,
                 l->max_workers, l->max_workers_per_user, l->max_unauthorized_requests,
                 (unsigned long long) (l->request_timeout_usec / 1000000u));
         fprintf(out, "\n[Labels]\n");

@@ -34,6 +34,8 @@
 #define CONF_DEFAULT_MAX_MOUNTS_PER_USER 32u
 #define CONF_DEFAULT_MAX_LOOP_DEVICES 256u
 #define CONF_DEFAULT_MAX_LOOP_DEVICES_PER_USER 16u
+#define CONF_DEFAULT_MAX_DRIVERS 256u
+#define CONF_DEFAULT_MAX_DRIVERS_PER_USER 16u
 #define CONF_DEFAULT_MAX_WORKERS 32u
 #define CONF_DEFAULT_MAX_WORKERS_PER_USER 4u
 #define CONF_DEFAULT_MAX_UNAUTHORIZED_REQUESTS 8u
@@ -61,6 +63,8 @@ typedef struct ConfLimits {
         unsigned max_mounts_per_user;       /* registered mounts, one user */
         unsigned max_loop_devices;          /* loop devices the daemon made that still exist */
         unsigned max_loop_devices_per_user;
+        unsigned max_drivers;               /* userspace drivers the daemon started that run */
+        unsigned max_drivers_per_user;
         unsigned max_workers;               /* worker processes running, all users */
         unsigned max_workers_per_user;
         unsigned max_unauthorized_requests; /* mount requests polkit has not authorized yet,

@@ -408,7 +408,8 @@ static const ProblemCase syntax_cases[] = {
                    "ImageCheckUidRange, ImageCheckTimeoutSec, Driver, DriverUidRange",
                    "4:unknown key 'MaxFoo' in [Limits]; [Limits] knows MaxRequests, "
                    "MaxRequestsPerUser, MaxMounts, MaxMountsPerUser, MaxLoopDevices, "
-                   "MaxLoopDevicesPerUser, MaxWorkers, MaxWorkersPerUser, "
+                   "MaxLoopDevicesPerUser, MaxDrivers, MaxDriversPerUser, MaxWorkers, "
+                   "MaxWorkersPerUser, "
                    "MaxUnauthorizedRequests, RequestTimeoutSec",
                    "6:unknown key 'Allowed' in [ext4]; [ext4] knows AllowedOptions, "
                    "DefaultOptions, ForcedOptions") },

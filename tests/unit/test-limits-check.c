@@ -17,6 +17,8 @@ static const ConfLimits limits = {
         .max_mounts_per_user = 4,
         .max_loop_devices = 8,
         .max_loop_devices_per_user = 2,
+        .max_drivers = 9,
+        .max_drivers_per_user = 3,
         .max_workers = 6,
         .max_workers_per_user = 2,
         .max_unauthorized_requests = 5,
@@ -101,6 +103,17 @@ static void test_loops(void) {
         assert_refused(admission_check_loops(&limits, &root, 99, 99, &e), &e, NULL);
 }
 
+static void test_drivers(void) {
+        UmError e = {};
+
+        assert_refused(admission_check_drivers(&limits, &user, 2, 8, &e), &e, NULL);
+        assert_refused(admission_check_drivers(&limits, &user, 3, 3, &e), &e,
+                       "MaxDriversPerUser=");
+        e = (UmError) {};
+        assert_refused(admission_check_drivers(&limits, &user, 0, 9, &e), &e, "MaxDrivers=");
+        assert_refused(admission_check_drivers(&limits, &root, 99, 99, &e), &e, NULL);
+}
+
 static void test_workers(void) {
         UmError e = {};
 
@@ -146,6 +159,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/limits/requests-what-counts", test_requests_what_counts);
         g_test_add_func("/limits/owner-note", test_owner_note);
         g_test_add_func("/limits/loops", test_loops);
+        g_test_add_func("/limits/drivers", test_drivers);
         g_test_add_func("/limits/workers", test_workers);
         g_test_add_func("/limits/actions", test_actions);
         return g_test_run();
