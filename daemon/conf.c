@@ -163,7 +163,7 @@ enum {
         SECTION_IGNORED = -2,   /* an unknown or repeated section: reported once, keys skipped */
 };
 
-#define SECTION_MAX_KEYS 10
+#define SECTION_MAX_KEYS 12
 
 /* One problem, kept until the end so that they are written in the order of the lines. */
 typedef struct Problem {
