@@ -113,6 +113,10 @@ static int driver_pidfd(pid_t pid, uint64_t start) {
         return TAKE_FD(fd);
 }
 
+bool drivertrack_has(const DriverTrack *t, pid_t pid, uint64_t start) {
+        return entry_find(t, pid, start) != SIZE_MAX;
+}
+
 bool drivertrack_alive(pid_t pid, uint64_t start) {
         _cleanup_close_ int fd = -EBADF;
 

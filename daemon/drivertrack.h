@@ -56,6 +56,9 @@ int drivertrack_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_
 /* The drivers remembered for owner, or all with (uid_t) -1. */
 size_t drivertrack_count(const DriverTrack *t, uid_t owner);
 
+/* Whether the table holds the driver pid that started at start. */
+bool drivertrack_has(const DriverTrack *t, pid_t pid, uint64_t start);
+
 /* Whether the process pid with that start time still runs (a pidfd and /proc). */
 bool drivertrack_alive(pid_t pid, uint64_t start);
 

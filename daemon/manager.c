@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -90,6 +91,7 @@ Manager *manager_free(Manager *m) {
         conf_unref(m->conf);
         free(m->conf_path);
         looptrack_done(&m->loops);
+        drivertrack_done(&m->drivers); /* the drivers go on: the next instance takes over */
         owner_map_done(&m->owners);
         subscribers_done(&m->subscribers);
         sd_bus_slot_unref(m->name_owner_slot);
@@ -293,6 +295,48 @@ void manager_refresh_owners(Manager *m) {
                                   "for the limits): %m", IDMAP_SUBUID_PATH);
 }
 
+/* A driver exited: a registered mount it served is dead now (reconcile detaches it). */
+static void on_driver_exit(DriverTrack *t, pid_t pid, uint64_t start, void *userdata) {
+        Manager *m = userdata;
+
+        log_debug("Userspace driver %d exited.", (int) pid);
+        manager_reconcile(m);
+}
+
+/* The drivers of the last instance that still run count and are watched again; so are
+ * those of registered mounts, should the table have been lost. */
+static int manager_load_drivers(Manager *m) {
+        size_t dropped = 0;
+        int r;
+
+        m->drivers = (DriverTrack) { .event = m->event, .on_exit = on_driver_exit,
+                                     .userdata = m };
+        if (asprintf(&m->drivers.path, "%s/%s", m->runtime_dir, DRIVERTRACK_FILE) < 0)
+                return log_error_errno(-ENOMEM, "Out of memory.");
+        r = drivertrack_load(&m->drivers, &dropped);
+        if (r < 0)
+                log_warning_errno(r, "Failed to read %s: %m", m->drivers.path);
+        if (dropped > 0)
+                log_info("%zu userspace drivers of the last instance are gone.", dropped);
+        for (size_t i = 0; i < m->registry->n_records; i++) {
+                const MountRecord *rec = m->registry->records[i];
+                pid_t pid = (pid_t) rec->driver_pid;
+                int fd;
+
+                if (pid <= 0 || drivertrack_has(&m->drivers, pid, rec->driver_start) ||
+                    !drivertrack_alive(pid, rec->driver_start))
+                        continue;
+                fd = pidfd_open(pid, 0);
+                if (fd >= 0)
+                        (void) drivertrack_add(&m->drivers, pid, rec->driver_start,
+                                               owner_map_lookup(&m->owners, rec->owner_uid),
+                                               (uid_t) rec->driver_uid, fd);
+        }
+        if (m->drivers.n_entries > 0)
+                log_info("Watching %zu userspace drivers.", m->drivers.n_entries);
+        return 0;
+}
+
 int manager_load_registry(Manager *m) {
         _cleanup_free_ char *path = NULL;
         UmError error = {};
@@ -340,6 +384,9 @@ int manager_load_registry(Manager *m) {
                                              owner_map_lookup(&m->owners, rec->owner_uid));
         }
         loop_sweep_marks(m->runtime_dir);
+        r = manager_load_drivers(m);
+        if (r < 0)
+                return r;
         if (m->registry->n_records > 0)
                 log_info("Watching %zu mounts from before the restart.", m->registry->n_records);
         return manager_watch_mounts(m);

@@ -13,6 +13,7 @@
 #include <systemd/sd-event.h>
 
 #include "conf.h"
+#include "drivertrack.h"
 #include "idmap.h"
 #include "label.h"
 #include "looptrack.h"
@@ -57,6 +58,7 @@ struct Manager {
         int stage_ns_fd;   /* the namespace builds stage their mounts in (mountns.h) */
         char *runtime_dir; /* root-only directory for staging mounts and the registry */
         LoopTrack loops;   /* loop devices made for users that still exist, by owner */
+        DriverTrack drivers; /* userspace drivers started for users that still run */
         OwnerMap owners;   /* /etc/subuid, read again when it changes (owner.h) */
         OwnerKnown authorized_owners; /* owners polkit said yes to since the start */
 

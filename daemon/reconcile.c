@@ -127,6 +127,10 @@ static bool record_device_present(const MountRecord *rec) {
         _cleanup_(fclosep) FILE *f = NULL;
         struct stat st;
 
+        /* A userspace driver's mount is there while its driver runs: a dead one answers
+         * nothing but ENOTCONN. */
+        if (rec->driver_pid)
+                return drivertrack_alive((pid_t) rec->driver_pid, rec->driver_start);
         snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/dev", major((dev_t) rec->devnum),
                  minor((dev_t) rec->devnum));
         snprintf(want, sizeof(want), "%u:%u\n", major((dev_t) rec->devnum),
