@@ -55,6 +55,7 @@ void auth_details_of_request(Request *req, AuthDetails *d) {
                 d->label = strempty(rec->label);
                 d->uuid = strempty(rec->uuid);
                 d->idmap = rec->idmap ?: "none";
+                d->driver = rec->driver ?: "kernel";
                 d->options = strempty(rec->options);
                 d->read_only = rec->attr_set & MOUNT_ATTR_RDONLY;
                 d->exec = !(rec->attr_set & MOUNT_ATTR_NOEXEC);
@@ -70,6 +71,7 @@ void auth_details_of_request(Request *req, AuthDetails *d) {
         d->label = req->probe.label;
         d->uuid = req->probe.uuid;
         d->idmap = idmap_mode_to_string(req->call.params.idmap);
+        d->driver = driver_kind_name(req->driver.driver);
         d->options = strempty(req->call.options);
         d->read_only = req->mount_options.read_only;
         d->exec = req->call.params.exec;
@@ -99,6 +101,7 @@ void auth_details_list(const AuthDetails *d, const char *ret[AUTH_DETAILS_LIST_M
                 "read-only", d->read_only ? "true" : "false",
                 "exec", d->exec ? "true" : "false",
                 "idmap", d->idmap,
+                "driver", d->driver,
                 "target", d->target,
                 "options", d->options,
                 d->facts[0], d->facts[1], d->facts[2], d->facts[3], d->facts[4], d->facts[5],

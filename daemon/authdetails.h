@@ -15,7 +15,7 @@
 
 typedef struct AuthDetails {
         char device[4096];
-        const char *fstype, *label, *uuid, *idmap, *options;
+        const char *fstype, *label, *uuid, *idmap, *options, *driver;
         bool read_only, exec;
         char target[4096];
         char device_number[32], image_owner_uid[16], image_inode[64];
@@ -27,5 +27,5 @@ void auth_details_of_request(Request *req, AuthDetails *d);
 
 /* The NULL-terminated key, value, ... list of d for authorize_check_async(); it points
  * into d. */
-#define AUTH_DETAILS_LIST_MAX 25
+#define AUTH_DETAILS_LIST_MAX 27
 void auth_details_list(const AuthDetails *d, const char *ret[AUTH_DETAILS_LIST_MAX]);

@@ -145,7 +145,8 @@ int probe_reply_check(const ProbeReply *r) {
 int build_reply_check(const BuildReply *r) {
         if (!JOB_STRING_OK(r->device) || !JOB_STRING_OK(r->backing_file) ||
             !idmap_ok(&r->uid_map) || !idmap_ok(&r->gid_map) || r->idmap_mode < IDMAP_NONE ||
-            r->idmap_mode > IDMAP_NAMESPACE)
+            r->idmap_mode > IDMAP_NAMESPACE || r->driver_pid > INT32_MAX ||
+            (r->driver_pid && (r->driver_uid == 0 || r->driver_uid == UINT32_MAX)))
                 return -EBADMSG;
         return 0;
 }

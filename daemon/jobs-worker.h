@@ -5,8 +5,14 @@
 #pragma once
 
 #include <stddef.h>
+#include <sys/types.h>
 
+#include "jobs.h"
+#include "stagens.h"
 #include "worker-runner.h"
+
+/* Where the build stages its mount inside the stage namespace (stagens_make()). */
+#define STAGE_DIR "/" STAGENS_DIR
 
 const WorkerJobType *jobs_worker_table(size_t *ret_n);
 
@@ -15,3 +21,16 @@ const WorkerJobType *jobs_worker_table(size_t *ret_n);
  * crypttab reader on tables of their own (never the system's files), the loop control
  * device. */
 void jobs_warm_up(void);
+
+/* The /dev node of a block device, found through sysfs and checked to be that very device;
+ * else /proc/self/fd/<fd> (jobs.c). */
+void block_device_node(dev_t rdev, int fd, char *buf, size_t n);
+
+/* The re-check of the probe right before the mount (jobs.c): the prober of the type polkit
+ * was asked about, on fd, must find that type with the same uuid and label. */
+int job_recheck_probe(const BuildJob *job, int fd, SourceProbe *ret, UmError *error);
+
+/* The BUILD job for a userspace driver (jobs-userspace.c): the driver started on a FUSE
+ * mount of the worker's making, the mount locked. */
+int job_build_userspace(const BuildJob *job, const MountOptions *options, int source_fd,
+                        int stage_ns_fd, BuildReply *reply, UmError *error, int *ret_fd);

@@ -27,9 +27,6 @@
 #include "stagens.h"
 
 
-/* Where the build stages its mount inside the stage namespace (stagens_make()). */
-#define STAGE_DIR "/" STAGENS_DIR
-
 static int bad_job(UmError *error, const char *what) {
         return um_error_set(error, UM_ERROR_KIND_FAILED, EBADMSG,
                             "The %s job the mount worker received is malformed.", what);
@@ -135,7 +132,7 @@ static int job_probe(const void *input, int *fds, size_t n_fds, void *out, UmErr
  * device; falls back to the caller's fd through /proc, which the kernel resolves to the
  * same device, so a missing or renamed node never changes what is mounted.
  */
-static void block_device_node(dev_t rdev, int fd, char *buf, size_t n) {
+void block_device_node(dev_t rdev, int fd, char *buf, size_t n) {
         char path[320], line[256];
         _cleanup_(fclosep) FILE *f = NULL;
         struct stat st;
@@ -205,10 +202,7 @@ static int job_check_image(const BuildJob *job, int loop_fd, UmError *error) {
  * is there, and the superblock must still name no other device. fd: the image file, bound
  * to its loop device by now, or the block device; self: the device's number.
  */
-static int job_recheck(const BuildJob *job, int source_fd, int fd, dev_t self,
-                       UmError *error) {
-        SourceProbe now = {};
-        struct statfs sfs;
+int job_recheck_probe(const BuildJob *job, int fd, SourceProbe *ret, UmError *error) {
         int r;
 
         /* Only the prober of the type polkit was asked about: the kernel is asked to mount
@@ -216,14 +210,26 @@ static int job_recheck(const BuildJob *job, int source_fd, int fd, dev_t self,
          * signature or a partition table written meanwhile is not looked for again: the
          * mount is of the authorised type, and loop devices are made without partition
          * scanning; the uuid and label checked are that type's. */
-        r = source_probe_as(fd, job->probe.fstype, &now, error);
+        r = source_probe_as(fd, job->probe.fstype, ret, error);
         if (r < 0)
                 return r;
-        if (!streq(now.fstype, job->probe.fstype) || !streq(now.uuid, job->probe.uuid) ||
-            !streq(now.label, job->probe.label))
+        if (!streq(ret->fstype, job->probe.fstype) || !streq(ret->uuid, job->probe.uuid) ||
+            !streq(ret->label, job->probe.label))
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EBUSY,
                                     "the filesystem changed while the request was being "
                                     "authorized; nothing was mounted");
+        return 0;
+}
+
+static int job_recheck(const BuildJob *job, int source_fd, int fd, dev_t self,
+                       UmError *error) {
+        SourceProbe now = {};
+        struct statfs sfs;
+        int r;
+
+        r = job_recheck_probe(job, fd, &now, error);
+        if (r < 0)
+                return r;
         r = fsrefs_check_superblock(fd, now.fstype, error);
         if (r >= 0 && (job->source.type == SOURCE_IMAGE || streq(now.fstype, "btrfs")))
                 r = fsrefs_check_names(now.fstype, now.uuid, now.label, self, error);
@@ -270,8 +276,12 @@ static int job_build(const void *input, int *fds, size_t n_fds, void *out, UmErr
 
         if (n_fds < 1 || !JOB_STRING_OK(job->source_path) || !JOB_STRING_OK(job->runtime_dir) ||
             !JOB_STRING_OK(job->probe.fstype) || !JOB_STRING_OK(job->probe.uuid) ||
-            !JOB_STRING_OK(job->probe.label) || job_options_unpack(&job->options, &options) < 0)
+            !JOB_STRING_OK(job->probe.label) || !JOB_STRING_OK(job->driver.name) ||
+            job_options_unpack(&job->options, &options) < 0)
                 return bad_job(error, "build");
+        if (job->driver.kind == DRIVER_USERSPACE)
+                return job_build_userspace(job, &options, source_fd, stage_ns_fd, reply, error,
+                                           ret_fd);
 
         if (job->source.type == SOURCE_IMAGE) {
                 r = loop_attach_marked(source_fd, options.read_only, job->runtime_dir, &loop_fd,

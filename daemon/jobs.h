@@ -88,6 +88,16 @@ typedef struct JobImageCheck {
         uint64_t timeout_usec;        /* ImageCheckTimeoutSec= */
 } JobImageCheck;
 
+/* Which driver parses the filesystem (driverpolicy.h), and what a userspace one needs. */
+typedef struct JobDriver {
+        int32_t kind;                 /* DriverKind */
+        char name[32];                /* userspace: the FuseDriver's name, e.g. "fuse2fs" */
+        uint32_t uid_first;           /* DriverUidRange=: each driver a uid of its own */
+        uint32_t uid_count;
+        uint64_t timeout_usec;        /* how long it may take to answer FUSE_INIT */
+        bool files_as_caller;         /* every file appears as the caller's (uid=, gid=) */
+} JobDriver;
+
 typedef struct BuildJob {
         SourceInfo source;
         char source_path[JOB_PATH_MAX]; /* images: the backing file, for the record */
@@ -96,6 +106,7 @@ typedef struct BuildJob {
         MountIdmap idmap;
         JobImageCheck check;
         char runtime_dir[JOB_PATH_MAX]; /* loop device marks, check locks */
+        JobDriver driver;
 } BuildJob;
 
 typedef struct BuildReply {
@@ -107,6 +118,9 @@ typedef struct BuildReply {
         IdMap uid_map;                    /* the maps applied */
         IdMap gid_map;
         int32_t idmap_mode;               /* the id-mapping applied (IdmapMode) */
+        uint64_t driver_pid;              /* userspace: the driver started, or 0 */
+        uint64_t driver_start;            /* its start time (/proc/PID/stat field 22) */
+        uint32_t driver_uid;              /* the uid it runs as */
 } BuildReply;
 
 typedef struct AttachJob {

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -34,6 +35,7 @@
 #include "log.h"
 #include "manager.h"
 #include "mountns.h"
+#include "procfs.h"
 #include "reconcile.h"
 #include "service.h"
 #include "usermount-names.h"
@@ -43,6 +45,9 @@ static void request_probe(Request *req);
 static void on_probe_done(Worker *w, int r, const void *out, const UmError *error, int fd,
                           void *userdata);
 static int request_decide(Request *req, UmError *error);
+static int request_decide_driver(Request *req, UmError *error);
+static int request_check_backing_limits(Request *req, UmError *error);
+static int manager_check_driver_limits(Manager *m, Request *req, UmError *error);
 static void request_authorize_next(Request *req);
 static void on_authorized(int r, const UmError *error, void *userdata);
 static void request_continue(Request *req);
@@ -192,12 +197,6 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
                 req->source = reply->source;
                 req->read_only = req->call.params.read_only || req->call.source_read_only ||
                                  req->source.read_only;
-                if (req->source.type == SOURCE_IMAGE) {
-                        r = manager_check_loop_limits(req->manager, req, &e);
-                        if (r < 0)
-                                return request_fail(req, &e);
-                        req->wants_loop = true;
-                }
         }
 
         req->probe = reply->probe;
@@ -211,9 +210,78 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
         };
         req->userns_fd = safe_close(req->userns_fd);
         r = request_decide(req, &e);
+        if (r >= 0)
+                r = request_check_backing_limits(req, &e);
         if (r < 0)
                 return request_fail(req, &e);
         request_authorize_next(req);
+}
+
+/* What the mount will hold once built, against its limits: a loop device for an image the
+ * kernel parses, a driver process for a userspace mount. */
+static int request_check_backing_limits(Request *req, UmError *error) {
+        int r;
+
+        if (req->driver.driver == DRIVER_USERSPACE) {
+                r = manager_check_driver_limits(req->manager, req, error);
+                if (r >= 0)
+                        req->wants_driver = true;
+                return r;
+        }
+        if (req->source.type != SOURCE_IMAGE)
+                return 0;
+        r = manager_check_loop_limits(req->manager, req, error);
+        if (r >= 0)
+                req->wants_loop = true;
+        return r;
+}
+
+static SourceKind request_source_kind(const Request *req) {
+        if (req->source.type == SOURCE_IMAGE)
+                return SOURCE_KIND_IMAGE;
+        return req->source.removable ? SOURCE_KIND_REMOVABLE : SOURCE_KIND_SYSTEM;
+}
+
+/*
+ * Kernel or userspace driver (driverpolicy.h), and what a userspace driver cannot do: the
+ * kernel driver's options, and idmap=namespace on a type that keeps ids on disk (FUSE
+ * mounts cannot be id-mapped with the drivers' libfuse; the drivers' uid=/gid= show every
+ * file as one user, which is what idmap=user becomes for them).
+ */
+static int request_decide_driver(Request *req, UmError *error) {
+        const ConfFsType *t = conf_fstype(req->conf, req->probe.fstype);
+        const FuseDriver *d = fusedriver_find(req->probe.fstype);
+        const DriverInput in = {
+                .fstype = req->probe.fstype,
+                .kind = request_source_kind(req),
+                .general = &req->conf->driver,
+                .type = t ? &t->driver : NULL,
+                .kernel_available = proc_has_filesystem(req->probe.fstype),
+                .userspace_available = d != NULL,
+                .userspace_name = d ? d->name : NULL,
+                .requested = req->call.params.driver,
+        };
+        int r;
+
+        r = driver_decide(&in, &req->driver, error);
+        if (r < 0 || req->driver.driver != DRIVER_USERSPACE)
+                return r;
+        req->fuse_driver = d;
+        r = policy_check_userspace_options(req->call.options, d->name, error);
+        if (r < 0)
+                return r;
+        if (req->call.params.idmap == IDMAP_NAMESPACE && !d->ownerless)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "idmap 'namespace' is not available with the userspace "
+                                    "driver (%s): %s keeps ids on disk, and a FUSE mount cannot "
+                                    "be id-mapped here. Use idmap 'user' (every file appears as "
+                                    "yours) or 'none', or the kernel's driver (driver=kernel).",
+                                    d->name, req->probe.fstype);
+        if (!d->writable && !req->read_only) {
+                req->read_only = req->mount_options.read_only = true;
+                req->mount_options.attr_set |= MOUNT_ATTR_RDONLY;
+        }
+        return 0;
 }
 
 /* Policy on the probed facts: type allowed and as requested, options, which actions. */
@@ -263,6 +331,9 @@ static int request_decide(Request *req, UmError *error) {
         if (r < 0)
                 return r;
 
+        r = request_decide_driver(req, error);
+        if (r < 0)
+                return r;
         admission_mount_actions(req->source.type, req->source.removable,
                                 req->driver.kernel_override, req->call.params.exec, req->actions);
         return 0;
@@ -328,6 +399,13 @@ static void request_build(Request *req) {
                         return request_fail_errno(req, r, "look at your mount namespace");
                 req->idmap.own_root = r > 0;
         }
+        /* A userspace driver of a type with owners: idmap=user, or its default in a namespace
+         * others share, shows every file as the caller's (the driver's uid=, gid=). */
+        if (req->fuse_driver && !req->fuse_driver->ownerless &&
+            (req->idmap.mode == IDMAP_USER || (req->idmap.own_root && !req->idmap.mode_given))) {
+                req->files_as_caller = true;
+                req->idmap.mode = IDMAP_USER;
+        }
 
         if (!job)
                 return request_fail_errno(req, -ENOMEM, "start building the mount");
@@ -341,6 +419,28 @@ static void request_build(Request *req) {
         fds[1] = req->manager->stage_ns_fd;
         request_send_job(req, REQUEST_BUILDING, JOB_BUILD, job, fds, fds[1] >= 0 ? 2 : 1, true,
                          timeout, on_build_done);
+}
+
+/* From now on the driver is counted and watched by what runs, not by the request. A driver
+ * that is already gone (it crashed right after the start) fails the request: its mount
+ * would answer nothing but ENOTCONN. */
+static int request_track_driver(Request *req, const BuildReply *reply) {
+        pid_t pid = (pid_t) reply->driver_pid;
+        int fd, r;
+
+        fd = pidfd_open(pid, 0);
+        if (fd < 0)
+                return -errno;
+        if (!drivertrack_alive(pid, reply->driver_start)) {
+                safe_close(fd);
+                return -ESRCH;
+        }
+        r = drivertrack_add(&req->manager->drivers, pid, reply->driver_start, req->owner,
+                            (uid_t) reply->driver_uid, fd);
+        if (r < 0)
+                return r;
+        req->wants_driver = false;
+        return 0;
 }
 
 static void on_build_done(Worker *w, int r, const void *out, const UmError *error, int fd,
@@ -371,6 +471,13 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
                         return request_fail_errno(req, r, "record the loop device");
                 }
                 req->wants_loop = false;
+        }
+        if (reply->driver_pid != 0) {
+                r = request_track_driver(req, reply);
+                if (r < 0) {
+                        safe_close(fd);
+                        return request_fail_errno(req, r, "watch the userspace driver");
+                }
         }
         /* The worker may have chosen "user" for a root directory that is not the caller's. */
         req->idmap.mode = (IdmapMode) reply->idmap_mode;
@@ -667,7 +774,16 @@ static int request_build_job(Request *req, BuildJob *j) {
         r = job_options_pack(&req->mount_options, &j->options);
         if (r < 0)
                 return r;
-        if (JOB_SET_STRING(j->source_path, request_source_path(req)) < 0 ||
+        j->driver = (JobDriver) {
+                .kind = req->driver.driver,
+                .uid_first = c->driver_uid_first,
+                .uid_count = c->driver_uid_count,
+                /* Half the request's time for the driver's start: the rest for the build. */
+                .timeout_usec = c->limits.request_timeout_usec / 2,
+                .files_as_caller = req->files_as_caller,
+        };
+        if ((req->fuse_driver && JOB_SET_STRING(j->driver.name, req->fuse_driver->name) < 0) ||
+            JOB_SET_STRING(j->source_path, request_source_path(req)) < 0 ||
             JOB_SET_STRING(j->runtime_dir, req->manager->runtime_dir) < 0)
                 return -ENAMETOOLONG;
         return 0;
@@ -697,7 +813,9 @@ static int request_make_record(Request *req, const BuildReply *reply) {
         rec->mount_id = reply->mount_id;
         /* Everything from a device or a caller's file system is stored escaped: the registry
          * and the bus carry only valid UTF-8 without control characters. */
-        rec->device = strdup(um_escape(reply->device, label, sizeof(label)));
+        /* A userspace driver's image has no device: the record names the file. */
+        rec->device = strdup(um_escape(reply->device[0] ? reply->device : reply->backing_file,
+                                       path, sizeof(path)));
         rec->backing_file = reply->backing_file[0] ?
                 strdup(um_escape(reply->backing_file, path, sizeof(path))) : NULL;
         rec->owner_uid = req->call.caller.uid;
@@ -707,7 +825,16 @@ static int request_make_record(Request *req, const BuildReply *reply) {
         rec->options = mount_options_to_string(&req->mount_options);
         rec->attr_set = req->mount_options.attr_set;
         rec->idmap = strdup(idmap_mode_to_string(req->idmap.mode));
-        if (req->idmap.mode != IDMAP_NONE) {
+        rec->driver = strdup(driver_kind_name(req->driver.driver));
+        if (req->fuse_driver) {
+                rec->driver_name = strdup(req->fuse_driver->name);
+                rec->driver_pid = reply->driver_pid;
+                rec->driver_start = reply->driver_start;
+                rec->driver_uid = reply->driver_uid;
+                if (!rec->driver_name)
+                        return -ENOMEM;
+        }
+        if (req->idmap.mode != IDMAP_NONE && !req->fuse_driver) {
                 char map[IDMAP_MAX_EXTENTS * 36];
 
                 rec->attr_set |= MOUNT_ATTR_IDMAP;
@@ -719,14 +846,14 @@ static int request_make_record(Request *req, const BuildReply *reply) {
         }
         rec->created_usec = (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
         if (!rec->device || (reply->backing_file[0] && !rec->backing_file) || !rec->fstype ||
-            !rec->label || !rec->uuid || !rec->options || !rec->idmap)
+            !rec->label || !rec->uuid || !rec->options || !rec->idmap || !rec->driver)
                 return -ENOMEM;
         if (req->source.type == SOURCE_BLOCK_DEVICE)
                 rec->devnum = req->source.rdev;
         else {
                 struct stat st;
 
-                if (stat(rec->device, &st) == 0 && S_ISBLK(st.st_mode))
+                if (!req->fuse_driver && stat(rec->device, &st) == 0 && S_ISBLK(st.st_mode))
                         rec->devnum = st.st_rdev;
         }
         req->record = TAKE_PTR(rec);
@@ -758,6 +885,16 @@ static unsigned manager_count_pending_loops(Manager *m, uid_t owner) {
 
         for (Request *r = m->requests; r; r = r->next)
                 if (r->wants_loop && (owner == (uid_t) -1 || r->owner == owner))
+                        n++;
+        return n;
+}
+
+/* Requests of owner in flight (all with (uid_t) -1) that will start a userspace driver. */
+static size_t manager_count_pending_drivers(Manager *m, uid_t owner) {
+        size_t n = 0;
+
+        for (Request *r = m->requests; r; r = r->next)
+                if (r->wants_driver && (owner == (uid_t) -1 || r->owner == owner))
                         n++;
         return n;
 }
@@ -847,6 +984,19 @@ static int manager_check_loop_limits(Manager *m, Request *req, UmError *error) {
                         return r;
                 *error = (UmError) {};
         }
+}
+
+/* LimitExceeded when one more userspace driver for req would pass the driver limits. The
+ * table is kept current by the drivers' exit watches: no pruning needed. */
+static int manager_check_driver_limits(Manager *m, Request *req, UmError *error) {
+        const LimitSubject s = limit_subject(m, req);
+
+        return admission_check_drivers(&m->conf->limits, &s,
+                                       drivertrack_count(&m->drivers, req->owner) +
+                                               manager_count_pending_drivers(m, req->owner),
+                                       drivertrack_count(&m->drivers, (uid_t) -1) +
+                                               manager_count_pending_drivers(m, (uid_t) -1),
+                                       error);
 }
 
 /* LimitExceeded when giving req's worker one more job would pass a worker limit. Workers

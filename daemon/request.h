@@ -16,6 +16,8 @@
 #include "admission.h"
 #include "call.h"
 #include "conf.h"
+#include "driverpolicy.h"
+#include "fusedriver.h"
 #include "idmap.h"
 #include "mountbuild.h"
 #include "policy.h"
@@ -71,6 +73,8 @@ struct Request {
         MountIdmap idmap;       /* namespace: the maps read and checked by the probe worker */
         const char *actions[ADMISSION_ACTIONS_MAX]; /* polkit actions still to check, in order */
         DriverDecision driver;  /* which driver parses the filesystem (driverpolicy.h) */
+        const FuseDriver *fuse_driver; /* userspace: the one installed for the type (static) */
+        bool files_as_caller;   /* userspace: every file appears as the caller's */
         unsigned n_actions_done;
         int mount_fd;           /* the locked mount, between build and attach */
         MountRecord *record;    /* what was mounted (owned until registered) */
@@ -82,6 +86,8 @@ struct Request {
         bool list_all;
         /* An image request that will attach a loop device not yet in Manager.loops. */
         bool wants_loop;
+        /* A request served by a userspace driver not yet in Manager.drivers. */
+        bool wants_driver;
 
         Worker *worker;
         sd_bus_slot *polkit_slot;

@@ -93,6 +93,15 @@ static void test_reply_checks(void) {
         g_assert_cmpint(build_reply_check(&b), ==, -EBADMSG);
         b = (BuildReply) { .gid_map.n_extents = UINT32_MAX };
         g_assert_cmpint(build_reply_check(&b), ==, -EBADMSG);
+        /* A driver: a pid that fits, a uid that is not root's nor (uid_t) -1. */
+        b = (BuildReply) { .driver_pid = 4242, .driver_uid = 1879048448 };
+        g_assert_cmpint(build_reply_check(&b), ==, 0);
+        b = (BuildReply) { .driver_pid = (uint64_t) INT32_MAX + 1, .driver_uid = 5000 };
+        g_assert_cmpint(build_reply_check(&b), ==, -EBADMSG);
+        b = (BuildReply) { .driver_pid = 4242, .driver_uid = 0 };
+        g_assert_cmpint(build_reply_check(&b), ==, -EBADMSG);
+        b = (BuildReply) { .driver_pid = 4242, .driver_uid = UINT32_MAX };
+        g_assert_cmpint(build_reply_check(&b), ==, -EBADMSG);
 }
 
 static void test_strings(void) {

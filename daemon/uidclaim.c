@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A uid of one's own from a range (see uidclaim.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "procfs.h"
+#include "uidclaim.h"
+
+void uid_claim_release(UidClaim *c) {
+        /* Unlinked while still locked: a claimer that opened the file meanwhile and gets the
+         * lock after us sees that it is no longer the file at that name (lock_uid_file()). */
+        if (c->lock_fd >= 0)
+                (void) unlinkat(c->dir_fd, c->lock_name, 0);
+        c->lock_fd = safe_close(c->lock_fd);
+        c->dir_fd = safe_close(c->dir_fd);
+}
+
+/*
+ * Locks dir_fd/name, creating it: 1 and *ret_fd when this process holds it now, 0 when
+ * another claimer does. A lock on a file that was unlinked between our open() and flock()
+ * (its claim ended) locks nothing, so the name is opened again then.
+ */
+static int lock_uid_file(int dir_fd, const char *name, int *ret_fd) {
+        for (unsigned attempt = 0; attempt < 16; attempt++) {
+                _cleanup_close_ int fd = -EBADF;
+                struct stat locked, named;
+
+                fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+                            0600);
+                if (fd < 0)
+                        return -errno;
+                if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                        return errno == EWOULDBLOCK ? 0 : -errno;
+                if (fstat(fd, &locked) < 0)
+                        return -errno;
+                if (fstatat(dir_fd, name, &named, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (errno == ENOENT)
+                                continue;
+                        return -errno;
+                }
+                if (locked.st_dev != named.st_dev || locked.st_ino != named.st_ino)
+                        continue;
+                *ret_fd = TAKE_FD(fd);
+                return 1;
+        }
+        return -EAGAIN;
+}
+
+/* 1 if a process runs with id as one of its uids or gids, 0 if none, -errno. */
+static int id_has_processes(unsigned id) {
+        _cleanup_(closedirp) DIR *d = opendir("/proc");
+        struct dirent *de;
+
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int fd = -EBADF;
+                char path[sizeof(de->d_name) + 8];
+                ProcStatus st;
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "%s/status", de->d_name);
+                fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        continue; /* gone meanwhile */
+                if (proc_status_read_fd(fd, &st) < 0)
+                        continue;
+                if (proc_status_uses_id(&st, id))
+                        return 1;
+        }
+        return 0;
+}
+
+int uid_claim_id_unused(unsigned id) {
+        struct passwd pw, *pwp = NULL;
+        struct group gr, *grp = NULL;
+        char buf[16384];
+        int r;
+
+        r = getpwuid_r((uid_t) id, &pw, buf, sizeof(buf), &pwp);
+        if (r != 0)
+                return -r;
+        if (pwp)
+                return 0;
+        r = getgrgid_r((gid_t) id, &gr, buf, sizeof(buf), &grp);
+        if (r != 0)
+                return -r;
+        if (grp)
+                return 0;
+        r = id_has_processes(id);
+        return r < 0 ? r : !r;
+}
+
+int uid_claim(const char *lock_dir, const char *prefix, uid_t first, unsigned count,
+              const char *what, UidClaim *ret, UmError *error) {
+        UidClaim c = UID_CLAIM_NULL;
+        int r;
+
+        if (count == 0 || count > UID_CLAIM_COUNT_MAX || first == 0 ||
+            (uint64_t) first + count > (uint64_t) UINT32_MAX)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EINVAL,
+                                    "The uid range of %s is not usable.", what);
+        c.dir_fd = open(lock_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (c.dir_fd < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not open the directory of the uid locks of %s: %s.",
+                                    what, strerror(errno));
+        for (unsigned i = 0; i < count; i++) {
+                unsigned uid = (unsigned) first + i;
+                int fd = -EBADF;
+
+                snprintf(c.lock_name, sizeof(c.lock_name), "%s%u", prefix, uid);
+                r = lock_uid_file(c.dir_fd, c.lock_name, &fd);
+                if (r == 0)
+                        continue;
+                if (r > 0) {
+                        c.lock_fd = fd;
+                        r = uid_claim_id_unused(uid);
+                        if (r > 0) {
+                                c.uid = (uid_t) uid;
+                                *ret = c;
+                                return 0;
+                        }
+                        (void) unlinkat(c.dir_fd, c.lock_name, 0);
+                        c.lock_fd = safe_close(c.lock_fd);
+                }
+                if (r < 0) {
+                        uid_claim_release(&c);
+                        return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                            "Could not claim uid %u for %s: %s.", uid, what,
+                                            strerror(-r));
+                }
+        }
+        uid_claim_release(&c);
+        return um_error_set(error, UM_ERROR_KIND_FAILED, EBUSY,
+                            "Every uid %s may run as (%u to %u) is in use; try again later.",
+                            what, (unsigned) first, (unsigned) first + count - 1);
+}

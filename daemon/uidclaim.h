@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A uid of one's own from a range, for a process that parses hostile data (an image
+ * check, fscheck.h; a userspace driver, fusedriver.h): the first uid of the range that no
+ * other claimer holds (a lock file per uid in a root-only directory) and no account, group
+ * or process uses, with the same number as gid. Two such processes never share a uid, so a
+ * compromised one cannot use up the other's per-uid limits (processes, pipe buffers,
+ * inotify, keyrings), share its user keyring or signal it.
+ *
+ * A claim lasts as long as its lock: an image check holds it while the checker runs; a
+ * driver's claimer releases it once the driver runs as the uid, which from then on keeps
+ * the uid its own by being a process that uses it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "um-error.h"
+
+/* The most uids a range may span. */
+#define UID_CLAIM_COUNT_MAX 65536u
+
+typedef struct UidClaim {
+        uid_t uid;               /* the uid (and gid) claimed */
+        int dir_fd;              /* the lock directory */
+        int lock_fd;             /* flock()ed <dir>/<prefix><uid> */
+        char lock_name[64];
+} UidClaim;
+
+#define UID_CLAIM_NULL ((UidClaim) { .dir_fd = -EBADF, .lock_fd = -EBADF })
+
+/*
+ * Claims a uid of [first, first + count) for prefix ("image-check-uid-", "driver-uid-"),
+ * with locks in lock_dir (an absolute path to a directory only root may write). what names
+ * the claimer in messages ("the image check"). -EBUSY when every uid is in use; other
+ * -errno with error set.
+ */
+int uid_claim(const char *lock_dir, const char *prefix, uid_t first, unsigned count,
+              const char *what, UidClaim *ret, UmError *error);
+
+/* Lets the lock go (the lock file is removed); the claim is the process's from then on, or
+ * nobody's. Accepts a UID_CLAIM_NULL. */
+void uid_claim_release(UidClaim *c);
+
+/* 1 if no account, group or process uses id, 0 if something does, -errno. */
+int uid_claim_id_unused(unsigned id);
