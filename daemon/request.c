@@ -71,6 +71,12 @@ static int request_attach_job(Request *req, AttachJob *j);
 static int request_make_record(Request *req, const BuildReply *reply);
 static const char *idmap_note(const MountRecord *rec, char *buf, size_t size);
 static unsigned manager_count_pending_loops(Manager *m, uid_t owner);
+
+/* Whether an image of fstype is mounted from its file, without a loop device: erofs, unless
+ * this kernel said it cannot (BuildReply.file_unsupported). */
+static bool erofs_from_file(const Manager *m, const char *fstype) {
+        return streq(fstype, "erofs") && !m->erofs_file_unsupported;
+}
 static size_t manager_count_pending_mounts(Manager *m, uid_t owner);
 static size_t manager_count_mounts_of(Manager *m, uid_t owner);
 static bool manager_charges_unauthorized(Manager *m, const Request *req);
@@ -193,10 +199,13 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
                 req->read_only = req->call.params.read_only || req->call.source_read_only ||
                                  req->source.read_only;
                 if (req->source.type == SOURCE_IMAGE) {
+                        /* Counted as a loop device until built: an erofs image falls back to
+                         * one where it cannot be mounted from its file. Beyond the limits it
+                         * may still be mounted from its file (loop_allowed false). */
                         r = manager_check_loop_limits(req->manager, req, &e);
-                        if (r < 0)
+                        if (r < 0 && !erofs_from_file(req->manager, reply->probe.fstype))
                                 return request_fail(req, &e);
-                        req->wants_loop = true;
+                        req->wants_loop = r >= 0;
                 }
         }
 
@@ -362,6 +371,13 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
                 safe_close(fd);
                 return request_fail(req, error);
         }
+        if (reply->file_unsupported && !req->manager->erofs_file_unsupported) {
+                log_info("This kernel cannot mount erofs images from their files "
+                         "(CONFIG_EROFS_FS_BACKED_BY_FILE); they get loop devices.");
+                req->manager->erofs_file_unsupported = true;
+        }
+        if (reply->file_backed)
+                req->wants_loop = false;
         if (reply->loop_devnum != 0) {
                 /* From now on the loop device is counted by what exists, not by the request. */
                 r = looptrack_add(&req->manager->loops, (dev_t) reply->loop_devnum,
@@ -667,6 +683,8 @@ static int request_build_job(Request *req, BuildJob *j) {
         r = job_options_pack(&req->mount_options, &j->options);
         if (r < 0)
                 return r;
+        j->from_file = erofs_from_file(req->manager, req->probe.fstype);
+        j->loop_allowed = req->wants_loop;
         if (JOB_SET_STRING(j->source_path, request_source_path(req)) < 0 ||
             JOB_SET_STRING(j->runtime_dir, req->manager->runtime_dir) < 0)
                 return -ENAMETOOLONG;
@@ -685,21 +703,47 @@ static int request_attach_job(Request *req, AttachJob *j) {
         return 0;
 }
 
+/*
+ * The "device" of an image mounted from its file: the file's path as escaped for
+ * backing-file, cut to what the registry keeps (an absolute path shorter than PATH_MAX),
+ * never within a UTF-8 sequence. For showing only, like backing-file.
+ */
+static char *file_device(const char *escaped) {
+        size_t n = strnlen(escaped, PATH_MAX - 2);
+
+        while (n > 0 && ((unsigned char) escaped[n] & 0xC0) == 0x80)
+                n--;
+        if (escaped[0] == '/')
+                return strndup(escaped, n);
+        char *p = malloc(n + 2);
+
+        if (p) {
+                p[0] = '/';
+                memcpy(p + 1, escaped, n);
+                p[n + 1] = 0;
+        }
+        return p;
+}
+
 /* The record of what was built for req (not yet attached or registered). */
 static int request_make_record(Request *req, const BuildReply *reply) {
         _cleanup_(mount_record_freep) MountRecord *rec = calloc(1, sizeof(MountRecord));
         char label[1024], path[4096 * 4];
         struct timespec ts;
 
+        path[0] = 0;
         if (!rec)
                 return -ENOMEM;
         clock_gettime(CLOCK_REALTIME, &ts);
         rec->mount_id = reply->mount_id;
         /* Everything from a device or a caller's file system is stored escaped: the registry
          * and the bus carry only valid UTF-8 without control characters. */
-        rec->device = strdup(um_escape(reply->device, label, sizeof(label)));
         rec->backing_file = reply->backing_file[0] ?
                 strdup(um_escape(reply->backing_file, path, sizeof(path))) : NULL;
+        /* Mounted from its file, an image has no device but itself: its path. */
+        rec->file_backed = reply->file_backed;
+        rec->device = rec->file_backed ? file_device(path)
+                                       : strdup(um_escape(reply->device, label, sizeof(label)));
         rec->owner_uid = req->call.caller.uid;
         rec->fstype = strdup(um_escape(req->probe.fstype, label, sizeof(label)));
         rec->label = strdup(um_escape(req->probe.label, label, sizeof(label)));
@@ -723,7 +767,7 @@ static int request_make_record(Request *req, const BuildReply *reply) {
                 return -ENOMEM;
         if (req->source.type == SOURCE_BLOCK_DEVICE)
                 rec->devnum = req->source.rdev;
-        else {
+        else if (!rec->file_backed) {
                 struct stat st;
 
                 if (stat(rec->device, &st) == 0 && S_ISBLK(st.st_mode))
