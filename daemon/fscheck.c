@@ -15,7 +15,10 @@
  *  - The mount namespace's tree is made private, then read-only and nosuid recursively
  *    with mount_setattr(); /dev is replaced by a small tmpfs holding null, zero, full,
  *    random, urandom and one block node for the loop device's dev_t, owned by root, mode
- *    0444: the checker can open that one device for reading and nothing else. It cannot
+ *    0444: the checker can open that one device for reading and nothing else. An image
+ *    checked as a file (an erofs image mounted without a loop device) is there instead as
+ *    a read-only bind mount of that one file, id-mapped so that its owner appears as the
+ *    checker (check_file_tree()). It cannot
  *    chmod the node (not its owner) and cannot reopen the host's /dev/loopN (mode 0660,
  *    group disk). /run (the system bus and other daemons' sockets) is an empty read-only
  *    tmpfs, /tmp a private tiny tmpfs. Making the node needs CAP_MKNOD in the worker.
@@ -76,6 +79,7 @@
 #include <linux/securebits.h>
 
 #include "fscheck.h"
+#include "idmap.h"
 #include "kernel-compat.h"
 #include "procfs.h"
 #include "time-util.h"
@@ -275,8 +279,28 @@ static int sandbox_mknod(const char *path, mode_t mode, dev_t dev) {
         return 0;
 }
 
-/* Replaces /dev with a tmpfs holding the harmless nodes and the one device, read-only. */
-static int sandbox_dev(dev_t dev) {
+/* What the checker gets to read: a block device's number, or an image file as a detached,
+ * read-only, id-mapped bind mount of that one file (check_file_tree()). */
+typedef struct CheckTarget {
+        dev_t dev;
+        int file_tree_fd; /* -EBADF for a block device */
+} CheckTarget;
+
+/* The image file at FSCHECK_DEVICE: the bind mount over an empty file of the new /dev. */
+static int sandbox_file(int tree_fd) {
+        int r;
+
+        r = sandbox_mknod(FSCHECK_DEVICE, S_IFREG | 0444, 0);
+        if (r < 0)
+                return r;
+        if (move_mount(tree_fd, "", AT_FDCWD, FSCHECK_DEVICE, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Replaces /dev with a tmpfs holding the harmless nodes and the one device (or image
+ * file), read-only. */
+static int sandbox_dev(const CheckTarget *t) {
         static const struct {
                 const char *name;
                 unsigned minor;
@@ -294,11 +318,13 @@ static int sandbox_dev(dev_t dev) {
                 if (r < 0)
                         return r;
         }
-        return sandbox_mknod(FSCHECK_DEVICE, S_IFBLK | 0444, dev);
+        if (t->file_tree_fd >= 0)
+                return sandbox_file(t->file_tree_fd);
+        return sandbox_mknod(FSCHECK_DEVICE, S_IFBLK | 0444, t->dev);
 }
 
 /* Everything that happens as root inside the new namespaces, before dropping privileges. */
-static int sandbox_mounts(dev_t dev, const char **ret_step) {
+static int sandbox_mounts(const CheckTarget *t, const char **ret_step) {
         struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID };
         int r;
 
@@ -306,7 +332,7 @@ static int sandbox_mounts(dev_t dev, const char **ret_step) {
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return -errno;
         *ret_step = "/dev";
-        r = sandbox_dev(dev);
+        r = sandbox_dev(t);
         if (r < 0)
                 return r;
         *ret_step = "/proc";
@@ -398,8 +424,9 @@ static int sandbox_drop_privileges(const FsCheckSpec *spec) {
 
 /* Runs in the sandbox's init (the clone3() child); never returns. No allocations: the
  * parent prepared argv and envp before the clone. */
-_noreturn_ static void sandbox_child(dev_t dev, int out_fd, int err_fd, const FsCheckSpec *spec,
-                                     const FsChecker *checker, char *const *argv) {
+_noreturn_ static void sandbox_child(const CheckTarget *t, int out_fd, int err_fd,
+                                     const FsCheckSpec *spec, const FsChecker *checker,
+                                     char *const *argv) {
         static char *const envp[] = { (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
                                       (char *) "LANG=C", NULL };
         SandboxFailure f = {};
@@ -411,7 +438,7 @@ _noreturn_ static void sandbox_child(dev_t dev, int out_fd, int err_fd, const Fs
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         r = prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ? -errno : 0;
         if (r >= 0)
-                r = sandbox_mounts(dev, &step);
+                r = sandbox_mounts(t, &step);
         if (r >= 0) {
                 step = "file descriptors";
                 r = sandbox_fds(out_fd, err_fd);
@@ -670,7 +697,7 @@ static int sandbox_wait(int pidfd, int out_fd, uint64_t timeout_usec, SandboxRes
         }
 }
 
-static int sandbox_run(dev_t dev, const FsCheckSpec *spec, const FsChecker *checker,
+static int sandbox_run(const CheckTarget *t, const FsCheckSpec *spec, const FsChecker *checker,
                        char *const *argv, SandboxResult *res) {
         _cleanup_close_ int out_r = -EBADF, out_w = -EBADF, err_r = -EBADF, err_w = -EBADF;
         _cleanup_close_ int pidfd = -EBADF;
@@ -690,7 +717,7 @@ static int sandbox_run(dev_t dev, const FsCheckSpec *spec, const FsChecker *chec
         if (pid < 0)
                 return -errno;
         if (pid == 0)
-                sandbox_child(dev, out_w, err_w, spec, checker, argv);
+                sandbox_child(t, out_w, err_w, spec, checker, argv);
 
         out_w = safe_close(out_w);
         err_w = safe_close(err_w);
@@ -773,11 +800,53 @@ static int sandbox_verdict(const FsChecker *c, const FsCheckSpec *spec, const Sa
                             summary);
 }
 
-int fscheck_run_checker(int block_fd, const FsChecker *checker, const FsCheckSpec *spec,
-                        UmError *error) {
+/*
+ * An image file for the sandbox: a detached bind mount of that one file, read-only,
+ * nosuid, nodev, noexec, id-mapped so that its owner and group appear as the checker's
+ * uid and gid. The checker can then open it as its owner may, and nothing else of the
+ * file's filesystem; nothing is changed on the file. -EOPNOTSUPP (with error) where that
+ * cannot be done: a file on a mount of another mount namespace, or on a filesystem that
+ * cannot be id-mapped.
+ */
+static int check_file_tree(int file_fd, const struct stat *st, uid_t uid, gid_t gid,
+                           int *ret_fd, UmError *error) {
+        _cleanup_close_ int tree_fd = -EBADF, userns_fd = -EBADF;
+        IdMap uids, gids;
+        int r;
+
+        if (!(st->st_mode & S_IRUSR))
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EOPNOTSUPP,
+                                    "The image file is not readable by its owner.");
+        tree_fd = open_tree(file_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        if (tree_fd < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EOPNOTSUPP,
+                                    "Could not give the image file to its check: %s.",
+                                    strerror(errno));
+        idmap_single(st->st_uid, uid, &uids);
+        idmap_single(st->st_gid, gid, &gids);
+        r = idmap_make_userns(&uids, &gids, &userns_fd, error);
+        if (r < 0)
+                return r;
+        struct mount_attr attr = {
+                .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                            MOUNT_ATTR_NOEXEC | MOUNT_ATTR_IDMAP,
+                .userns_fd = (uint64_t) userns_fd,
+        };
+        if (mount_setattr(tree_fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EOPNOTSUPP,
+                                    "Could not give the image file to its check: %s.",
+                                    strerror(errno));
+        *ret_fd = TAKE_FD(tree_fd);
+        return 0;
+}
+
+/* fscheck_run_checker() on a block device, or (file_ok) on a regular file. */
+static int fscheck_run_on(int fd, bool file_ok, const FsChecker *checker,
+                          const FsCheckSpec *spec, UmError *error) {
         _cleanup_(identity_release) CheckIdentity id = CHECK_IDENTITY_NULL;
         _cleanup_free_ SandboxResult *res = NULL;
         _cleanup_free_ char **argv = NULL;
+        _cleanup_close_ int tree_fd = -EBADF;
         FsCheckSpec run;
         struct stat st;
         size_t n = 0;
@@ -800,10 +869,10 @@ int fscheck_run_checker(int block_fd, const FsChecker *checker, const FsCheckSpe
                                     "The image check's uid range needs at most %u uids below "
                                     "4294967295 and an absolute lock directory.",
                                     FSCHECK_UID_COUNT_MAX);
-        if (fstat(block_fd, &st) < 0)
+        if (fstat(fd, &st) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "Could not examine the device to check.");
-        if (!S_ISBLK(st.st_mode))
+        if (!S_ISBLK(st.st_mode) && !(file_ok && S_ISREG(st.st_mode)))
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, ENOTBLK,
                                     "The filesystem check needs a block device.");
 
@@ -822,7 +891,13 @@ int fscheck_run_checker(int block_fd, const FsChecker *checker, const FsCheckSpe
         run = *spec;
         run.uid = id.uid;
         run.gid = id.gid;
-        r = sandbox_run(st.st_rdev, &run, checker, argv, res);
+        if (S_ISREG(st.st_mode)) {
+                r = check_file_tree(fd, &st, run.uid, run.gid, &tree_fd, error);
+                if (r < 0)
+                        return r;
+        }
+        r = sandbox_run(&(const CheckTarget) { .dev = st.st_rdev, .file_tree_fd = tree_fd },
+                        &run, checker, argv, res);
         if (r < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, r,
                                     "Could not run the filesystem check by %s: %s.",
@@ -830,7 +905,13 @@ int fscheck_run_checker(int block_fd, const FsChecker *checker, const FsCheckSpe
         return sandbox_verdict(checker, &run, res, error);
 }
 
-int fscheck_run(int block_fd, const char *fstype, const FsCheckSpec *spec, UmError *error) {
+int fscheck_run_checker(int block_fd, const FsChecker *checker, const FsCheckSpec *spec,
+                        UmError *error) {
+        return fscheck_run_on(block_fd, false, checker, spec, error);
+}
+
+static int fscheck_run_type(int fd, bool file_ok, const char *fstype, const FsCheckSpec *spec,
+                            UmError *error) {
         const FsChecker *c = fscheck_find(fstype);
         char esc[64];
 
@@ -838,5 +919,13 @@ int fscheck_run(int block_fd, const char *fstype, const FsCheckSpec *spec, UmErr
                 return um_error_set(error, UM_ERROR_KIND_FAILED, ENOENT,
                                     "No filesystem checker for %s is installed.",
                                     um_escape(fstype, esc, sizeof(esc)));
-        return fscheck_run_checker(block_fd, c, spec, error);
+        return fscheck_run_on(fd, file_ok, c, spec, error);
+}
+
+int fscheck_run(int block_fd, const char *fstype, const FsCheckSpec *spec, UmError *error) {
+        return fscheck_run_type(block_fd, false, fstype, spec, error);
+}
+
+int fscheck_run_file(int file_fd, const char *fstype, const FsCheckSpec *spec, UmError *error) {
+        return fscheck_run_type(file_fd, true, fstype, spec, error);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The read-only pre-mount check of images (ImageCheck=yes): runs the filesystem's own
- * checker (e2fsck -n -f, xfs_repair -n, ...) on the loop device, in a sandbox that holds
- * only a read-only device node for that one device, before the kernel parses the image.
+ * checker (e2fsck -n -f, xfs_repair -n, ...) on the loop device (or, for an erofs image
+ * mounted from its file, the file), in a sandbox that holds only a read-only device node
+ * for that one device (or that one file), before the kernel parses the image.
  * How the sandbox is built and why is described at the top of fscheck.c.
  */
 #pragma once
@@ -71,6 +72,16 @@ bool fscheck_available(const char *fstype);
  * leaves no process, mount or file behind. SIGCHLD must not be set to SIG_IGN.
  */
 int fscheck_run(int block_fd, const char *fstype, const FsCheckSpec *spec, UmError *error);
+
+/*
+ * fscheck_run() on a regular image file instead of a block device (an erofs image that is
+ * mounted from its file, without a loop device): the sandbox holds a read-only bind mount
+ * of that one file, id-mapped so that the file's owner and group appear as the checker's
+ * uid and gid, where the block node would be. The same results, and -EOPNOTSUPP (error
+ * set) when the file cannot be given to the sandbox that way: on a mount of another mount
+ * namespace, on a filesystem that cannot be id-mapped, or not readable by its owner.
+ */
+int fscheck_run_file(int file_fd, const char *fstype, const FsCheckSpec *spec, UmError *error);
 
 /*
  * Like fscheck_run() with an explicit checker: what fscheck_run() does after the table

@@ -160,14 +160,15 @@ void block_device_node(dev_t rdev, int fd, char *buf, size_t n) {
 }
 
 /*
- * ImageCheck=yes: the read-only check of an image on its new loop device, before the
+ * ImageCheck=yes: the read-only check of an image on its new loop device (or, for an
+ * erofs image mounted from its file, on the file: fscheck_run_file()), before the
  * kernel parses it. Types without a checker (squashfs, iso9660, udf) are mounted without
  * one: their drivers never write, and refusing them would make the setting unusable for
  * the most common read-only images. The loop device is read-only for read-only mounts;
  * for writable ones the caller could still change the image file after the check, so the
  * check narrows the kernel's exposure to damaged images rather than closing it.
  */
-static int job_check_image(const BuildJob *job, int loop_fd, UmError *error) {
+static int job_check_image(const BuildJob *job, int fd, bool file, UmError *error) {
         /* With ImageCheckUidRange= each check claims a uid of the range that no check running
          * holds (locks in the runtime directory); without, all run as ImageCheckUser=. */
         const JobImageCheck *c = &job->check;
@@ -183,7 +184,8 @@ static int job_check_image(const BuildJob *job, int loop_fd, UmError *error) {
 
         if (!c->enabled)
                 return 0;
-        r = fscheck_run(loop_fd, job->probe.fstype, &spec, error);
+        r = file ? fscheck_run_file(fd, job->probe.fstype, &spec, error)
+                 : fscheck_run(fd, job->probe.fstype, &spec, error);
         if (r == -ENOENT) {
                 *error = (UmError) {};
                 return 0;
@@ -256,22 +258,112 @@ static int job_recheck(const BuildJob *job, int source_fd, int fd, dev_t self,
         return r;
 }
 
+/*
+ * An image on a fresh loop device (loop.h), marked for udev, checked (ImageCheck=yes)
+ * unless checked already, and checked again right before the mount.
+ */
+static int job_attach_loop(const BuildJob *job, int source_fd, bool read_only, bool checked,
+                           BuildReply *reply, int *ret_loop_fd, UmError *error) {
+        _cleanup_close_ int loop_fd = -EBADF;
+        _cleanup_free_ char *loop_path = NULL;
+        struct stat st = {};
+        int r;
+
+        r = loop_attach_marked(source_fd, read_only, job->runtime_dir, &loop_fd, &loop_path,
+                               error);
+        if (r < 0)
+                return r;
+        snprintf(reply->device, sizeof(reply->device), "%s", loop_path);
+        if (fstat(loop_fd, &st) >= 0) {
+                uint64_t seq = 0;
+
+                reply->loop_devnum = st.st_rdev;
+                if (ioctl(loop_fd, BLKGETDISKSEQ, &seq) >= 0)
+                        reply->loop_diskseq = seq;
+        }
+        if (!checked) {
+                r = job_check_image(job, loop_fd, false, error);
+                /* On the image file, not the new loop device: the same bytes (the loop
+                 * device reads the file), already in the page cache. */
+                if (r >= 0)
+                        r = job_recheck(job, source_fd, source_fd, st.st_rdev, error);
+                if (r < 0)
+                        return r;
+        }
+        *ret_loop_fd = TAKE_FD(loop_fd);
+        return 0;
+}
+
+/*
+ * An erofs image mounted from its file, without a loop device (erofs with
+ * CONFIG_EROFS_FS_BACKED_BY_FILE, Linux 6.12): the kernel opens the file itself, by the
+ * path it is given. That path is this worker's /proc/self/fd link to its copy of the
+ * caller's fd, which leads to the very file the fd is open on (the kernel follows the
+ * link to the open file, never to a name the caller could rename or replace meanwhile).
+ * The fd itself (FSCONFIG_SET_FD) would be better still; erofs refuses it on 6.18
+ * ("Non-string source"). The check (ImageCheck=yes) runs on the file, and the probe's
+ * checks again, before the mount. -ENOTBLK when the kernel cannot mount this file
+ * (reply->file_unsupported: it cannot mount erofs from files at all), the image then
+ * checked (*ret_checked) unless the check could not be given the file.
+ */
+static int job_build_from_file(const BuildJob *job, int source_fd, MountSpec *spec,
+                               int stage_ns_fd, BuildReply *reply, bool *ret_checked,
+                               int *ret_mount_fd, UmError *error) {
+        bool unsupported = false;
+        int r;
+
+        r = job_check_image(job, source_fd, true, error);
+        if (r == -EOPNOTSUPP) {
+                /* The loop device, and the check on it, then. */
+                *error = (UmError) {};
+                return -ENOTBLK;
+        }
+        if (r >= 0)
+                r = job_recheck(job, source_fd, source_fd, 0, error);
+        if (r < 0)
+                return r;
+        *ret_checked = true;
+        spec->file_unsupported = &unsupported;
+        r = mountbuild_locked_in(spec, stage_ns_fd,
+                                 stage_ns_fd >= 0 ? STAGE_DIR : job->runtime_dir, ret_mount_fd,
+                                 error);
+        spec->file_unsupported = NULL;
+        if (r == -ENOTBLK)
+                reply->file_unsupported = unsupported;
+        else if (r >= 0)
+                reply->file_backed = true;
+        return r;
+}
+
+/* What a built mount replies: its id and the maps applied; the mount fd is the reply's. */
+static int job_build_done(int *mount_fd, const MountIdmap *idmap, BuildReply *reply,
+                          int *ret_fd) {
+        (void) mountbuild_mount_id(*mount_fd, &reply->mount_id);
+        reply->uid_map = idmap->uid_map;
+        reply->gid_map = idmap->gid_map;
+        reply->idmap_mode = idmap->mode;
+        /* The superblock now holds the loop device (or the file); closing our fd of the loop
+         * device arms autoclear. */
+        *ret_fd = TAKE_FD(*mount_fd);
+        return 0;
+}
+
 static int job_build(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
                      int *ret_fd) {
         const BuildJob *job = input;
         BuildReply *reply = out;
         _cleanup_close_ int loop_fd = -EBADF, mount_fd = -EBADF;
         _cleanup_(mount_options_done) MountOptions options = {};
-        _cleanup_free_ char *loop_path = NULL;
         MountIdmap idmap = job->idmap;
         int source_fd = fds[0], stage_ns_fd = n_fds > 1 ? fds[1] : -EBADF;
+        char file_source[64];
         MountSpec spec = {
                 .fstype = job->probe.fstype,
                 .source = reply->device,
                 .options = &options,
                 .idmap = &idmap,
         };
-        struct stat st = {};
+        bool checked = false;
         int r;
 
         if (n_fds < 1 || !JOB_STRING_OK(job->source_path) || !JOB_STRING_OK(job->runtime_dir) ||
@@ -284,25 +376,32 @@ static int job_build(const void *input, int *fds, size_t n_fds, void *out, UmErr
                                            ret_fd);
 
         if (job->source.type == SOURCE_IMAGE) {
-                r = loop_attach_marked(source_fd, options.read_only, job->runtime_dir, &loop_fd,
-                                       &loop_path, error);
-                if (r < 0)
-                        return r;
-                snprintf(reply->device, sizeof(reply->device), "%s", loop_path);
-                if (fstat(loop_fd, &st) >= 0) {
-                        uint64_t seq = 0;
-
-                        reply->loop_devnum = st.st_rdev;
-                        if (ioctl(loop_fd, BLKGETDISKSEQ, &seq) >= 0)
-                                reply->loop_diskseq = seq;
-                }
                 snprintf(reply->backing_file, sizeof(reply->backing_file), "%s",
                          job->source_path);
-                r = job_check_image(job, loop_fd, error);
-                /* On the image file, not the new loop device: the same bytes (the loop
-                 * device reads the file), already in the page cache. */
-                if (r >= 0)
-                        r = job_recheck(job, source_fd, source_fd, st.st_rdev, error);
+                if (job->from_file && streq(job->probe.fstype, "erofs")) {
+                        snprintf(file_source, sizeof(file_source), "/proc/self/fd/%d",
+                                 source_fd);
+                        spec.source = file_source;
+                        r = job_build_from_file(job, source_fd, &spec, stage_ns_fd, reply,
+                                                &checked, &mount_fd, error);
+                        if (r >= 0)
+                                return job_build_done(&mount_fd, &idmap, reply, ret_fd);
+                        if (r != -ENOTBLK)
+                                return r;
+                        spec.source = reply->device;
+                        if (!job->loop_allowed)
+                                return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED,
+                                                    EMFILE,
+                                                    "This image cannot be mounted without a "
+                                                    "loop device (%s), and one more would "
+                                                    "pass the loop device limits "
+                                                    "(MaxLoopDevicesPerUser=, "
+                                                    "MaxLoopDevices=).",
+                                                    error->message);
+                        *error = (UmError) {};
+                }
+                r = job_attach_loop(job, source_fd, options.read_only, checked, reply,
+                                    &loop_fd, error);
                 if (r < 0)
                         return r;
         } else {
@@ -322,13 +421,7 @@ static int job_build(const void *input, int *fds, size_t n_fds, void *out, UmErr
                                  error);
         if (r < 0)
                 return r;
-        (void) mountbuild_mount_id(mount_fd, &reply->mount_id);
-        reply->uid_map = idmap.uid_map;
-        reply->gid_map = idmap.gid_map;
-        reply->idmap_mode = idmap.mode;
-        /* The superblock now holds the loop device; closing our fd arms autoclear. */
-        *ret_fd = TAKE_FD(mount_fd);
-        return 0;
+        return job_build_done(&mount_fd, &idmap, reply, ret_fd);
 }
 
 static int job_open_device(const void *input, int *fds, size_t n_fds, void *out,

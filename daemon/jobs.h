@@ -107,11 +107,14 @@ typedef struct BuildJob {
         JobImageCheck check;
         char runtime_dir[JOB_PATH_MAX]; /* loop device marks, check locks */
         JobDriver driver;
+        bool from_file;                 /* erofs image: try mounting the file itself first */
+        bool loop_allowed;              /* an image may take a loop device (the limits) */
 } BuildJob;
 
 typedef struct BuildReply {
-        char device[64];                  /* the block device mounted, e.g. /dev/loop3 */
-        char backing_file[JOB_PATH_MAX];  /* the loop device's backing file, if any */
+        char device[64];                  /* the block device mounted, e.g. /dev/loop3; "" when
+                                           * mounted from the file (file_backed) */
+        char backing_file[JOB_PATH_MAX];  /* an image's file, as the caller's fd links to it */
         uint64_t mount_id;                /* of the returned mount fd */
         uint64_t loop_devnum;             /* the loop device made for an image, or 0 */
         uint64_t loop_diskseq;            /* its disk sequence number (looptrack.h) */
@@ -121,6 +124,8 @@ typedef struct BuildReply {
         uint64_t driver_pid;              /* userspace: the driver started, or 0 */
         uint64_t driver_start;            /* its start time (/proc/PID/stat field 22) */
         uint32_t driver_uid;              /* the uid it runs as */
+        bool file_backed;                 /* the kernel mounted the image file itself */
+        bool file_unsupported;            /* from_file: this kernel cannot (erofsfile.h) */
 } BuildReply;
 
 typedef struct AttachJob {

@@ -379,7 +379,8 @@ int manager_load_registry(Manager *m) {
                 MountRecord *rec = m->registry->records[i];
                 uint64_t seq;
 
-                if (rec->backing_file && looptrack_diskseq((dev_t) rec->devnum, &seq) >= 0)
+                if (rec->backing_file && !rec->file_backed &&
+                    looptrack_diskseq((dev_t) rec->devnum, &seq) >= 0)
                         (void) looptrack_add(&m->loops, (dev_t) rec->devnum, seq,
                                              owner_map_lookup(&m->owners, rec->owner_uid));
         }

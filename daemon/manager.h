@@ -72,6 +72,8 @@ struct Manager {
         sd_device_monitor *device_monitor; /* block device removals, where udevd runs */
         unsigned n_cleanups;              /* lazy detaches in flight */
         bool warned_no_statmount;         /* said once that unmounts elsewhere go unseen */
+        bool erofs_file_unsupported;      /* a build found that this kernel cannot mount erofs
+                                           * images from files: they get loop devices */
 
         /* Life as a service (service.h). */
         uint64_t idle_timeout_usec;       /* exit after this long idle; 0: never */

@@ -160,6 +160,21 @@ static int fs_create_error(int err, const char *fstype, const FsLog *log, UmErro
                             log->text);
 }
 
+/* A file source refused as "not a block device": see MountSpec.file_unsupported. */
+static int fs_file_error(const MountSpec *spec, const FsLog *log, UmError *error) {
+        char type[64];
+
+        um_escape(spec->fstype, type, sizeof(type));
+        *spec->file_unsupported = log->text[0] != 0;
+        if (*spec->file_unsupported)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ENOTBLK,
+                                    "this kernel does not mount %s images from files%s", type,
+                                    log->text);
+        return um_error_set(error, UM_ERROR_KIND_FAILED, ENOTBLK,
+                            "the %s filesystem cannot be read from this file directly (its "
+                            "filesystem, such as tmpfs or overlayfs, does not allow it)", type);
+}
+
 /* The source, then each option in order, then "ro" for read-only mounts. */
 static int fs_configure(int fsfd, const MountSpec *spec, UmError *error) {
         const MountOptions *o = spec->options;
@@ -199,6 +214,8 @@ static int fs_create(const MountSpec *spec, int *ret_mount_fd, UmError *error) {
         if (fsconfig(fsfd, FSCONFIG_CMD_CREATE_EXCL, NULL, NULL, 0) < 0) {
                 r = errno;
                 fs_log_read(fsfd, &log);
+                if (r == ENOTBLK && spec->file_unsupported)
+                        return fs_file_error(spec, &log, error);
                 return fs_create_error(r, spec->fstype, &log, error);
         }
 

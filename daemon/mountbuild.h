@@ -44,6 +44,16 @@ typedef struct MountSpec {
         const char *source;           /* fsconfig "source", e.g. "/dev/loop3" or "/proc/self/fd/5" */
         const MountOptions *options;  /* from policy_build_options() */
         MountIdmap *idmap;            /* NULL or IDMAP_NONE: ids as on disk */
+        /*
+         * Non-NULL when source names a regular file, which erofs mounts itself (no loop
+         * device; erofsfile.h). When the kernel refuses the file as not a block device
+         * (-ENOTBLK), *file_unsupported says why: true when the driver logged that it could
+         * not look the path up as a block device, as erofs without
+         * CONFIG_EROFS_FS_BACKED_BY_FILE does (with it, that lookup fails quietly); false
+         * when the driver could have, but not from this file (on tmpfs or overlayfs, whose
+         * files cannot be read through the page cache as erofs needs).
+         */
+        bool *file_unsupported;
 } MountSpec;
 
 /*

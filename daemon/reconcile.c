@@ -120,7 +120,7 @@ static void manager_cleanup_vanished(Manager *m, MountRecord *rec) {
 /*
  * true while the block device (and, for loop devices, its backing file) is still there:
  * sysfs still has the device, under the same number (a removed device's number can be
- * reused, its directory cannot outlive it).
+ * reused, its directory cannot outlive it). Always for an image mounted from its file.
  */
 static bool record_device_present(const MountRecord *rec) {
         char path[128], want[32], have[32] = "";
@@ -131,6 +131,10 @@ static bool record_device_present(const MountRecord *rec) {
          * nothing but ENOTCONN. */
         if (rec->driver_pid)
                 return drivertrack_alive((pid_t) rec->driver_pid, rec->driver_start);
+        /* An image mounted from its file has no device to lose: the superblock holds the
+         * file open, which no rename or unlink of its name takes away. */
+        if (rec->file_backed)
+                return true;
         snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/dev", major((dev_t) rec->devnum),
                  minor((dev_t) rec->devnum));
         snprintf(want, sizeof(want), "%u:%u\n", major((dev_t) rec->devnum),

@@ -161,7 +161,8 @@ static int record_read_numbers(struct json_object *o, MountRecord *rec) {
             (r = json_get_u64(o, "driver_pid", false, &rec->driver_pid)) < 0 ||
             (r = json_get_u64(o, "driver_start", false, &rec->driver_start)) < 0 ||
             (r = json_get_u64(o, "driver_uid", false, &rec->driver_uid)) < 0 ||
-            (r = json_get_bool(o, "created_dir", &rec->created_dir)) < 0)
+            (r = json_get_bool(o, "created_dir", &rec->created_dir)) < 0 ||
+            (r = json_get_bool(o, "file_backed", &rec->file_backed)) < 0)
                 return r;
         if (uid >= UINT32_MAX)
                 return -EINVAL;
@@ -504,6 +505,10 @@ static int record_to_json(const MountRecord *rec, struct json_object **ret) {
                                  json_add_u64(o, "driver_uid", rec->driver_uid) < 0)) ||
             json_add(o, "created_dir", json_object_new_boolean(rec->created_dir)) < 0 ||
             json_add_u64(o, "created_usec", rec->created_usec) < 0)
+                return -ENOMEM;
+        /* Only where true: the records of every other mount read as before. */
+        if (rec->file_backed &&
+            json_add(o, "file_backed", json_object_new_boolean(true)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(o);
         return 0;

@@ -17,7 +17,9 @@
  *                   ("idmap_uid_map": "0:1000:1", "idmap_gid_map": "0:1000:1", for idmaps)
  *                   ("driver": "userspace", "driver_name": "fuse2fs", "driver_pid": 4242,
  *                    "driver_start": 123456, "driver_uid": 1879048448, for userspace drivers)
- *                   "created_dir": true, "created_usec": 1700000000000000 }, ... ] }
+ *                   "created_dir": true, "created_usec": 1700000000000000,
+ *                   ("file_backed": true, for an image mounted from its file: no loop
+ *                   device, "device" is the image's path and "devnum" 0) }, ... ] }
  *
  * Every uint64 is a JSON integer (json-c reads them as unsigned 64-bit). Required in each
  * record: mount_id and mntns_id (non-zero), mount_point and device (absolute paths,
@@ -47,7 +49,9 @@ typedef struct MountRecord {
         char *mount_point;      /* absolute path in that namespace */
         char *device;           /* block device mounted, e.g. /dev/loop3 or /dev/sdb1 */
         uint64_t devnum;        /* its dev_t (makedev), to notice when it goes away */
-        char *backing_file;     /* image path for loop devices, else NULL */
+        char *backing_file;     /* image path (loop device or file_backed), else NULL */
+        bool file_backed;       /* an erofs image mounted from its file, without a loop device:
+                                 * device is backing_file's path, devnum 0 */
         uid_t owner_uid;
         char *fstype;
         char *label;            /* as probed, escaped (valid UTF-8) */

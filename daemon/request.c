@@ -76,6 +76,12 @@ static int request_attach_job(Request *req, AttachJob *j);
 static int request_make_record(Request *req, const BuildReply *reply);
 static const char *idmap_note(const MountRecord *rec, char *buf, size_t size);
 static unsigned manager_count_pending_loops(Manager *m, uid_t owner);
+
+/* Whether an image of fstype is mounted from its file, without a loop device: erofs, unless
+ * this kernel said it cannot (BuildReply.file_unsupported). */
+static bool erofs_from_file(const Manager *m, const char *fstype) {
+        return streq(fstype, "erofs") && !m->erofs_file_unsupported;
+}
 static size_t manager_count_pending_mounts(Manager *m, uid_t owner);
 static size_t manager_count_mounts_of(Manager *m, uid_t owner);
 static bool manager_charges_unauthorized(Manager *m, const Request *req);
@@ -230,10 +236,16 @@ static int request_check_backing_limits(Request *req, UmError *error) {
         }
         if (req->source.type != SOURCE_IMAGE)
                 return 0;
+        /* Counted as a loop device until built: an erofs image falls back to one where it
+         * cannot be mounted from its file. Beyond the limits it may still be mounted from
+         * its file (BuildJob.loop_allowed false). */
         r = manager_check_loop_limits(req->manager, req, error);
-        if (r >= 0)
-                req->wants_loop = true;
-        return r;
+        if (r < 0 && !erofs_from_file(req->manager, req->probe.fstype))
+                return r;
+        if (r < 0)
+                *error = (UmError) {};
+        req->wants_loop = r >= 0;
+        return 0;
 }
 
 static SourceKind request_source_kind(const Request *req) {
@@ -462,6 +474,13 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
                 safe_close(fd);
                 return request_fail(req, error);
         }
+        if (reply->file_unsupported && !req->manager->erofs_file_unsupported) {
+                log_info("This kernel cannot mount erofs images from their files "
+                         "(CONFIG_EROFS_FS_BACKED_BY_FILE); they get loop devices.");
+                req->manager->erofs_file_unsupported = true;
+        }
+        if (reply->file_backed)
+                req->wants_loop = false;
         if (reply->loop_devnum != 0) {
                 /* From now on the loop device is counted by what exists, not by the request. */
                 r = looptrack_add(&req->manager->loops, (dev_t) reply->loop_devnum,
@@ -782,6 +801,8 @@ static int request_build_job(Request *req, BuildJob *j) {
                 .timeout_usec = c->limits.request_timeout_usec / 2,
                 .files_as_caller = req->files_as_caller,
         };
+        j->from_file = erofs_from_file(req->manager, req->probe.fstype);
+        j->loop_allowed = req->wants_loop;
         if ((req->fuse_driver && JOB_SET_STRING(j->driver.name, req->fuse_driver->name) < 0) ||
             JOB_SET_STRING(j->source_path, request_source_path(req)) < 0 ||
             JOB_SET_STRING(j->runtime_dir, req->manager->runtime_dir) < 0)
@@ -801,23 +822,48 @@ static int request_attach_job(Request *req, AttachJob *j) {
         return 0;
 }
 
+/*
+ * The "device" of an image mounted from its file: the file's path as escaped for
+ * backing-file, cut to what the registry keeps (an absolute path shorter than PATH_MAX),
+ * never within a UTF-8 sequence. For showing only, like backing-file.
+ */
+static char *file_device(const char *escaped) {
+        size_t n = strnlen(escaped, PATH_MAX - 2);
+
+        while (n > 0 && ((unsigned char) escaped[n] & 0xC0) == 0x80)
+                n--;
+        if (escaped[0] == '/')
+                return strndup(escaped, n);
+        char *p = malloc(n + 2);
+
+        if (p) {
+                p[0] = '/';
+                memcpy(p + 1, escaped, n);
+                p[n + 1] = 0;
+        }
+        return p;
+}
+
 /* The record of what was built for req (not yet attached or registered). */
 static int request_make_record(Request *req, const BuildReply *reply) {
         _cleanup_(mount_record_freep) MountRecord *rec = calloc(1, sizeof(MountRecord));
         char label[1024], path[4096 * 4];
         struct timespec ts;
 
+        path[0] = 0;
         if (!rec)
                 return -ENOMEM;
         clock_gettime(CLOCK_REALTIME, &ts);
         rec->mount_id = reply->mount_id;
         /* Everything from a device or a caller's file system is stored escaped: the registry
          * and the bus carry only valid UTF-8 without control characters. */
-        /* A userspace driver's image has no device: the record names the file. */
-        rec->device = strdup(um_escape(reply->device[0] ? reply->device : reply->backing_file,
-                                       path, sizeof(path)));
         rec->backing_file = reply->backing_file[0] ?
                 strdup(um_escape(reply->backing_file, path, sizeof(path))) : NULL;
+        /* Mounted from its file, an image has no device but itself: its path. */
+        rec->file_backed = reply->file_backed;
+        /* So has an image a userspace driver serves. */
+        rec->device = rec->file_backed || (req->fuse_driver && !reply->device[0]) ?
+                file_device(path) : strdup(um_escape(reply->device, label, sizeof(label)));
         rec->owner_uid = req->call.caller.uid;
         rec->fstype = strdup(um_escape(req->probe.fstype, label, sizeof(label)));
         rec->label = strdup(um_escape(req->probe.label, label, sizeof(label)));
@@ -850,7 +896,7 @@ static int request_make_record(Request *req, const BuildReply *reply) {
                 return -ENOMEM;
         if (req->source.type == SOURCE_BLOCK_DEVICE)
                 rec->devnum = req->source.rdev;
-        else {
+        else if (!rec->file_backed) {
                 struct stat st;
 
                 if (!req->fuse_driver && stat(rec->device, &st) == 0 && S_ISBLK(st.st_mode))

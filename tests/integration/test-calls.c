@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "harness.h"
@@ -206,4 +208,53 @@ char *calls_example_rule(const char *file, const char *variable, const char *val
         }
         g_assert_cmpuint(found, ==, 1);
         return g_strjoinv("\n", lines);
+}
+
+static GPtrArray *disk_copies;
+
+static void disk_copies_remove(void) {
+        for (guint i = 0; disk_copies && i < disk_copies->len; i++) {
+                const char *path = g_ptr_array_index(disk_copies, i);
+                g_autofree char *dir = g_path_get_dirname(path);
+
+                (void) unlink(path);
+                (void) rmdir(dir);
+        }
+}
+
+char *calls_disk_copy(const char *image, uid_t uid) {
+        g_autofree char *dir = g_strdup("/var/tmp/um-erofs-test-XXXXXX");
+        g_autofree char *contents = NULL, *base = g_path_get_basename(image);
+        gsize size = 0;
+        char *path;
+
+        g_assert_nonnull(g_mkdtemp(dir));
+        g_assert_cmpint(chmod(dir, 0755), ==, 0);
+        path = g_build_filename(dir, base, NULL);
+        if (!disk_copies) {
+                disk_copies = g_ptr_array_new();
+                atexit(disk_copies_remove);
+        }
+        g_ptr_array_add(disk_copies, g_strdup(path));
+        g_assert_true(g_file_get_contents(image, &contents, &size, NULL));
+        g_assert_true(g_file_set_contents(path, contents, (gssize) size, NULL));
+        g_assert_cmpint(chown(path, uid, uid), ==, 0);
+        g_assert_cmpint(chmod(path, 0666), ==, 0);
+        return path;
+}
+
+int calls_count_loops_on(const char *path) {
+        g_autoptr(GDir) d = g_dir_open("/sys/block", 0, NULL);
+        const char *n;
+        int k = 0;
+
+        while (d && (n = g_dir_read_name(d))) {
+                g_autofree char *p = g_strdup_printf("/sys/block/%s/loop/backing_file", n);
+                g_autofree char *backing = NULL;
+
+                if (g_str_has_prefix(n, "loop") && g_file_get_contents(p, &backing, NULL, NULL) &&
+                    streq(g_strchomp(backing), path))
+                        k++;
+        }
+        return k;
 }

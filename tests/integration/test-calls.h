@@ -66,3 +66,14 @@ void calls_assert_clean(pid_t daemon_pid, const void *baseline_snapshot);
  * edits) replaced by "var <variable> = <value_js>;" (owned). Fails the test unless there
  * is exactly one such line. */
 char *calls_example_rule(const char *file, const char *variable, const char *value_js);
+
+/*
+ * A copy of image in a new directory under /var/tmp, owned by uid (mode 0666), for the
+ * erofs images that are mounted from their files: the harness's images are on the
+ * private /run, a tmpfs, whose files erofs cannot read that way (those get loop devices).
+ * The copy and its directory are removed at exit. Returns the copy's path (owned).
+ */
+char *calls_disk_copy(const char *image, uid_t uid);
+
+/* Loop devices bound to the file at path (by the path sysfs shows), in any process. */
+int calls_count_loops_on(const char *path);

@@ -306,8 +306,24 @@ static void test_options_and_exec(void) {
         stop_daemon();
 }
 
+/* A copy on disk of a new erofs image (mounted from its file, no loop device); damaged:
+ * the root inode's bytes overwritten, which breaks the superblock's checksum. */
+static char *erofs_on_disk(bool damaged) {
+        g_autofree char *image = make_image("erofs", damaged ? "bad-erofs" : "erofs");
+        char *copy = calls_disk_copy(image, HARNESS_UID_USER1);
+        _cleanup_close_ int fd = open(copy, O_RDWR | O_CLOEXEC);
+        uint16_t nid;
+
+        g_assert_cmpint(fd, >=, 0);
+        g_assert_cmpint(pread(fd, &nid, 2, 1024 + 14), ==, 2);
+        if (damaged)
+                g_assert_cmpint(pwrite(fd, "\xff\xff\xff\xff\xff\xff\xff\xff", 8,
+                                       (off_t) nid * 32 + 8), ==, 8);
+        return copy;
+}
+
 /* ImageCheck=yes: a damaged image is refused with the checker's words, a clean one
- * mounts; the checker runs as the configured unprivileged uid (ImageCheckUidRange= empty:
+ * mounts (erofs images mounted from their files are checked as files); the checker runs as the configured unprivileged uid (ImageCheckUidRange= empty:
  * every check as ImageCheckUser=; the default range's uid of its own per check is tested
  * in tests/kernel/test-fscheck-isolation.c). */
 static void test_image_check(void) {
@@ -328,6 +344,21 @@ static void test_image_check(void) {
                 g_autoptr(GHashTable) t = mount_fd(image_ext4, NULL, false);
 
                 g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+                unmount(report_get(t, "mount-point"));
+        }
+        {
+                g_autofree char *bad = erofs_on_disk(true), *good = erofs_on_disk(false);
+                g_autoptr(GHashTable) refused = mount_fd(bad, NULL, false);
+                g_autoptr(GHashTable) t = NULL;
+
+                g_assert_cmpstr(report_get(refused, "result"), ==, UM_ERROR_FAILED);
+                g_assert_nonnull(strstr(report_get(refused, "message"), "fsck.erofs"));
+                g_assert_nonnull(strstr(report_get(refused, "message"), "chksum"));
+                g_assert_cmpint(calls_count_loops_on(bad), ==, 0);
+                t = mount_fd(good, NULL, false);
+                g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+                g_assert_cmpstr(report_get(t, "info-device"), ==, good);
+                g_assert_cmpint(calls_count_loops_on(good), ==, 0);
                 unmount(report_get(t, "mount-point"));
         }
         /* Without the check the damaged image mounts (the kernel tolerates this damage). */

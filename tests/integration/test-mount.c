@@ -607,6 +607,45 @@ static void test_restart_keeps_registry(void) {
         assert_clean();
 }
 
+/*
+ * An erofs image on a disk is mounted from its file: no loop device while it is mounted,
+ * "device" and "backing-file" are its path, listed alike; the daemon's checks for devices
+ * that went away leave it alone (it has none), a restart keeps it, Unmount takes it down.
+ */
+static void test_erofs_from_file(void) {
+        g_autofree char *image = make_image("erofs", "erofs-file");
+        g_autofree char *copy = calls_disk_copy(image, HARNESS_UID_USER1);
+        const Call c = { .kind = CALL_MOUNT_FD, .path = copy };
+        const Call list = { .kind = CALL_LIST };
+        g_autoptr(GHashTable) t = call_as(HARNESS_UID_USER1, &c);
+        const char *mp = report_get(t, "mount-point");
+
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        g_assert_cmpstr(report_get(t, "info-device"), ==, copy);
+        g_assert_cmpstr(report_get(t, "info-backing-file"), ==, copy);
+        g_assert_cmpint(calls_count_loops_on(copy), ==, 0);
+        g_assert_cmpint(harness_count_loop_devices(), ==, baseline.loop_devices);
+        g_assert_true(is_mount_point(mp));
+
+        g_assert_cmpint(kill(daemon_pid, SIGKILL), ==, 0);
+        g_assert_cmpint(harness_stop_daemon(daemon_pid, NULL), >=, 0);
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
+        {
+                g_autoptr(GHashTable) l = call_as(HARNESS_UID_USER1, &list);
+
+                g_assert_cmpstr(report_get(l, "count"), ==, "1");
+                g_assert_cmpstr(report_get(l, "entry0-mount-point"), ==, mp);
+                g_assert_cmpstr(report_get(l, "entry0-device"), ==, copy);
+                g_assert_cmpstr(report_get(l, "entry0-mount-id"), ==,
+                                report_get(t, "info-mount-id"));
+        }
+        g_assert_true(is_mount_point(mp));
+        unmount_as(HARNESS_UID_USER1, mp);
+        g_assert_cmpint(calls_count_loops_on(copy), ==, 0);
+        g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
+        assert_clean();
+}
+
 /* A mount unmounted behind the daemon's back is forgotten, with MountRemoved. */
 static void test_external_unmount(void) {
         const Call c = { .kind = CALL_MOUNT_FD, .path = image_stick };
@@ -699,6 +738,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/mount/device/refused", test_mount_device_refused);
         g_test_add_func("/mount/registry/restart", test_restart_keeps_registry);
         g_test_add_func("/mount/registry/external-unmount", test_external_unmount);
+        g_test_add_func("/mount/erofs-from-file", test_erofs_from_file);
         g_test_add_func("/mount/device/vanishes", test_device_vanishes);
 
         r = g_test_run();

@@ -239,6 +239,9 @@ static int caller_open_mount(void *userdata) {
         g_assert_cmpint(sd_bus_message_read(reply, "h", &fd), >, 0);
         mount_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         calls_report_info(reply, "info-");
+        /* While the mount is held: the loop devices on the image, if any. */
+        if (c->path)
+                harness_report("image-loops=%d", calls_count_loops_on(c->path));
         sd_bus_flush_close_unref(bus);
         reply = sd_bus_message_unref(reply);
 
@@ -297,13 +300,15 @@ static const char *image_of(const char *fstype) {
         g_assert_not_reached();
 }
 
-/* Mount each type as a container would, read it, and fail to break any lock. */
-static void test_mount_type(gconstpointer data) {
-        const char *fstype = data;
-        g_autofree char *target = make_target(fstype);
+/* Mounts the image at path as a container would, reads it, and fails to break any lock. An
+ * erofs image on a disk (from_file) is mounted from its file, with no loop device; every
+ * other image, erofs on the harness's tmpfs included, on a loop device. */
+static void assert_open_mount(const char *fstype, const char *path, const char *target_name,
+                              bool from_file) {
+        g_autofree char *target = make_target(target_name);
         g_autofree char *label = g_strdup_printf("um-%s", fstype);
         g_autofree char *hello = g_strdup_printf("hello %s", fstype);
-        const Call c = { .kind = SOURCE_IMAGE_RW, .path = image_of(fstype), .fstype = fstype,
+        const Call c = { .kind = SOURCE_IMAGE_RW, .path = path, .fstype = fstype,
                          .target = target };
         bool always_ro = streq(fstype, "squashfs") || streq(fstype, "erofs");
         g_autoptr(GHashTable) t = run_call(&c);
@@ -312,7 +317,14 @@ static void test_mount_type(gconstpointer data) {
         g_assert_cmpstr(report_get(t, "info-fstype"), ==, fstype);
         if (!streq(fstype, "squashfs"))
                 g_assert_cmpstr(report_get(t, "info-label"), ==, label);
-        g_assert_true(g_str_has_prefix(strempty(report_get(t, "info-device")), "/dev/loop"));
+        if (from_file) {
+                g_assert_cmpstr(report_get(t, "info-device"), ==, c.path);
+                g_assert_cmpstr(report_get(t, "image-loops"), ==, "0");
+        } else {
+                g_assert_true(g_str_has_prefix(strempty(report_get(t, "info-device")),
+                                               "/dev/loop"));
+                g_assert_cmpstr(report_get(t, "image-loops"), ==, "1");
+        }
         g_assert_cmpstr(report_get(t, "info-backing-file"), ==, c.path);
         g_assert_cmpstr(report_get(t, "info-attributes"), ==,
                         always_ro ? "nodev,nosuid,noexec,ro" : "nodev,nosuid,noexec");
@@ -351,6 +363,18 @@ static void test_mount_type(gconstpointer data) {
         g_assert_cmpstr(report_get(t, "write"), !=, "ok-but-unexpected");
         g_assert_cmpstr(report_get(t, "detach"), ==, "ok");
         assert_clean();
+}
+
+static void test_mount_type(gconstpointer data) {
+        assert_open_mount(data, image_of(data), data, false);
+}
+
+/* An erofs image on a disk: mounted from its file, no loop device while it is held. */
+static void test_erofs_from_file(void) {
+        g_autofree char *copy = calls_disk_copy(image_of("erofs"), HARNESS_UID_USER1);
+
+        assert_open_mount("erofs", copy, "erofs-from-file", true);
+        g_assert_cmpint(calls_count_loops_on(copy), ==, 0);
 }
 
 /* Item 17: a read-only fd gives a read-only mount, on a read-only loop device. */
@@ -635,6 +659,7 @@ int main(int argc, char *argv[]) {
                 g_autofree char *name = g_strdup_printf("/openmount/type/%s", fstypes[i]);
                 g_test_add_data_func(name, fstypes[i], test_mount_type);
         }
+        g_test_add_func("/openmount/erofs/from-file", test_erofs_from_file);
         g_test_add_func("/openmount/read-only/fd", test_read_only_fd);
         g_test_add_func("/openmount/read-only/param", test_read_only_param);
         g_test_add_func("/openmount/read-only/rw-refused", test_rw_on_read_only_source);

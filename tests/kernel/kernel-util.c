@@ -597,8 +597,12 @@ static void build_worker(void *data) {
         if (s->image) {
                 image_fd = open(s->image, (s->image_read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
                 g_assert_cmpint(image_fd, >=, 0);
-                res.r = loop_attach(image_fd, s->loop_read_only, &loop_fd, &loop_path, &res.error);
-                if (res.r >= 0) {
+                if (s->from_file)
+                        loop_path = g_strdup_printf("/proc/self/fd/%d", image_fd);
+                else
+                        res.r = loop_attach(image_fd, s->loop_read_only, &loop_fd, &loop_path,
+                                            &res.error);
+                if (res.r >= 0 && !s->from_file) {
                         g_autofree char *ro = ku_loop_attr(loop_path, "ro");
 
                         g_strlcpy(res.loop_path, loop_path, sizeof(res.loop_path));
@@ -612,6 +616,7 @@ static void build_worker(void *data) {
                         .fstype = s->fstype,
                         .source = s->source ? s->source : loop_path,
                         .options = s->options,
+                        .file_unsupported = s->from_file ? &res.file_unsupported : NULL,
                 };
 
                 _cleanup_close_ int ns_fd = -EBADF;

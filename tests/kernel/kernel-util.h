@@ -72,6 +72,7 @@ typedef struct KuBuild {
         int loop_fd_cloexec;    /* FD_CLOEXEC set on it */
         int mount_fd_cloexec;
         int fds_leaked;         /* fds the worker had after the calls, minus before, minus 1 */
+        bool file_unsupported;  /* from_file, -ENOTBLK: MountSpec.file_unsupported */
 } KuBuild;
 
 /* What a build worker is asked to do. */
@@ -85,6 +86,8 @@ typedef struct KuBuildSpec {
         const char *stage;      /* NULL: ku_stage_dir() */
         bool stage_ns;          /* in a copy of a stage namespace (stagens_make()), as
                                  * usermountd builds; stage is then not used */
+        bool from_file;         /* mount image from its file, as job_build() does for erofs:
+                                 * source /proc/self/fd/N, no loop device */
 } KuBuildSpec;
 
 /*

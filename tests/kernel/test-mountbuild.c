@@ -33,6 +33,8 @@ static bool read_only_filesystem(const char *fstype) {
 
 /* Builds in a copy of a stage namespace (as usermountd does) when this is set. */
 static bool build_in_stage_ns;
+/* Mounts the image from its file (erofs, as job_build() does), no loop device. */
+static bool build_from_file;
 
 static int build(const char *fstype, bool read_only, bool exec, KuBuild *b) {
         MountOptions o;
@@ -43,6 +45,7 @@ static int build(const char *fstype, bool read_only, bool exec, KuBuild *b) {
                 .fstype = fstype,
                 .options = &o,
                 .stage_ns = build_in_stage_ns,
+                .from_file = build_from_file,
         };
         int fd;
 
@@ -637,6 +640,87 @@ static void test_error_bad_attributes(const char *arg) {
         g_assert_cmpint(b.error.kind, ==, UM_ERROR_KIND_INVALID_ARGUMENT);
 }
 
+/* ---- erofs from its file --------------------------------------------------------- */
+
+/* Loop devices bound to anything, from sysfs: a build from a file must add none. */
+static int count_bound_loops(void) {
+        g_autoptr(GDir) d = g_dir_open("/sys/block", 0, NULL);
+        const char *n;
+        int k = 0;
+
+        while (d && (n = g_dir_read_name(d))) {
+                g_autofree char *p = g_strdup_printf("/sys/block/%s/loop/backing_file", n);
+
+                if (g_str_has_prefix(n, "loop") && g_file_test(p, G_FILE_TEST_EXISTS))
+                        k++;
+        }
+        return k;
+}
+
+/*
+ * An erofs image mounts from its file (source /proc/self/fd/N of the image fd), with no
+ * loop device at any point, and its flags are locked as usual (the receiver's checks).
+ * The mount outlives the image fd: the kernel opened the file itself.
+ */
+static void test_from_file(const char *fstype) {
+        _cleanup_close_ int fd = -EBADF;
+        int loops = count_bound_loops(), test_loops = ku_loops_on_test_images();
+        KuBuild b;
+
+        build_from_file = true;
+        fd = build(fstype, true, false, &b);
+        g_assert_cmpint(count_bound_loops(), ==, loops);
+        g_assert_cmpint(ku_loops_on_test_images(), ==, test_loops);
+        g_assert_cmpstr(b.loop_path, ==, "");
+        assert_flags(fd, true);
+        assert_hello(fd, "hello.txt");
+        run_receiver(fstype, true);
+        build_in_stage_ns = true;
+        run_receiver(fstype, true);
+        build_in_stage_ns = false;
+        build_from_file = false;
+        g_assert_cmpint(count_bound_loops(), ==, loops);
+}
+
+static KuBuild build_from_file_failure(const char *image, const char *fstype) {
+        MountOptions o;
+        KuBuild b;
+        KuBuildSpec spec = { .image = image, .image_read_only = true, .fstype = fstype,
+                             .options = &o, .from_file = true };
+
+        ku_options(&o, fstype, true, false);
+        g_assert_cmpint(ku_build(&spec, &b), <, 0);
+        ku_note("%s: %d %s", image, b.r, b.error.message);
+        return b;
+}
+
+/*
+ * Where the kernel cannot mount a file, -ENOTBLK says which case it is (and jobs.c falls
+ * back to a loop device): a driver that looks the path up as a block device and says so
+ * (ext4 here; erofs without CONFIG_EROFS_FS_BACKED_BY_FILE does the same) means the
+ * kernel cannot at all; erofs on a tmpfs file, which it cannot read page by page, means
+ * not from this file.
+ */
+static void test_from_file_refused(const char *arg) {
+        g_autofree char *shm = g_strdup_printf("/dev/shm/um-kernel-test-%d.erofs", getpid());
+        g_autofree char *contents = NULL;
+        gsize size = 0;
+        KuBuild b;
+
+        b = build_from_file_failure(ku_image("ext4"), "ext4");
+        g_assert_cmpint(b.r, ==, -ENOTBLK);
+        g_assert_true(b.file_unsupported);
+        g_assert_nonnull(strstr(b.error.message, "does not mount ext4 images from files"));
+
+        g_assert_true(g_file_get_contents(ku_image("erofs"), &contents, &size, NULL));
+        g_assert_true(g_file_set_contents(shm, contents, (gssize) size, NULL));
+        b = build_from_file_failure(shm, "erofs");
+        g_assert_cmpint(unlink(shm), ==, 0);
+        g_assert_cmpint(b.r, ==, -ENOTBLK);
+        g_assert_false(b.file_unsupported);
+        g_assert_nonnull(strstr(b.error.message, "cannot be read from this file"));
+}
+
 static void add_per_type(const char *prefix, void (*body)(const char *), const char *const *types) {
         for (const char *const *t = types; *t; t++) {
                 g_autofree char *path = g_strdup_printf("%s/%s", prefix, *t);
@@ -677,6 +761,8 @@ int main(int argc, char **argv) {
         ku_add("/mountbuild/error/not-block-device", test_error_not_block_device, NULL, "ext4");
         ku_add("/mountbuild/error/no-stage", test_error_no_stage, NULL, "ext4");
         ku_add("/mountbuild/error/bad-attributes", test_error_bad_attributes, NULL, "ext4");
+        ku_add("/mountbuild/from-file/erofs", test_from_file, "erofs", "erofs");
+        ku_add("/mountbuild/from-file/refused", test_from_file_refused, NULL, "erofs");
 
         r = g_test_run();
         ku_images_teardown();

@@ -82,6 +82,13 @@ static MountRecord *make_record(unsigned i) {
         r->idmap = g_strdup(i % 2 ? "user" : "none");
         r->created_dir = i % 2;
         r->created_usec = UINT64_C(1700000000000000) + i;
+        if (i % 5 == 4) {
+                /* An erofs image mounted from its file: no loop device. */
+                g_free(r->device);
+                r->device = g_strdup(r->backing_file);
+                r->devnum = 0;
+                r->file_backed = true;
+        }
         return r;
 }
 
@@ -116,6 +123,7 @@ static void assert_record_equal(const MountRecord *a, const MountRecord *b) {
         g_assert_cmpstr(a->idmap, ==, b->idmap);
         g_assert_cmpint(a->created_dir, ==, b->created_dir);
         g_assert_cmpuint(a->created_usec, ==, b->created_usec);
+        g_assert_cmpint(a->file_backed, ==, b->file_backed);
 }
 
 static Registry *load_ok(const char *path, size_t expect_dropped) {
@@ -231,6 +239,8 @@ static void test_format(Fixture *f, gconstpointer data) {
         g_assert_cmpstr(json_object_get_string(v), ==, "/run/media/user0/disk 0");
         g_assert_true(json_object_object_get_ex(rec, "created_dir", &v));
         g_assert_true(json_object_is_type(v, json_type_boolean));
+        /* file_backed only where true: other records read as before it existed. */
+        g_assert_false(json_object_object_get_ex(rec, "file_backed", NULL));
 
         /* Unsigned values beyond INT64_MAX are plain JSON integers, not negative ones. */
         rec = json_object_array_get_idx(mounts, 2);
@@ -646,6 +656,8 @@ static const RecordCase record_cases[] = {
         { "idmap as number", "idmap", "0", false },
         { "created_dir as string", "created_dir", "\"yes\"", false },
         { "created_dir as number", "created_dir", "1", false },
+        { "file_backed as string", "file_backed", "\"yes\"", false },
+        { "file_backed", "file_backed", "true", true },
         { "devnum negative", "devnum", "-1", false },
         { "attr_set as string", "attr_set", "\"14\"", false },
         { "created_usec fractional", "created_usec", "1.5", false },
