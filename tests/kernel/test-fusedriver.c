@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -182,10 +183,19 @@ static void await_driver_exit(Mounted *m, int timeout_ms) {
         m->pidfd = -1;
 }
 
-/* Closes the mount (the superblock goes with the last reference): the driver exits. */
+/* Closes the mount (the superblock goes with the last reference): the driver exits by
+ * itself, with a status, not killed by SIGPIPE for what it writes to the output pipe
+ * fusedriver_mount() closed. */
 static void unmount_and_await(Mounted *m) {
+        struct pollfd p = { .fd = m->pidfd, .events = POLLIN };
+        siginfo_t si = {};
+
         close(m->mount_fd);
-        await_driver_exit(m, 10000);
+        g_assert_cmpint(poll(&p, 1, 10000), ==, 1);
+        g_assert_cmpint(waitid((idtype_t) P_PIDFD, (id_t) m->pidfd, &si, WEXITED), ==, 0);
+        g_assert_cmpint(si.si_code, ==, CLD_EXITED);
+        close(m->pidfd);
+        m->pidfd = -1;
 }
 
 static char *read_at(int dir_fd, const char *name) {
@@ -452,6 +462,54 @@ static void test_ids(const char *fstype) {
         unmount_and_await(&m);
 }
 
+typedef struct WorkerArgs {
+        const char *image;
+        int sock;
+} WorkerArgs;
+
+/* A stand-in for the daemon's worker: starts the driver, hands over the mount and its
+ * pid, exits. */
+static void start_in_worker(void *data) {
+        const WorkerArgs *a = data;
+        const FuseDriver *d = fusedriver_find("ext4");
+        int fd = open(a->image, O_RDONLY | O_CLOEXEC);
+        FuseDriverSpec spec = spec_for(d, "ext4", fd, true);
+        Mounted m = {};
+
+        g_assert_cmpint(fd, >=, 0);
+        mount_ok(&spec, &m);
+        ku_send(a->sock, &m.pid, sizeof(m.pid), m.mount_fd);
+        /* Exits with the driver still its child: it is reparented, not killed. */
+}
+
+/* The driver outlives the worker that started it and still ends with its mount. */
+static void test_outlives_worker(const char *arg) {
+        g_autofree char *image = NULL;
+        const FuseDriver *d = driver_or_skip("ext4", &image);
+        g_autofree char *content = NULL;
+        struct pollfd p;
+        int sv[2], mount_fd, pidfd;
+        pid_t pid = 0;
+
+        if (!d)
+                return;
+        g_assert_cmpint(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), ==, 0);
+        WorkerArgs a = { .image = image, .sock = sv[1] };
+        ku_wait_ok(ku_fork(start_in_worker, &a));
+        close(sv[1]);
+        mount_fd = ku_recv(sv[0], &pid, sizeof(pid));
+        close(sv[0]);
+        g_assert_cmpint(mount_fd, >=, 0);
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        g_assert_cmpint(pidfd, >=, 0);
+        content = read_at(mount_fd, "file");
+        g_assert_cmpstr(content, ==, CONTENT);
+        close(mount_fd);
+        p = (struct pollfd) { .fd = pidfd, .events = POLLIN };
+        g_assert_cmpint(poll(&p, 1, 10000), ==, 1);
+        close(pidfd);
+}
+
 /* SIGKILL of the driver: the mount answers ENOTCONN, and nothing is left. */
 static void test_killed(const char *fstype) {
         g_autofree char *image = NULL;
@@ -693,6 +751,7 @@ int main(int argc, char **argv) {
         ku_add("/fusedriver/corrupted-inodes", test_corrupted_inodes, NULL, NULL);
         ku_add("/fusedriver/refusals", test_refusals, NULL, NULL);
         ku_add("/fusedriver/timeout", test_timeout, NULL, NULL);
+        ku_add("/fusedriver/outlives-worker", test_outlives_worker, NULL, NULL);
         ku_add("/fusedriver/throughput", test_throughput, NULL, NULL);
 
         r = g_test_run();
