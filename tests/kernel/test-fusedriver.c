@@ -9,6 +9,8 @@
  */
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
+#include <stdio.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -650,6 +652,45 @@ static void test_refusals(const char *arg) {
         close(fd);
 }
 
+/* Run as a fake driver in the sandbox: reports what the seccomp filter refuses that an
+ * unprivileged process could otherwise do, and exits 3 so that fusedriver_mount() puts
+ * the report into its error. */
+static int fake_driver(void) {
+        int t = (int) syscall(SYS_open_tree, AT_FDCWD, "/", OPEN_TREE_CLOEXEC);
+        int t_errno = t < 0 ? errno : 0;
+        int u = unshare(CLONE_NEWUSER);
+        int u_errno = u < 0 ? errno : 0;
+
+        printf("open_tree=%s unshare=%s\n", t_errno ? strerrorname_np(t_errno) : "ok",
+               u_errno ? strerrorname_np(u_errno) : "ok");
+        fflush(stdout);
+        return 3;
+}
+
+/* The mount calls are refused by seccomp, not only by the missing capabilities:
+ * open_tree() without OPEN_TREE_CLONE needs none. New user namespaces are refused too. */
+static void test_seccomp(const char *arg) {
+        g_autofree char *image = NULL;
+        const FuseDriver *real = driver_or_skip("ext4", &image);
+        FuseDriver fake;
+        UmError e = {};
+        Mounted m = {};
+        int fd;
+
+        if (!real)
+                return;
+        fake = *real;
+        fake.path = ku_self_copy();
+        fake.argv = (const char *const[]) { "fake-driver", "--fake-driver", NULL };
+        fd = open(image, O_RDONLY | O_CLOEXEC);
+        g_assert_cmpint(fd, >=, 0);
+        FuseDriverSpec spec = spec_for(&fake, "ext4", fd, true);
+        g_assert_cmpint(do_mount(&spec, &m, &e), ==, -EIO);
+        close(fd);
+        ku_note("fake driver: %s", e.message);
+        g_assert_nonnull(strstr(e.message, "(exit status 3): open_tree=EPERM unshare=EPERM"));
+}
+
 /* A "driver" that never answers FUSE_INIT is killed at the timeout. /usr/bin/sleep with
  * the arguments of fusefat: it reads nothing from the connection. */
 static void test_timeout(const char *arg) {
@@ -714,6 +755,8 @@ int main(int argc, char **argv) {
         g_autofree char *self = NULL;
         int r;
 
+        if (argc >= 2 && streq(argv[1], "--fake-driver"))
+                return fake_driver();
         g_test_init(&argc, &argv, NULL);
         if (geteuid() != 0) {
                 printf("1..0 # SKIP the kernel tests need root\n");
@@ -752,6 +795,7 @@ int main(int argc, char **argv) {
         ku_add("/fusedriver/refusals", test_refusals, NULL, NULL);
         ku_add("/fusedriver/timeout", test_timeout, NULL, NULL);
         ku_add("/fusedriver/outlives-worker", test_outlives_worker, NULL, NULL);
+        ku_add("/fusedriver/seccomp", test_seccomp, NULL, NULL);
         ku_add("/fusedriver/throughput", test_throughput, NULL, NULL);
 
         r = g_test_run();
