@@ -3,45 +3,28 @@
  * The read-only pre-mount check of images (see fscheck.h).
  *
  * The checker parses hostile data, so it is treated as compromised from its first
- * instruction. The sandbox it runs in is built in a child made with clone3() (a pidfd, so
- * it can be killed and reaped without pid reuse races) and holds only what a read-only
- * check needs:
+ * instruction. It runs in the sandbox of sandbox.c (whose top comment says why each layer
+ * is there), shared with the userspace filesystem drivers, with what a read-only check
+ * needs and no more:
  *
- *  - New PID, mount, network, IPC, UTS and cgroup namespaces. Its own PID namespace means
- *    other processes of the same uid (other checkers) cannot be seen, signalled or
- *    ptraced, and killing the namespace's init (the checker itself) kills everything it
- *    forked; a fresh /proc shows only the sandbox. No network or abstract sockets; no
- *    System V IPC.
- *  - The mount namespace's tree is made private, then read-only and nosuid recursively
- *    with mount_setattr(); /dev is replaced by a small tmpfs holding null, zero, full,
- *    random, urandom and one block node for the loop device's dev_t, owned by root, mode
- *    0444: the checker can open that one device for reading and nothing else. An image
- *    checked as a file (an erofs image mounted without a loop device) is there instead as
- *    a read-only bind mount of that one file, id-mapped so that its owner appears as the
- *    checker (check_file_tree()). It cannot
- *    chmod the node (not its owner) and cannot reopen the host's /dev/loopN (mode 0660,
- *    group disk). /run (the system bus and other daemons' sockets) is an empty read-only
- *    tmpfs, /tmp a private tiny tmpfs. Making the node needs CAP_MKNOD in the worker.
+ *  - /dev holds, besides null, zero, full, random and urandom, one block node for the
+ *    loop device's dev_t, owned by root, mode 0444: the checker can open that one device
+ *    for reading and nothing else. It cannot chmod the node (not its owner) and cannot
+ *    reopen the host's /dev/loopN (mode 0660, group disk). Making the node needs CAP_MKNOD
+ *    in the worker. An image checked as a file (an erofs image mounted without a loop
+ *    device) is there instead as a read-only bind mount of that one file, id-mapped so
+ *    that its owner appears as the checker (check_file_tree()).
  *  - A dedicated uid and gid from the spec (never 0; given a range of uids, one of its own
- *    for each check running at the same time: identity_claim()), no supplementary groups,
- *    every capability dropped from all sets including the bounding and ambient sets,
- *    securebits locked (no root privilege on exec, no setuid fixup), no_new_privs.
- *    Dropping the bounding set and locking securebits need CAP_SETPCAP in the worker.
- *  - A seccomp filter that refuses loop ioctls: LOOP_CLR_FD and LOOP_CHANGE_FD need no
- *    write access to the device, and LOOP_CHANGE_FD would let a checker swap the backing
- *    file of a read-only loop device after it vouched for the contents. It refuses new
- *    namespaces (unshare() and clone() with CLONE_NEW* flags, setns(); clone3() gets
- *    ENOSYS, as its flags cannot be filtered): without it, the checker, unprivileged as it
- *    is, could make a user namespace and be root there, with the kernel's mount and
- *    netfilter code within reach. Other architectures' system calls (x32, ia32) are
- *    refused so the filter cannot be bypassed.
- *  - rlimits: no core dumps, files of at most 1 MiB (unlimited for xfs_repair, which
- *    refuses to run otherwise; the only writable place is the 1 MiB /tmp anyway), 64 fds,
- *    128 processes of the uid, no locked memory. stdin is /dev/null; stdout and stderr go
- *    to one pipe of which the parent keeps the first 4 KiB. The environment is PATH and
- *    LANG=C, nothing else. All other fds are closed: the worker's socket and the caller's
- *    fds never reach it.
- *  - A timeout: the parent SIGKILLs the namespace's init through the pidfd and reaps it.
+ *    for each check running at the same time: identity_claim()).
+ *  - The seccomp filter without the mount-call layer (the checker has no capability to
+ *    mount anyway; the filter is as it always was for checks).
+ *  - rlimits: files of at most 1 MiB (unlimited for xfs_repair, which refuses to run
+ *    otherwise; the only writable place is the 1 MiB /tmp anyway), 64 fds, 128 processes
+ *    of the uid. The parent keeps the first 4 KiB of stdout and stderr. The environment is
+ *    PATH and LANG=C, nothing else. All other fds are closed: the worker's socket and the
+ *    caller's fds never reach it.
+ *  - It dies with the worker (PR_SET_PDEATHSIG), and a timeout: the parent SIGKILLs the
+ *    namespace's init through the pidfd and reaps it.
  *
  * Errors while building the sandbox are sent to the parent over a close-on-exec pipe, so
  * a sandbox that could not be built is never mistaken for a verdict on the image. Any
@@ -52,10 +35,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <linux/audit.h>
-#include <linux/capability.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sched.h>
@@ -70,19 +49,18 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/sched.h> /* struct clone_args */
-#include <linux/securebits.h>
 
 #include "fscheck.h"
 #include "idmap.h"
 #include "kernel-compat.h"
 #include "procfs.h"
+#include "sandbox.h"
 #include "time-util.h"
+#include "uidclaim.h"
 
 #define FSCHECK_OUTPUT_MAX 4096
 #define FSCHECK_DEVICE "/dev/fscheck-device"
@@ -163,121 +141,7 @@ bool fscheck_available(const char *fstype) {
         return fscheck_find(fstype) != NULL;
 }
 
-/* ---- the sandbox (child side) ----------------------------------------------------- */
-
-/* What the child reports when it could not build the sandbox or exec the checker. */
-typedef struct SandboxFailure {
-        int error;        /* positive errno */
-        char step[32];
-} SandboxFailure;
-
-#if defined(__x86_64__)
-#define FSCHECK_AUDIT_ARCH AUDIT_ARCH_X86_64
-#define FSCHECK_SYSCALL_BIT 0x40000000 /* x32 system calls */
-#elif defined(__aarch64__)
-#define FSCHECK_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#elif defined(__i386__)
-#define FSCHECK_AUDIT_ARCH AUDIT_ARCH_I386
-#elif defined(__riscv) && __riscv_xlen == 64
-#define FSCHECK_AUDIT_ARCH AUDIT_ARCH_RISCV64
-#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define FSCHECK_AUDIT_ARCH AUDIT_ARCH_PPC64LE
-#elif defined(__s390x__)
-#define FSCHECK_AUDIT_ARCH AUDIT_ARCH_S390X
-#else
-#error "fscheck: add this architecture's AUDIT_ARCH_* for the seccomp filter"
-#endif
-
-/* The low 32 bits of argument i (flags and ioctl numbers are 32-bit values). */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define FSCHECK_ARG_LOW(i) offsetof(struct seccomp_data, args[i])
-#else
-#define FSCHECK_ARG_LOW(i) (offsetof(struct seccomp_data, args[i]) + 4)
-#endif
-
-/* clone()'s flags come first, but second on s390 (CONFIG_CLONE_BACKWARDS2). */
-#if defined(__s390x__)
-#define FSCHECK_CLONE_FLAGS_ARG 1
-#else
-#define FSCHECK_CLONE_FLAGS_ARG 0
-#endif
-
-/* Every namespace flag; CLONE_NEWTIME only for unshare(): for clone() its bit is part of
- * the exit signal. */
-#define FSCHECK_CLONE_NS_FLAGS                                                             \
-        (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |      \
-         CLONE_NEWPID | CLONE_NEWNET)
-#define FSCHECK_UNSHARE_NS_FLAGS (FSCHECK_CLONE_NS_FLAGS | CLONE_NEWTIME)
-
-#define FSCHECK_RET(action) BPF_STMT(BPF_RET | BPF_K, (action))
-#define FSCHECK_DENY(e) FSCHECK_RET(SECCOMP_RET_ERRNO | (e))
-/* If the system call is nr, go on with the next instruction, else skip n of them. */
-#define FSCHECK_IF_NR(nr, n) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, (n))
-/* Load the low 32 bits of argument i. */
-#define FSCHECK_LOAD_ARG(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, FSCHECK_ARG_LOW(i))
-
-/*
- * Refuses:
- *  - ioctl(fd, LOOP_*, ...) (type 'L', 0x4C): EPERM;
- *  - new namespaces: unshare() and clone() with any CLONE_NEW* flag, and setns(): EPERM.
- *    An unprivileged process may create a user namespace, and in it every other kind,
- *    which opens up the kernel code behind CAP_SYS_ADMIN and CAP_NET_ADMIN (mounting,
- *    netfilter) to a compromised checker;
- *  - clone3(): ENOSYS. Its flags are in memory, where seccomp cannot look; ENOSYS makes
- *    the C library fall back to clone(), whose flags are checked (as systemd does);
- *  - system calls of other ABIs (x32, ia32): ENOSYS, so the filter cannot be bypassed.
- */
-static int sandbox_seccomp(void) {
-        struct sock_filter filter[] = {
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FSCHECK_AUDIT_ARCH, 1, 0),
-                FSCHECK_DENY(ENOSYS),
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-#ifdef FSCHECK_SYSCALL_BIT
-                BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, FSCHECK_SYSCALL_BIT, 0, 1),
-                FSCHECK_DENY(ENOSYS),
-#endif
-                /* The accumulator holds the number until a branch below is taken. */
-                FSCHECK_IF_NR(__NR_ioctl, 5),
-                FSCHECK_LOAD_ARG(1),
-                BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xff00),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x4c00, 0, 1),
-                FSCHECK_DENY(EPERM),
-                FSCHECK_RET(SECCOMP_RET_ALLOW),
-
-                FSCHECK_IF_NR(__NR_unshare, 4),
-                FSCHECK_LOAD_ARG(0),
-                BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, FSCHECK_UNSHARE_NS_FLAGS, 0, 1),
-                FSCHECK_DENY(EPERM),
-                FSCHECK_RET(SECCOMP_RET_ALLOW),
-
-                FSCHECK_IF_NR(__NR_clone, 4),
-                FSCHECK_LOAD_ARG(FSCHECK_CLONE_FLAGS_ARG),
-                BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, FSCHECK_CLONE_NS_FLAGS, 0, 1),
-                FSCHECK_DENY(EPERM),
-                FSCHECK_RET(SECCOMP_RET_ALLOW),
-
-                FSCHECK_IF_NR(__NR_clone3, 1),
-                FSCHECK_DENY(ENOSYS),
-                FSCHECK_IF_NR(__NR_setns, 1),
-                FSCHECK_DENY(EPERM),
-                FSCHECK_RET(SECCOMP_RET_ALLOW),
-        };
-        struct sock_fprog prog = { .len = ELEMENTSOF(filter), .filter = filter };
-
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-                return -errno;
-        return 0;
-}
-
-static int sandbox_mknod(const char *path, mode_t mode, dev_t dev) {
-        if (mknod(path, mode, dev) < 0)
-                return -errno;
-        /* Explicitly, whatever the umask: root-owned and not writable by the checker. */
-        if (chmod(path, mode & 07777) < 0)
-                return -errno;
-        return 0;
-}
+/* ---- the sandbox (child side; its layers are sandbox.c) ---------------------------- */
 
 /* What the checker gets to read: a block device's number, or an image file as a detached,
  * read-only, id-mapped bind mount of that one file (check_file_tree()). */
@@ -286,142 +150,6 @@ typedef struct CheckTarget {
         int file_tree_fd; /* -EBADF for a block device */
 } CheckTarget;
 
-/* The image file at FSCHECK_DEVICE: the bind mount over an empty file of the new /dev. */
-static int sandbox_file(int tree_fd) {
-        int r;
-
-        r = sandbox_mknod(FSCHECK_DEVICE, S_IFREG | 0444, 0);
-        if (r < 0)
-                return r;
-        if (move_mount(tree_fd, "", AT_FDCWD, FSCHECK_DEVICE, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-                return -errno;
-        return 0;
-}
-
-/* Replaces /dev with a tmpfs holding the harmless nodes and the one device (or image
- * file), read-only. */
-static int sandbox_dev(const CheckTarget *t) {
-        static const struct {
-                const char *name;
-                unsigned minor;
-        } mem[] = { { "null", 3 }, { "zero", 5 }, { "full", 7 }, { "random", 8 },
-                    { "urandom", 9 } };
-        char path[64];
-        int r;
-
-        if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
-                  "mode=0755,size=64k,nr_inodes=16") < 0)
-                return -errno;
-        for (size_t i = 0; i < ELEMENTSOF(mem); i++) {
-                snprintf(path, sizeof(path), "/dev/%s", mem[i].name);
-                r = sandbox_mknod(path, S_IFCHR | 0666, makedev(1, mem[i].minor));
-                if (r < 0)
-                        return r;
-        }
-        if (t->file_tree_fd >= 0)
-                return sandbox_file(t->file_tree_fd);
-        return sandbox_mknod(FSCHECK_DEVICE, S_IFBLK | 0444, t->dev);
-}
-
-/* Everything that happens as root inside the new namespaces, before dropping privileges. */
-static int sandbox_mounts(const CheckTarget *t, const char **ret_step) {
-        struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID };
-        int r;
-
-        *ret_step = "private mounts";
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-                return -errno;
-        *ret_step = "/dev";
-        r = sandbox_dev(t);
-        if (r < 0)
-                return r;
-        *ret_step = "/proc";
-        if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-                return -errno;
-        *ret_step = "/run";
-        if (mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                  "mode=0755,size=4k,nr_inodes=4") < 0)
-                return -errno;
-        *ret_step = "read-only root";
-        if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof(ro)) < 0)
-                return -errno;
-        /* After the read-only step: the only writable place, tiny and the sandbox's own. */
-        *ret_step = "/tmp";
-        if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                  "mode=01777,size=1m,nr_inodes=64") < 0)
-                return -errno;
-        if (chdir("/") < 0)
-                return -errno;
-        return 0;
-}
-
-static int sandbox_limits(bool unlimited_fsize) {
-        static const struct {
-                int resource;
-                rlim_t value;
-        } limits[] = {
-                { RLIMIT_CORE, 0 },     { RLIMIT_FSIZE, 1 << 20 }, { RLIMIT_NOFILE, 64 },
-                { RLIMIT_NPROC, 128 },  { RLIMIT_MEMLOCK, 0 },     { RLIMIT_MSGQUEUE, 0 },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(limits); i++) {
-                struct rlimit rl = { limits[i].value, limits[i].value };
-
-                if (limits[i].resource == RLIMIT_FSIZE && unlimited_fsize)
-                        rl = (struct rlimit) { RLIM_INFINITY, RLIM_INFINITY };
-
-                if (setrlimit(limits[i].resource, &rl) < 0)
-                        return -errno;
-        }
-        return 0;
-}
-
-/* stdin /dev/null, stdout and stderr the output pipe, err_fd moved to 3, nothing else. */
-static int sandbox_fds(int out_fd, int err_fd) {
-        int null_fd;
-
-        if (dup3(err_fd, 3, O_CLOEXEC) < 0)
-                return -errno;
-        if (dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
-                return -errno;
-        null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null_fd < 0)
-                return -errno;
-        if (dup2(null_fd, 0) < 0)
-                return -errno;
-        if (close_range(4, ~0U, 0) < 0)
-                return -errno;
-        return 0;
-}
-
-static int sandbox_drop_privileges(const FsCheckSpec *spec) {
-        struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
-        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
-        unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                             SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-                             SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-
-        for (unsigned long c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
-                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
-                        return -errno;
-        if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
-                return -errno;
-        if (setgroups(0, NULL) < 0)
-                return -errno;
-        if (setresgid(spec->gid, spec->gid, spec->gid) < 0)
-                return -errno;
-        if (setresuid(spec->uid, spec->uid, spec->uid) < 0)
-                return -errno;
-        /* SECBIT_NO_SETUID_FIXUP kept the capabilities across setresuid(): clear them. */
-        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-                return -errno;
-        if (syscall(SYS_capset, &header, data) < 0)
-                return -errno;
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                return -errno;
-        return 0;
-}
-
 /* Runs in the sandbox's init (the clone3() child); never returns. No allocations: the
  * parent prepared argv and envp before the clone. */
 _noreturn_ static void sandbox_child(const CheckTarget *t, int out_fd, int err_fd,
@@ -429,7 +157,17 @@ _noreturn_ static void sandbox_child(const CheckTarget *t, int out_fd, int err_f
                                      char *const *argv) {
         static char *const envp[] = { (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
                                       (char *) "LANG=C", NULL };
-        SandboxFailure f = {};
+        const SandboxMounts mounts = { .block_dev = t->dev, .block_path = FSCHECK_DEVICE,
+                                       .file_tree = t->file_tree_fd >= 0,
+                                       .file_tree_fd = t->file_tree_fd };
+        /* Files of at most 1 MiB (unlimited for xfs_repair, which refuses to run otherwise;
+         * the only writable place is the 1 MiB /tmp anyway), 64 fds, 128 processes of the
+         * uid. */
+        const SandboxLimits limits = {
+                .fsize = checker->unlimited_fsize ? RLIM_INFINITY : 1 << 20,
+                .nofile = 64,
+                .nproc = 128,
+        };
         const char *step = "parent death signal";
         sigset_t none;
         int r;
@@ -438,145 +176,54 @@ _noreturn_ static void sandbox_child(const CheckTarget *t, int out_fd, int err_f
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         r = prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ? -errno : 0;
         if (r >= 0)
-                r = sandbox_mounts(t, &step);
+                r = sandbox_mounts(&mounts, &step);
         if (r >= 0) {
                 step = "file descriptors";
-                r = sandbox_fds(out_fd, err_fd);
+                r = sandbox_fds(out_fd, err_fd, NULL, 0);
                 err_fd = 3;
         }
         if (r >= 0) {
                 step = "resource limits";
-                r = sandbox_limits(checker->unlimited_fsize);
+                r = sandbox_limits(&limits);
         }
         if (r >= 0) {
                 step = "dropping privileges";
-                r = sandbox_drop_privileges(spec);
+                r = sandbox_drop_privileges(spec->uid, spec->gid);
         }
         if (r >= 0) {
                 step = "seccomp filter";
-                r = sandbox_seccomp();
+                r = sandbox_seccomp(false);
         }
         if (r >= 0) {
                 step = "running the checker";
                 execve(checker->path, argv, envp);
                 r = -errno;
         }
-
-        f.error = -r;
-        snprintf(f.step, sizeof(f.step), "%s", step);
-        (void) !write(err_fd, &f, sizeof(f));
-        _exit(127);
+        sandbox_fail(err_fd, r, step);
 }
 
 /* ---- the checker's identity -------------------------------------------------------- */
 
 #define FSCHECK_LOCK_PREFIX "image-check-uid-"
 
-/* The uid and gid one check runs as, and the lock file that keeps them its own. */
+/* The uid and gid one check runs as, and the claim that keeps them its own. */
 typedef struct CheckIdentity {
         uid_t uid;
         gid_t gid;
-        int dir_fd;  /* spec->lock_dir; -EBADF with a single uid */
-        int lock_fd; /* flock()ed <dir>/<lock_name>; -EBADF with a single uid */
-        char lock_name[sizeof(FSCHECK_LOCK_PREFIX) + 16];
+        UidClaim claim; /* UID_CLAIM_NULL with a single uid */
 } CheckIdentity;
 
-#define CHECK_IDENTITY_NULL ((CheckIdentity) { .dir_fd = -EBADF, .lock_fd = -EBADF })
+#define CHECK_IDENTITY_NULL ((CheckIdentity) { .claim = UID_CLAIM_NULL })
 
 static void identity_release(CheckIdentity *id) {
-        /* Unlinked while still locked: a check that opened the file meanwhile and gets the
-         * lock after us sees that it is no longer the file at that name (lock_uid_file()). */
-        if (id->lock_fd >= 0)
-                (void) unlinkat(id->dir_fd, id->lock_name, 0);
-        id->lock_fd = safe_close(id->lock_fd);
-        id->dir_fd = safe_close(id->dir_fd);
-}
-
-/*
- * Locks dir_fd/name, creating it: 1 and *ret_fd when this process holds it now, 0 when
- * another check does. A lock on a file that was unlinked between our open() and flock()
- * (its check ended) locks nothing, so the name is opened again then.
- */
-static int lock_uid_file(int dir_fd, const char *name, int *ret_fd) {
-        for (unsigned attempt = 0; attempt < 16; attempt++) {
-                _cleanup_close_ int fd = -EBADF;
-                struct stat locked, named;
-
-                fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
-                            0600);
-                if (fd < 0)
-                        return -errno;
-                if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-                        return errno == EWOULDBLOCK ? 0 : -errno;
-                if (fstat(fd, &locked) < 0)
-                        return -errno;
-                if (fstatat(dir_fd, name, &named, AT_SYMLINK_NOFOLLOW) < 0) {
-                        if (errno == ENOENT)
-                                continue;
-                        return -errno;
-                }
-                if (locked.st_dev != named.st_dev || locked.st_ino != named.st_ino)
-                        continue;
-                *ret_fd = TAKE_FD(fd);
-                return 1;
-        }
-        return -EAGAIN;
-}
-
-/* 1 if a process runs with id as one of its uids or gids, 0 if none, -errno. */
-static int id_has_processes(unsigned id) {
-        _cleanup_(closedirp) DIR *d = opendir("/proc");
-        struct dirent *de;
-
-        if (!d)
-                return -errno;
-        while ((de = readdir(d))) {
-                _cleanup_close_ int fd = -EBADF;
-                char path[sizeof(de->d_name) + 8];
-                ProcStatus st;
-
-                if (de->d_name[0] < '1' || de->d_name[0] > '9')
-                        continue;
-                snprintf(path, sizeof(path), "%s/status", de->d_name);
-                fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        continue; /* gone meanwhile */
-                if (proc_status_read_fd(fd, &st) < 0)
-                        continue;
-                if (proc_status_uses_id(&st, id))
-                        return 1;
-        }
-        return 0;
-}
-
-/* 1 if no account, group or process uses id, 0 if something does, -errno. */
-static int id_unused(unsigned id) {
-        struct passwd pw, *pwp = NULL;
-        struct group gr, *grp = NULL;
-        char buf[16384];
-        int r;
-
-        r = getpwuid_r((uid_t) id, &pw, buf, sizeof(buf), &pwp);
-        if (r != 0)
-                return -r;
-        if (pwp)
-                return 0;
-        r = getgrgid_r((gid_t) id, &gr, buf, sizeof(buf), &grp);
-        if (r != 0)
-                return -r;
-        if (grp)
-                return 0;
-        r = id_has_processes(id);
-        return r < 0 ? r : !r;
+        uid_claim_release(&id->claim);
 }
 
 /*
  * The identity of one check. With spec->uid_count <= 1 that is spec->uid and spec->gid,
- * shared by every check. Else the first uid of [uid, uid + uid_count) that no other check
- * holds (a lock file per uid in spec->lock_dir) and no account, group or process uses, as
- * uid and gid: no two checks that run at the same time share a uid, so a hostile image's
- * checker cannot use up the others' per-uid limits (processes, pipe buffers, inotify,
- * keyrings) or share a user keyring with them.
+ * shared by every check. Else a uid of [uid, uid + uid_count) of its own (uidclaim.h), as
+ * uid and gid, held by a lock file "image-check-uid-<uid>" in spec->lock_dir while the
+ * check runs.
  */
 static int identity_claim(const FsCheckSpec *spec, CheckIdentity *id, UmError *error) {
         int r;
@@ -586,39 +233,13 @@ static int identity_claim(const FsCheckSpec *spec, CheckIdentity *id, UmError *e
                 id->gid = spec->gid;
                 return 0;
         }
-        id->dir_fd = open(spec->lock_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (id->dir_fd < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
-                                    "Could not open the directory of the image check's uid "
-                                    "locks: %s.", strerror(errno));
-        for (unsigned i = 0; i < spec->uid_count; i++) {
-                unsigned uid = (unsigned) spec->uid + i;
-                int fd = -EBADF;
-
-                snprintf(id->lock_name, sizeof(id->lock_name), FSCHECK_LOCK_PREFIX "%u", uid);
-                r = lock_uid_file(id->dir_fd, id->lock_name, &fd);
-                if (r == 0)
-                        continue;
-                if (r > 0) {
-                        id->lock_fd = fd;
-                        r = id_unused(uid);
-                        if (r > 0) {
-                                id->uid = (uid_t) uid;
-                                id->gid = (gid_t) uid;
-                                return 0;
-                        }
-                        (void) unlinkat(id->dir_fd, id->lock_name, 0);
-                        id->lock_fd = safe_close(id->lock_fd);
-                }
-                if (r < 0)
-                        return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
-                                            "Could not claim uid %u for the image check: %s.",
-                                            uid, strerror(-r));
-        }
-        return um_error_set(error, UM_ERROR_KIND_FAILED, EBUSY,
-                            "Every uid the image check may run as (%u to %u) is in use; try "
-                            "again later.",
-                            (unsigned) spec->uid, (unsigned) spec->uid + spec->uid_count - 1);
+        r = uid_claim(spec->lock_dir, FSCHECK_LOCK_PREFIX, spec->uid, spec->uid_count,
+                      "the image check", &id->claim, error);
+        if (r < 0)
+                return r;
+        id->uid = id->claim.uid;
+        id->gid = (gid_t) id->claim.uid;
+        return 0;
 }
 
 /* ---- the parent side -------------------------------------------------------------- */
@@ -631,17 +252,6 @@ typedef struct SandboxResult {
         size_t output_len;
 } SandboxResult;
 
-
-static pid_t clone_sandbox(int *ret_pidfd) {
-        struct clone_args args = {
-                .flags = CLONE_PIDFD | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
-                         CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP,
-                .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
-                .exit_signal = SIGCHLD,
-        };
-
-        return (pid_t) syscall(SYS_clone3, &args, sizeof(args));
-}
 
 /* Keeps the first FSCHECK_OUTPUT_MAX bytes and drains the rest; false at EOF. */
 static bool read_output(int fd, SandboxResult *res) {
@@ -713,7 +323,7 @@ static int sandbox_run(const CheckTarget *t, const FsCheckSpec *spec, const FsCh
         err_r = p[0];
         err_w = p[1];
 
-        pid = clone_sandbox(&pidfd);
+        pid = sandbox_clone(&pidfd);
         if (pid < 0)
                 return -errno;
         if (pid == 0)
@@ -725,9 +335,7 @@ static int sandbox_run(const CheckTarget *t, const FsCheckSpec *spec, const FsCh
         if (r < 0)
                 return r;
         /* Every writer is gone now: a setup failure is there or nothing is. */
-        if (read(err_r, &res->failure, sizeof(res->failure)) != sizeof(res->failure))
-                res->failure = (SandboxFailure) {};
-        res->failure.step[sizeof(res->failure.step) - 1] = 0;
+        sandbox_read_failure(err_r, &res->failure);
         return 0;
 }
 

@@ -102,6 +102,29 @@ static bool whole_device_filesystem_wins(const char *fstype) {
         return streq(fstype, "iso9660") || streq(fstype, "udf");
 }
 
+/*
+ * libblkid's name of a type and usermount's differ for NTFS: libblkid says "ntfs", the
+ * kernel's driver, the configuration and the policy say "ntfs3" (and ntfs-3g serves it).
+ */
+static const struct {
+        const char *blkid, *usermount;
+} type_aliases[] = {
+        { "ntfs", "ntfs3" },
+};
+
+static void type_from_blkid(char *fstype, size_t size) {
+        for (size_t i = 0; i < ELEMENTSOF(type_aliases); i++)
+                if (streq(fstype, type_aliases[i].blkid))
+                        snprintf(fstype, size, "%s", type_aliases[i].usermount);
+}
+
+static const char *type_to_blkid(const char *fstype) {
+        for (size_t i = 0; i < ELEMENTSOF(type_aliases); i++)
+                if (streq(fstype, type_aliases[i].usermount))
+                        return type_aliases[i].blkid;
+        return fstype;
+}
+
 static int probe_results(blkid_probe pr, SourceProbe *ret, UmError *error) {
         SourceProbe p = {};
         char usage[32], escaped[128];
@@ -116,6 +139,7 @@ static int probe_results(blkid_probe pr, SourceProbe *ret, UmError *error) {
         if (!p.fstype[0])
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
                                     "no filesystem was recognised");
+        type_from_blkid(p.fstype, sizeof(p.fstype));
         if (lookup_value(pr, "USAGE", usage, sizeof(usage)) && usage[0] &&
             !streq(usage, "filesystem"))
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
@@ -152,7 +176,7 @@ static int probe(int fd, const char *fstype, SourceProbe *ret, UmError *error) {
         blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_LABEL | BLKID_SUBLKS_UUID |
                                                       BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
         if (fstype) {
-                char *only[] = { (char *) fstype, NULL };
+                char *only[] = { (char *) type_to_blkid(fstype), NULL };
 
                 if (blkid_probe_filter_superblocks_type(pr, BLKID_FLTR_ONLYIN, only) < 0)
                         return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM,

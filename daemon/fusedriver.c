@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Starting a sandboxed userspace filesystem driver on a FUSE mount the daemon made (see
+ * fusedriver.h for the stages). The sandbox is sandbox.c's, with what a driver needs
+ * beyond a checker: it outlives the worker that starts it (no parent death signal, its own
+ * session, SIGPIPE ignored so that the worker closing its output pipe does not kill it),
+ * has no timeout once it answered FUSE_INIT, may write files of any size through the
+ * source fd (RLIMIT_FSIZE applies to every write position, so the checker's 1 MiB limit
+ * would fail writes at large offsets with EFBIG), may not call the mount system calls,
+ * and keeps exactly the FUSE connection (fd 4), the source (fd 5) and stdio. Its /dev
+ * holds null, zero, full, random, urandom and a symlink /dev/fd -> /proc/self/fd, so that
+ * a driver that stat()s its source path before opening it sees the source; the open()
+ * itself is answered by the preload shim (fuse-shim.c).
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mount.h>
+#include <sys/param.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fusedriver.h"
+#include "kernel-compat.h"
+#include "procfs.h"
+#include "sandbox.h"
+#include "time-util.h"
+
+#define FUSEDRIVER_SHIM_PATH USERMOUNT_LIBEXECDIR "/usermount-fuse-shim.so"
+#define FUSEDRIVER_OUTPUT_MAX 4096
+/* Where the driver finds its fds (sandbox_fds() puts the kept fds at 4, 5, ...). */
+#define FUSEDRIVER_CONN_FD 4
+#define FUSEDRIVER_SOURCE_FD 5
+#define FUSEDRIVER_SOURCE "/dev/fd/5"
+/* libfuse 2 and fuse-lite lstat() their mount point and want an empty directory, fuse-lite
+ * one the user owns; they mount nothing there (the shim answers mount()). An empty
+ * directory of the driver's uid in the sandbox's private /tmp. */
+#define FUSEDRIVER_MOUNTPOINT "/tmp/mnt"
+
+/* ---- the table of drivers ----------------------------------------------------------- */
+
+#define STRV(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+/*
+ * Verified on Debian 12 (fuse2fs 1.47.0, exfat-fuse 1.3.0, fusefat 0.1a, ntfs-3g 2022.10.3,
+ * squashfuse 0.1.105; libfuse 2.9.9, libfuse 3.14.0), each run by fusedriver_mount() as an
+ * unprivileged uid in the sandbox (tests/kernel/test-fusedriver.c). Every driver opens the
+ * source through the shim and gets the connection as the shim's or libfuse 3's answer;
+ * none mounts anything. With "ro" every one refuses writes (EROFS):
+ *
+ *  - fuse2fs (libfuse 2, -f): ext2/3/4 read-write; files show their on-disk ids; a created
+ *    file belongs to the creating process's uid and gid (fuse2fs takes them from the
+ *    request), where the modes let it create; fuse2fs checks the modes too. offset=<bytes>
+ *    takes a partition. It stays in the foreground with -f.
+ *  - mount.exfat-fuse (libfuse 2): read-write; no ids on disk: uid=/gid= make every file
+ *    the caller's, created files too. It has no foreground option (only -d, which logs
+ *    every request), so the shim's fuse_daemonize() keeps it in the foreground; it needs a
+ *    user name for its own uid (the shim's getpwuid()). No offset option.
+ *  - fusefat (libfuse 2, -f): writes only with "rw+" (without "ro" or "rw+" it exits with
+ *    "This is experimental code, opening rw a real file system could be dangerous");
+ *    uid=/gid= as for exfat. No offset option.
+ *  - ntfs-3g (integrated fuse-lite; setuid root, which no_new_privs and the nosuid tree
+ *    make inert: it runs as the sandbox's uid with no capabilities): read-write;
+ *    no_detach keeps it in the foreground (it has no -f); uid=/gid= as for exfat. Its
+ *    mount point must be a directory it owns (/tmp/mnt), and it canonicalizes the source
+ *    path (the shim's realpath()). No offset option.
+ *  - squashfuse (libfuse 3, -f): read-only; the mount point "/dev/fd/4" makes libfuse 3
+ *    use the connection fd; files show their stored ids; offset=<bytes> takes a partition.
+ *
+ * A read-write mount of a read-only source fd is refused before any driver starts
+ * (-EROFS), rather than relying on each driver's fallback (only exfat has one).
+ */
+static FuseDriver drivers[] = {
+        {
+                .name = "fuse2fs",
+                .fstypes = STRV("ext2", "ext3", "ext4"),
+                .paths = STRV("/usr/bin/fuse2fs", "/usr/sbin/fuse2fs", "/sbin/fuse2fs"),
+                .generation = FUSE_GENERATION_LIBFUSE2,
+                .argv = STRV("fuse2fs", "{source}", "{mountpoint}", "-f", "-o", "{options}"),
+                .writable = true,
+                .rw_option = "rw",
+                .has_offset = true,
+        },
+        {
+                .name = "exfat",
+                .fstypes = STRV("exfat"),
+                .paths = STRV("/usr/sbin/mount.exfat-fuse", "/sbin/mount.exfat-fuse"),
+                .generation = FUSE_GENERATION_LIBFUSE2,
+                .argv = STRV("mount.exfat-fuse", "-o", "{options}", "{source}",
+                             "{mountpoint}"),
+                .ownerless = true,
+                .writable = true,
+                .rw_option = "rw",
+        },
+        {
+                .name = "fusefat",
+                .fstypes = STRV("vfat"),
+                .paths = STRV("/usr/bin/fusefat", "/usr/sbin/fusefat"),
+                .generation = FUSE_GENERATION_LIBFUSE2,
+                .argv = STRV("fusefat", "-f", "-o", "{options}", "{source}", "{mountpoint}"),
+                .ownerless = true,
+                .writable = true,
+                .rw_option = "rw+",
+        },
+        {
+                .name = "ntfs-3g",
+                .fstypes = STRV("ntfs", "ntfs3"),
+                .paths = STRV("/usr/bin/ntfs-3g", "/bin/ntfs-3g"),
+                .generation = FUSE_GENERATION_FUSELITE,
+                .argv = STRV("ntfs-3g", "-o", "{options}", "{source}", "{mountpoint}"),
+                .ownerless = true,
+                .writable = true,
+                .rw_option = "rw",
+                .extra_options = "no_detach",
+        },
+        {
+                .name = "squashfuse",
+                .fstypes = STRV("squashfs"),
+                .paths = STRV("/usr/bin/squashfuse", "/usr/sbin/squashfuse"),
+                .generation = FUSE_GENERATION_LIBFUSE3,
+                .argv = STRV("squashfuse", "-f", "-o", "{options}", "{source}",
+                             "{mountpoint}"),
+                .has_offset = true,
+        },
+};
+
+static bool strv_contains(const char *const *l, const char *s) {
+        for (; l && *l; l++)
+                if (streq(*l, s))
+                        return true;
+        return false;
+}
+
+const FuseDriver *fusedriver_find(const char *fstype) {
+        if (!fstype)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(drivers); i++) {
+                FuseDriver *d = &drivers[i];
+
+                if (!strv_contains(d->fstypes, fstype))
+                        continue;
+                for (const char *const *p = d->paths; *p; p++)
+                        if (access(*p, X_OK) == 0) {
+                                /* Static table: the last lookup's path is as good as any. */
+                                d->path = *p;
+                                return d;
+                        }
+                return NULL;
+        }
+        return NULL;
+}
+
+/* ---- the superblock ----------------------------------------------------------------- */
+
+/* fsopen("fuse") .. fsmount(): a detached mount of a fresh superblock on conn_fd. No
+ * allow_other: only the caller's uid may use the mount; the kernel checks permissions
+ * (default_permissions), so a driver cannot grant more than the modes say. */
+static int fuse_superblock(const FuseDriverSpec *spec, int conn_fd, int *ret_mount_fd) {
+        _cleanup_close_ int fsfd = -EBADF;
+        char fd_s[16], uid_s[16], gid_s[16];
+        const struct {
+                const char *key, *value;
+        } opts[] = {
+                { "fd", fd_s },
+                { "rootmode", "40000" },
+                { "user_id", uid_s },
+                { "group_id", gid_s },
+                { "default_permissions", NULL },
+                { "subtype", spec->driver->name },
+                { "source", "usermount" },
+        };
+        uint64_t attr;
+        int mfd;
+
+        snprintf(fd_s, sizeof(fd_s), "%d", conn_fd);
+        snprintf(uid_s, sizeof(uid_s), "%u", (unsigned) spec->caller_uid);
+        snprintf(gid_s, sizeof(gid_s), "%u", (unsigned) spec->caller_gid);
+        fsfd = fsopen("fuse", FSOPEN_CLOEXEC);
+        if (fsfd < 0)
+                return -errno;
+        for (size_t i = 0; i < ELEMENTSOF(opts); i++) {
+                int r = opts[i].value ? fsconfig(fsfd, FSCONFIG_SET_STRING, opts[i].key,
+                                                 opts[i].value, 0)
+                                      : fsconfig(fsfd, FSCONFIG_SET_FLAG, opts[i].key, NULL, 0);
+                if (r < 0)
+                        return -errno;
+        }
+        if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return -errno;
+        /* nodev and nosuid whatever the caller asked: a driver is not trusted with either. */
+        attr = spec->attr_set | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID |
+               (spec->read_only ? MOUNT_ATTR_RDONLY : 0);
+        mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned) attr);
+        if (mfd < 0)
+                return -errno;
+        *ret_mount_fd = mfd;
+        return 0;
+}
+
+/* ---- the driver's command line and environment --------------------------------------- */
+
+typedef struct DriverExec {
+        char *argv[16];
+        char *envp[8];
+        char options[256];
+        char preload[4096 + 16];
+} DriverExec;
+
+static int driver_exec_build(const FuseDriverSpec *spec, DriverExec *x) {
+        const FuseDriver *d = spec->driver;
+        const char *mountpoint = d->generation == FUSE_GENERATION_LIBFUSE3
+                                         ? "/dev/fd/4"
+                                         : FUSEDRIVER_MOUNTPOINT;
+        size_t n = 0, o = 0;
+        int w;
+
+        w = snprintf(x->options, sizeof(x->options), "%s",
+                     spec->read_only ? "ro" : d->rw_option);
+        o = (size_t) MAX(w, 0);
+        /* Types with owners: libfuse's own uid=/gid= options of its high-level API, which
+         * every driver here uses, show every file as the caller's. */
+        if (d->ownerless || spec->files_as_caller)
+                o += (size_t) snprintf(x->options + o, sizeof(x->options) - o, ",uid=%u,gid=%u",
+                                       (unsigned) spec->caller_uid, (unsigned) spec->caller_gid);
+        if (spec->offset > 0)
+                o += (size_t) snprintf(x->options + o, sizeof(x->options) - o,
+                                       ",offset=%" PRIu64, spec->offset);
+        if (d->extra_options)
+                o += (size_t) snprintf(x->options + o, sizeof(x->options) - o, ",%s",
+                                       d->extra_options);
+        if (o >= sizeof(x->options))
+                return -E2BIG;
+
+        for (const char *const *a = d->argv; *a; a++) {
+                if (n + 1 >= ELEMENTSOF(x->argv))
+                        return -E2BIG;
+                if (streq(*a, "{source}"))
+                        x->argv[n++] = (char *) FUSEDRIVER_SOURCE;
+                else if (streq(*a, "{mountpoint}"))
+                        x->argv[n++] = (char *) mountpoint;
+                else if (streq(*a, "{options}"))
+                        x->argv[n++] = x->options;
+                else
+                        x->argv[n++] = (char *) *a;
+        }
+        x->argv[n] = NULL;
+
+        w = snprintf(x->preload, sizeof(x->preload), "LD_PRELOAD=%s",
+                     spec->shim_path ? spec->shim_path : FUSEDRIVER_SHIM_PATH);
+        if (w < 0 || (size_t) w >= sizeof(x->preload))
+                return -E2BIG;
+        x->envp[0] = x->preload;
+        x->envp[1] = (char *) "USERMOUNT_FUSE_FD=4";
+        x->envp[2] = (char *) "USERMOUNT_FUSE_SOURCE=" FUSEDRIVER_SOURCE;
+        x->envp[3] = (char *) "USERMOUNT_FUSE_SOURCE_FD=5";
+        x->envp[4] = (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+        x->envp[5] = (char *) "LANG=C";
+        x->envp[6] = NULL;
+        return 0;
+}
+
+/* ---- the sandbox (child side) ------------------------------------------------------- */
+
+/*
+ * The limits of a driver: files of any size (see the top), 64 fds (a driver uses a
+ * handful: stdio, the two fds, /dev/null, /proc files), 64 processes and threads of the
+ * sandbox uid (libfuse's multi-threaded loop starts at most 10 workers per driver; the
+ * limit counts every driver running as that uid), and 2 GiB of address space: measured
+ * peaks (VmPeak) are 150-700 MiB, nearly all of it reserved thread stacks (8 MiB each)
+ * and per-thread malloc arenas, not memory in use.
+ */
+static const SandboxLimits driver_limits = {
+        .fsize = RLIM_INFINITY,
+        .nofile = 64,
+        .nproc = 64,
+        .as = (rlim_t) 2 << 30,
+};
+
+/* Runs in the sandbox's init (the clone3() child); never returns. No allocations. */
+_noreturn_ static void driver_child(const FuseDriverSpec *spec, int conn_fd, int source_fd,
+                                    int out_fd, int err_fd, const DriverExec *x) {
+        const SandboxMounts mounts = {
+                .dev_fd_link = true,
+                .own_dir = FUSEDRIVER_MOUNTPOINT,
+                .own_uid = spec->driver_uid,
+        };
+        const int keep[] = { conn_fd, source_fd };
+        const char *step = "session";
+        sigset_t none;
+        int r;
+
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        /* The worker's signal dispositions are not the driver's; SIGPIPE is ignored so
+         * that it survives the worker closing the output pipe after the start. */
+        for (int sig = 1; sig < NSIG; sig++)
+                (void) signal(sig, sig == SIGPIPE ? SIG_IGN : SIG_DFL);
+        /* Its own session: a terminal's signals to the worker's group are not its. */
+        r = setsid() < 0 ? -errno : 0;
+        if (r >= 0)
+                r = sandbox_mounts(&mounts, &step);
+        if (r >= 0) {
+                step = "file descriptors";
+                r = sandbox_fds(out_fd, err_fd, keep, ELEMENTSOF(keep));
+                err_fd = 3;
+        }
+        if (r >= 0) {
+                step = "resource limits";
+                r = sandbox_limits(&driver_limits);
+        }
+        if (r >= 0) {
+                step = "dropping privileges";
+                r = sandbox_drop_privileges(spec->driver_uid, (gid_t) spec->driver_uid);
+        }
+        if (r >= 0) {
+                step = "seccomp filter";
+                r = sandbox_seccomp(true);
+        }
+        if (r >= 0) {
+                step = "running the driver";
+                execve(spec->driver->path, x->argv, x->envp);
+                r = -errno;
+        }
+        sandbox_fail(err_fd, r, step);
+}
+
+/* ---- waiting for FUSE_INIT ----------------------------------------------------------- */
+
+/*
+ * The thread that stats the mount's root: the kernel holds the request until the driver
+ * answered FUSE_INIT, or the connection is gone. Without allow_other only the caller's
+ * uid and gid may use the mount (the kernel refuses root at once with EACCES), so the
+ * thread takes the caller's ids first, with the raw system calls: they change the calling
+ * thread's credentials only (the C library's wrappers change every thread's). The thread
+ * ends right after, and its credentials with it.
+ */
+typedef struct InitWait {
+        int mount_fd;
+        int done_fd; /* eventfd, written when the statx returned */
+        uid_t uid;
+        gid_t gid;
+        int error;   /* 0 or the errno of the setresgid/setresuid/statx */
+} InitWait;
+
+static void *init_wait_thread(void *p) {
+        InitWait *w = p;
+        struct statx stx;
+        uint64_t one = 1;
+
+        if (syscall(SYS_setresgid, w->gid, w->gid, w->gid) < 0 ||
+            syscall(SYS_setresuid, w->uid, w->uid, w->uid) < 0 ||
+            statx(w->mount_fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_TYPE, &stx) < 0)
+                w->error = errno;
+        (void) !write(w->done_fd, &one, sizeof(one));
+        return NULL;
+}
+
+typedef struct DriverStart {
+        bool answered, exited, timed_out;
+        int init_error;
+        siginfo_t status;
+        SandboxFailure failure;
+        char output[FUSEDRIVER_OUTPUT_MAX + 1];
+        size_t output_len;
+} DriverStart;
+
+/* Keeps the first FUSEDRIVER_OUTPUT_MAX bytes and drains the rest; false at EOF. */
+static bool read_output(int fd, DriverStart *s) {
+        char buf[4096];
+        ssize_t n = read(fd, buf, sizeof(buf));
+
+        if (n < 0)
+                return errno == EINTR || errno == EAGAIN;
+        if (n == 0)
+                return false;
+        size_t keep = MIN((size_t) n, FUSEDRIVER_OUTPUT_MAX - s->output_len);
+        memcpy(s->output + s->output_len, buf, keep);
+        s->output_len += keep;
+        return true;
+}
+
+/* Until the driver answered FUSE_INIT, exited, or the deadline passed. */
+static void start_wait(int pidfd, int out_fd, int done_fd, uint64_t timeout_usec,
+                       DriverStart *s) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
+        bool open = true;
+
+        while (!s->answered && !s->exited) {
+                struct pollfd p[3] = {
+                        { .fd = open ? out_fd : -1, .events = POLLIN },
+                        { .fd = pidfd, .events = POLLIN },
+                        { .fd = done_fd, .events = POLLIN },
+                };
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+                if (now >= deadline) {
+                        s->timed_out = true;
+                        return;
+                }
+                int ms = (int) MIN((deadline - now + 999) / 1000, (uint64_t) INT32_MAX);
+                if (poll(p, ELEMENTSOF(p), ms) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        s->timed_out = true; /* cannot wait: stop it rather than hang */
+                        return;
+                }
+                if (p[0].revents)
+                        open = read_output(out_fd, s);
+                if (p[1].revents)
+                        s->exited = true;
+                if (p[2].revents)
+                        s->answered = true;
+        }
+}
+
+/* Kills the driver (and with it its PID namespace) and reaps it. */
+static void driver_stop(int pidfd, DriverStart *s) {
+        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        while (waitid((idtype_t) P_PIDFD, (id_t) pidfd, &s->status, WEXITED) < 0 &&
+               errno == EINTR)
+                ;
+}
+
+static bool has_prefix(const char *line, size_t len, const char *prefix) {
+        size_t n = strlen(prefix);
+
+        return len >= n && strncmp(line, prefix, n) == 0;
+}
+
+/* The first meaningful lines of the output, joined with "; ", escaped, into buf. */
+static void output_summary(const DriverStart *s, char *buf, size_t n) {
+        char joined[512] = "";
+        size_t o = 0;
+        const char *l = s->output;
+
+        while (l && *l && o + 1 < sizeof(joined)) {
+                const char *end = strchr(l, '\n');
+                size_t len = end ? (size_t) (end - l) : strlen(l);
+
+                while (len > 0 && (l[len - 1] == ' ' || l[len - 1] == '\r'))
+                        len--;
+                /* fuse2fs's banner says nothing about the failure. */
+                if (len > 0 && !has_prefix(l, len, "fuse2fs: Warning:") &&
+                    !has_prefix(l, len, "FUSE2FS (")) {
+                        int w = snprintf(joined + o, sizeof(joined) - o, "%s%.*s",
+                                         o > 0 ? "; " : "", (int) len, l);
+                        o = MIN(o + (size_t) MAX(w, 0), sizeof(joined) - 1);
+                }
+                l = end ? end + 1 : NULL;
+        }
+        um_escape(o > 0 ? joined : "(no output)", buf, n);
+}
+
+static int start_verdict(const FuseDriverSpec *spec, const DriverStart *s, UmError *error) {
+        const char *path = spec->driver->path;
+        char summary[320], how[48];
+
+        if (s->failure.error != 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, s->failure.error,
+                                    "Could not start the filesystem driver %s (%s): %s.", path,
+                                    s->failure.step, strerror(s->failure.error));
+        if (s->timed_out)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ETIMEDOUT,
+                                    "The filesystem driver %s did not answer within %" PRIu64
+                                    " ms and was stopped.",
+                                    path, spec->timeout_usec / 1000);
+        output_summary(s, summary, sizeof(summary));
+        if (!s->exited)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EIO,
+                                    "The filesystem driver %s failed to serve the mount (%s): "
+                                    "%s",
+                                    path, strerror(s->init_error), summary);
+        if (s->status.si_code == CLD_EXITED)
+                snprintf(how, sizeof(how), "exit status %d", s->status.si_status);
+        else
+                snprintf(how, sizeof(how), "killed by signal %d", s->status.si_status);
+        return um_error_set(error, UM_ERROR_KIND_FAILED, EIO,
+                            "The filesystem driver %s exited while starting (%s): %s", path,
+                            how, summary);
+}
+
+/* ---- fusedriver_mount() -------------------------------------------------------------- */
+
+static int spec_check(const FuseDriverSpec *spec, UmError *error) {
+        const FuseDriver *d = spec ? spec->driver : NULL;
+        char esc[64];
+
+        if (!d || !d->path || d->path[0] != '/' || !spec->fstype ||
+            !strv_contains(d->fstypes, spec->fstype))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "No installed filesystem driver serves %s.",
+                                    um_escape(spec ? spec->fstype : NULL, esc, sizeof(esc)));
+        if (spec->driver_uid == 0 || spec->driver_uid == (uid_t) -1 ||
+            spec->driver_uid == spec->caller_uid || spec->timeout_usec == 0 ||
+            spec->source_fd < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "The filesystem driver needs a source, a uid of its own "
+                                    "(not 0, not the caller's) and a timeout.");
+        if (spec->offset > 0 && !d->has_offset)
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EOPNOTSUPP,
+                                    "The filesystem driver %s cannot mount at an offset.",
+                                    d->path);
+        if (!spec->read_only && !d->writable)
+                return um_error_set(error, UM_ERROR_KIND_OPTION_NOT_ALLOWED, EROFS,
+                                    "The filesystem driver %s can only mount read-only.",
+                                    d->path);
+        return 0;
+}
+
+/* The source the driver gets: spec's fd, or a read-only reopen of it for a read-only
+ * mount, so that not even a compromised driver can write. *ret_fd is -EBADF when spec's
+ * fd is used as is. */
+static int source_prepare(const FuseDriverSpec *spec, int *ret_fd, UmError *error) {
+        char path[64];
+        int flags = fcntl(spec->source_fd, F_GETFL), fd;
+
+        if (flags < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, errno,
+                                    "The source is not an open file.");
+        if (!spec->read_only && (flags & O_ACCMODE) != O_RDWR)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EROFS,
+                                    "The source was opened read-only; mount it read-only.");
+        *ret_fd = -EBADF;
+        if (!spec->read_only || (flags & O_ACCMODE) == O_RDONLY)
+                return 0;
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", spec->source_fd);
+        fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not reopen the source read-only: %s.",
+                                    strerror(errno));
+        *ret_fd = fd;
+        return 0;
+}
+
+int fusedriver_mount(const FuseDriverSpec *spec, int *ret_mount_fd, pid_t *ret_pid,
+                     int *ret_pidfd, uint64_t *ret_start_time, UmError *error) {
+        _cleanup_close_ int ro_source = -EBADF, conn_fd = -EBADF, mount_fd = -EBADF;
+        _cleanup_close_ int out_r = -EBADF, out_w = -EBADF, err_r = -EBADF, err_w = -EBADF;
+        _cleanup_close_ int pidfd = -EBADF, done_fd = -EBADF;
+        _cleanup_free_ DriverExec *x = NULL;
+        _cleanup_free_ DriverStart *s = NULL;
+        InitWait w = {};
+        pthread_t thread;
+        uint64_t start_time = 0;
+        bool joined = false;
+        int p[2], r;
+        pid_t pid;
+
+        r = spec_check(spec, error);
+        if (r < 0)
+                return r;
+        r = source_prepare(spec, &ro_source, error);
+        if (r < 0)
+                return r;
+        x = calloc(1, sizeof(*x));
+        s = calloc(1, sizeof(*s));
+        if (!x || !s)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "Out of memory.");
+        r = driver_exec_build(spec, x);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "The command line of the filesystem driver is too long.");
+
+        conn_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        if (conn_fd < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not open /dev/fuse: %s.", strerror(errno));
+        r = fuse_superblock(spec, conn_fd, &mount_fd);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "Could not make the FUSE mount: %s.", strerror(-r));
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        out_r = p[0];
+        out_w = p[1];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        err_r = p[0];
+        err_w = p[1];
+        done_fd = eventfd(0, EFD_CLOEXEC);
+        if (done_fd < 0)
+                return -errno;
+
+        pid = sandbox_clone(&pidfd);
+        if (pid < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not start the sandbox of the filesystem driver: %s.",
+                                    strerror(errno));
+        if (pid == 0)
+                driver_child(spec, conn_fd, ro_source >= 0 ? ro_source : spec->source_fd, out_w,
+                             err_w, x);
+        out_w = safe_close(out_w);
+        err_w = safe_close(err_w);
+
+        w = (InitWait) {
+                .mount_fd = mount_fd,
+                .done_fd = done_fd,
+                .uid = spec->caller_uid,
+                .gid = spec->caller_gid,
+        };
+        r = pthread_create(&thread, NULL, init_wait_thread, &w);
+        if (r != 0) {
+                driver_stop(pidfd, s);
+                return um_error_set(error, UM_ERROR_KIND_FAILED, r,
+                                    "Could not wait for the filesystem driver: %s.", strerror(r));
+        }
+        start_wait(pidfd, out_r, done_fd, spec->timeout_usec, s);
+        if (s->answered) {
+                (void) pthread_join(thread, NULL);
+                joined = true;
+                s->init_error = w.error;
+        }
+        if (s->answered && s->init_error == 0 && proc_start_time(pid, &start_time) >= 0) {
+                *ret_mount_fd = TAKE_FD(mount_fd);
+                *ret_pid = pid;
+                *ret_pidfd = TAKE_FD(pidfd);
+                *ret_start_time = start_time;
+                return 0;
+        }
+
+        /* Failed: the driver goes, then the connection (our copy is the last one), which
+         * ends the statx if it still waits. */
+        driver_stop(pidfd, s);
+        conn_fd = safe_close(conn_fd);
+        if (!joined)
+                (void) pthread_join(thread, NULL);
+        s->init_error = w.error;
+        while (read_output(out_r, s))
+                ;
+        sandbox_read_failure(err_r, &s->failure);
+        return start_verdict(spec, s, error);
+}

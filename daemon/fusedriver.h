@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Starting a userspace filesystem driver (fuse2fs, exfat-fuse, fusefat, ntfs-3g,
+ * squashfuse) on a FUSE mount the daemon made itself: the driver parses the untrusted
+ * image in the sandbox of sandbox.h instead of the kernel's parser, and only serves the
+ * connection. The stages of fusedriver_mount():
+ *
+ *   1. check the spec; a read-only source is passed on as an O_RDONLY fd
+ *   2. open /dev/fuse; fsopen("fuse"), fsconfig (fd, rootmode, user_id, group_id,
+ *      default_permissions, subtype, source), FSCONFIG_CMD_CREATE, fsmount(attr_set)
+ *   3. start the driver in the sandbox with the connection at fd 4 and the source at
+ *      fd 5, usermount-fuse-shim.so preloaded (fuse-shim.c says why)
+ *   4. wait until the driver answered FUSE_INIT (a statx of the mount's root, which the
+ *      kernel holds until then), or it exited, or the timeout (then it is killed)
+ *   5. hand back the detached mount, the driver's pid, pidfd and start time
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "um-error.h"
+
+/* How a driver gets the connection: the FUSE library it is built on. */
+typedef enum FuseGeneration {
+        FUSE_GENERATION_LIBFUSE2, /* opens /dev/fuse and mounts: both answered by the shim */
+        FUSE_GENERATION_FUSELITE, /* ntfs-3g's integrated fuse-lite: the same as libfuse 2 */
+        FUSE_GENERATION_LIBFUSE3, /* mount point "/dev/fd/N": uses fd N, mounts nothing */
+} FuseGeneration;
+
+typedef struct FuseDriver {
+        const char *name;              /* the mount's subtype ("fuse.<name>") */
+        const char *const *fstypes;    /* the types it serves, NULL-terminated */
+        const char *const *paths;      /* candidate absolute paths, first installed wins */
+        FuseGeneration generation;
+        /* argv[0] first, NULL-terminated; "{source}", "{mountpoint}" and "{options}" are
+         * replaced by the source path, the mount point argument and the -o options. */
+        const char *const *argv;
+        bool ownerless;                /* no ids on disk: uid=/gid= make files the caller's */
+        bool writable;                 /* can write; else read_only is required */
+        const char *rw_option;         /* option for read-write ("rw", "rw+") */
+        const char *extra_options;     /* always given, or NULL */
+        bool has_offset;               /* takes offset=<bytes> */
+        const char *path;              /* filled by fusedriver_find() */
+} FuseDriver;
+
+typedef struct FuseDriverSpec {
+        const FuseDriver *driver;
+        const char *fstype;
+        int source_fd;          /* the caller's image file or block device, O_RDONLY or O_RDWR */
+        bool read_only;
+        uint64_t offset;        /* byte offset of the filesystem in the source (partitions), 0 */
+        uint64_t attr_set;      /* MOUNT_ATTR_* for fsmount(): NODEV|NOSUID, NOEXEC unless exec,
+                                 * RDONLY if read_only */
+        uid_t caller_uid;       /* user_id=/group_id= of the mount; owner of files of ownerless
+                                 * types */
+        gid_t caller_gid;
+        bool files_as_caller;   /* a type with owners: every file appears as the caller's
+                                 * (uid=, gid=), as for ownerless types */
+        uid_t driver_uid;       /* the sandbox's own uid (== gid); never 0, never the caller's */
+        uint64_t timeout_usec;  /* how long the driver may take to answer FUSE_INIT */
+        const char *shim_path;  /* the preload library; NULL: the installed one
+                                 * (usermount-fuse-shim.so in libexecdir) */
+} FuseDriverSpec;
+
+/*
+ * The installed driver for fstype, from a static table of absolute paths (never $PATH): a
+ * pointer into that table (static, never freed), or NULL if no driver serves fstype or
+ * none of its programs is installed.
+ */
+const FuseDriver *fusedriver_find(const char *fstype);
+
+/*
+ * Makes a FUSE superblock for spec->driver and starts the driver on it in the sandbox, as
+ * the stages above say. To be called in a privileged worker (root, all capabilities).
+ * SIGCHLD must not be SIG_IGN. The driver outlives the caller: it is the caller's child
+ * until the caller exits, then it is reparented; it exits by itself when the superblock
+ * goes (the last reference to the mount dropped) and dies with ENOTCONN for the mount's
+ * users when killed.
+ *
+ * Returns 0 and *ret_mount_fd (the detached mount, close-on-exec, not yet locked: the
+ * caller locks it), *ret_pid, *ret_pidfd (close-on-exec; the caller owns both fds) and
+ * *ret_start_time (field 22 of /proc/PID/stat). Errors: -EINVAL (a bad spec), -EROFS (a
+ * read-write mount asked of a read-only source fd, or of a driver that cannot write),
+ * -EOPNOTSUPP (an offset the driver does not take), -ETIMEDOUT (no answer to FUSE_INIT in
+ * time: killed), -EIO (the driver exited during start; the sentence holds its first
+ * meaningful output lines, escaped), other -errno (the superblock or the sandbox could not
+ * be made). Leaves no process, fd or mount behind on failure.
+ */
+int fusedriver_mount(const FuseDriverSpec *spec, int *ret_mount_fd, pid_t *ret_pid,
+                     int *ret_pidfd, uint64_t *ret_start_time, UmError *error);
