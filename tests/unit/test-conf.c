@@ -163,6 +163,9 @@ static void assert_conf_equal(const Conf *a, const Conf *b) {
         g_assert_cmpuint(a->image_check_uid_count, ==, b->image_check_uid_count);
         g_assert_cmpuint(a->image_check_timeout_usec, ==, b->image_check_timeout_usec);
         g_assert_cmpstr(a->selinux_type, ==, b->selinux_type);
+        g_assert_cmpmem(&a->driver, sizeof(a->driver), &b->driver, sizeof(b->driver));
+        g_assert_cmpuint(a->driver_uid_first, ==, b->driver_uid_first);
+        g_assert_cmpuint(a->driver_uid_count, ==, b->driver_uid_count);
         g_assert_cmpmem(&a->limits, sizeof(a->limits), &b->limits, sizeof(b->limits));
         g_assert_cmpuint(a->n_fstypes, ==, b->n_fstypes);
         for (size_t i = 0; i < a->n_fstypes; i++) {
@@ -176,6 +179,7 @@ static void assert_conf_equal(const Conf *a, const Conf *b) {
                                                    (const char *const *) y->allowed_options));
                 g_assert_cmpstr(x->default_options, ==, y->default_options);
                 g_assert_cmpstr(x->forced_options, ==, y->forced_options);
+                g_assert_cmpmem(&x->driver, sizeof(x->driver), &y->driver, sizeof(y->driver));
         }
 }
 
@@ -1109,8 +1113,8 @@ static void test_example_each_setting(void) {
                         lines[header] = saved_header;
                 n_settings++;
         }
-        /* 7 in [General], 10 in [Limits], 1 in [Labels], 3 in the per-type example. */
-        g_assert_cmpuint(n_settings, ==, 21);
+        /* 9 in [General], 12 in [Limits], 1 in [Labels], 3 in the per-type example. */
+        g_assert_cmpuint(n_settings, ==, 25);
         g_strfreev(lines);
         g_free(contents);
 }
