@@ -92,6 +92,15 @@ static bool shim_active(void) {
         return env_fd("USERMOUNT_FUSE_FD") >= 0;
 }
 
+/* The driver was started with this library as an fd (fusedriver.c preloads it through
+ * /proc/self/fd): once loaded, the fd is not needed, and the driver keeps only its two. */
+__attribute__((constructor)) static void shim_close_own_fd(void) {
+        int fd = env_fd("USERMOUNT_FUSE_SHIM_FD");
+
+        if (fd > 2 && shim_active())
+                (void) close(fd);
+}
+
 /* A dup of the fd path stands for, >= 0; -1 with errno; -2 if path is not one of ours. */
 static int shim_open(const char *path, int flags) {
         int fd, acc;

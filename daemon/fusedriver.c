@@ -42,6 +42,11 @@
 #define FUSEDRIVER_CONN_FD 4
 #define FUSEDRIVER_SOURCE_FD 5
 #define FUSEDRIVER_SOURCE "/dev/fd/5"
+/* The shim comes as fd 6 and is preloaded through /proc: its path need not be visible in
+ * the sandbox (a build tree below /tmp is not: the sandbox has a /tmp of its own). The
+ * shim closes fd 6 as it loads, so the driver keeps only its two fds. */
+#define FUSEDRIVER_SHIM_FD 6
+#define FUSEDRIVER_SHIM_PRELOAD "LD_PRELOAD=/proc/self/fd/6"
 /* libfuse 2 and fuse-lite lstat() their mount point and want an empty directory, fuse-lite
  * one the user owns; they mount nothing there (the shim answers mount()). An empty
  * directory of the driver's uid in the sandbox's private /tmp. */
@@ -213,7 +218,6 @@ typedef struct DriverExec {
         char *argv[16];
         char *envp[8];
         char options[256];
-        char preload[4096 + 16];
 } DriverExec;
 
 static int driver_exec_build(const FuseDriverSpec *spec, DriverExec *x) {
@@ -255,17 +259,14 @@ static int driver_exec_build(const FuseDriverSpec *spec, DriverExec *x) {
         }
         x->argv[n] = NULL;
 
-        w = snprintf(x->preload, sizeof(x->preload), "LD_PRELOAD=%s",
-                     spec->shim_path ? spec->shim_path : FUSEDRIVER_SHIM_PATH);
-        if (w < 0 || (size_t) w >= sizeof(x->preload))
-                return -E2BIG;
-        x->envp[0] = x->preload;
+        x->envp[0] = (char *) FUSEDRIVER_SHIM_PRELOAD;
         x->envp[1] = (char *) "USERMOUNT_FUSE_FD=4";
         x->envp[2] = (char *) "USERMOUNT_FUSE_SOURCE=" FUSEDRIVER_SOURCE;
         x->envp[3] = (char *) "USERMOUNT_FUSE_SOURCE_FD=5";
-        x->envp[4] = (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-        x->envp[5] = (char *) "LANG=C";
-        x->envp[6] = NULL;
+        x->envp[4] = (char *) "USERMOUNT_FUSE_SHIM_FD=6";
+        x->envp[5] = (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+        x->envp[6] = (char *) "LANG=C";
+        x->envp[7] = NULL;
         return 0;
 }
 
@@ -288,13 +289,13 @@ static const SandboxLimits driver_limits = {
 
 /* Runs in the sandbox's init (the clone3() child); never returns. No allocations. */
 _noreturn_ static void driver_child(const FuseDriverSpec *spec, int conn_fd, int source_fd,
-                                    int out_fd, int err_fd, const DriverExec *x) {
+                                    int shim_fd, int out_fd, int err_fd, const DriverExec *x) {
         const SandboxMounts mounts = {
                 .dev_fd_link = true,
                 .own_dir = FUSEDRIVER_MOUNTPOINT,
                 .own_uid = spec->driver_uid,
         };
-        const int keep[] = { conn_fd, source_fd };
+        const int keep[] = { conn_fd, source_fd, shim_fd };
         const char *step = "session";
         sigset_t none;
         int r;
@@ -547,7 +548,7 @@ int fusedriver_mount(const FuseDriverSpec *spec, int *ret_mount_fd, pid_t *ret_p
                      int *ret_pidfd, uint64_t *ret_start_time, UmError *error) {
         _cleanup_close_ int ro_source = -EBADF, conn_fd = -EBADF, mount_fd = -EBADF;
         _cleanup_close_ int out_r = -EBADF, out_w = -EBADF, err_r = -EBADF, err_w = -EBADF;
-        _cleanup_close_ int pidfd = -EBADF, done_fd = -EBADF;
+        _cleanup_close_ int pidfd = -EBADF, done_fd = -EBADF, shim_fd = -EBADF;
         _cleanup_free_ DriverExec *x = NULL;
         _cleanup_free_ DriverStart *s = NULL;
         InitWait w = {};
@@ -572,6 +573,11 @@ int fusedriver_mount(const FuseDriverSpec *spec, int *ret_mount_fd, pid_t *ret_p
                 return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "The command line of the filesystem driver is too long.");
 
+        shim_fd = open(spec->shim_path ?: FUSEDRIVER_SHIM_PATH, O_RDONLY | O_CLOEXEC);
+        if (shim_fd < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not open the drivers' preload library %s: %s.",
+                                    spec->shim_path ?: FUSEDRIVER_SHIM_PATH, strerror(errno));
         conn_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
         if (conn_fd < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
@@ -599,8 +605,8 @@ int fusedriver_mount(const FuseDriverSpec *spec, int *ret_mount_fd, pid_t *ret_p
                                     "Could not start the sandbox of the filesystem driver: %s.",
                                     strerror(errno));
         if (pid == 0)
-                driver_child(spec, conn_fd, ro_source >= 0 ? ro_source : spec->source_fd, out_w,
-                             err_w, x);
+                driver_child(spec, conn_fd, ro_source >= 0 ? ro_source : spec->source_fd,
+                             shim_fd, out_w, err_w, x);
         out_w = safe_close(out_w);
         err_w = safe_close(err_w);
 

@@ -15,6 +15,7 @@
  * No loop device, no kernel filesystem parser: the kernel only sees the FUSE protocol.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,24 @@
 #include "uidclaim.h"
 
 #define DRIVER_UID_LOCK_PREFIX "driver-uid-"
+#define SHIM_NAME "usermount-fuse-shim.so"
+
+/* The drivers' preload library next to this program (usermount-worker), as installed in
+ * libexecdir and as built in the build tree. */
+static void shim_path(char *buf, size_t n) {
+        char exe[PATH_MAX];
+        ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        char *slash;
+
+        buf[0] = 0;
+        if (k <= 0)
+                return;
+        exe[k] = 0;
+        slash = strrchr(exe, '/');
+        if (slash && (size_t) snprintf(buf, n, "%.*s/%s", (int) (slash - exe), exe,
+                                       SHIM_NAME) >= n)
+                buf[0] = 0;
+}
 
 /* Step 4: the root directory must appear as the caller's (check_own_root() of mountbuild.c
  * for the kernel's drivers). The caller asked for idmap none: refused when it does not. */
@@ -70,6 +89,7 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
         const FuseDriver *d = fusedriver_find(job->probe.fstype);
         _cleanup_close_ int mount_fd = -EBADF, pidfd = -EBADF, locked_fd = -EBADF;
         UidClaim claim = UID_CLAIM_NULL;
+        char shim[PATH_MAX];
         uint64_t start = 0;
         pid_t pid = 0;
         int r;
@@ -82,6 +102,7 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
         if (r < 0)
                 return r;
 
+        shim_path(shim, sizeof(shim));
         r = uid_claim(job->runtime_dir, DRIVER_UID_LOCK_PREFIX, job->driver.uid_first,
                       job->driver.uid_count, "a userspace driver", &claim, error);
         if (r < 0)
@@ -97,6 +118,7 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
                 .files_as_caller = job->driver.files_as_caller,
                 .driver_uid = claim.uid,
                 .timeout_usec = job->driver.timeout_usec,
+                .shim_path = shim[0] ? shim : NULL,
         };
         r = fusedriver_mount(&spec, &mount_fd, &pid, &pidfd, &start, error);
         /* Running as the uid now, the driver keeps it its own; or nobody needs it. */

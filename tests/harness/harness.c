@@ -789,7 +789,13 @@ static int setup_identities(void) {
                         (r = write_file("/etc/subgid", sg, 0644)) < 0 ||
                         (r = write_shadow(sh->str)) < 0)
                         return r;
-                return 0;
+                /* The tests were written for the kernel's drivers, and keep them: with the
+                 * shipped Driver=auto, fuse2fs and squashfuse would serve their ext4 and
+                 * squashfs images. test-userspace.c and tests that write their own
+                 * configuration choose for themselves. */
+                if (g_mkdir_with_parents("/etc/usermount", 0755) < 0)
+                        return -errno;
+                return write_file("/etc/usermount/usermount.conf", HARNESS_CONF_DEFAULT, 0644);
         }
 
         harness_log("overlayfs on /etc failed (%m); bind-mounting passwd and group copies");

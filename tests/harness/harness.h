@@ -148,6 +148,10 @@ sd_bus *harness_bus(void);
 /* The project's source directory, for test data such as polkit/ example rules. */
 const char *harness_source_root(void);
 
+/* The configuration every daemon the harness starts reads, unless a test writes its own:
+ * the kernel's drivers, as the tests written before userspace drivers expect. */
+#define HARNESS_CONF_DEFAULT "[General]\nDriver=kernel\n"
+
 /* Writes a file below the private /etc (e.g. "usermount/usermount.conf"), creating
  * parent directories. -EOPNOTSUPP when /etc is not an overlay (see above). */
 int harness_write_etc(const char *relative_path, const char *contents);
