@@ -177,13 +177,16 @@ static int mount_fstype(uint64_t mnt_id, char *buf, size_t n) {
         return 0;
 }
 
-/* Mount id (as mountbuild_mount_id() gives it) and whether fd is the root of its mount. */
-static int fd_mount(int fd, uint64_t *ret_id, bool *ret_is_root) {
+/* Mount id (as mountbuild_mount_id() gives it) and whether fd is the root of its mount;
+ * owner_uid/owner_gid: who a userspace driver's FUSE mount lets in ((uid_t) -1: none;
+ * mountbuild_mount_id_as()). The mask-less statx below is answered by FUSE for anyone. */
+static int fd_mount_as(int fd, uid_t owner_uid, gid_t owner_gid, uint64_t *ret_id,
+                       bool *ret_is_root) {
         struct statx stx = {};
         uint64_t id;
         int r;
 
-        r = mountbuild_mount_id(fd, &id);
+        r = mountbuild_mount_id_as(fd, owner_uid, owner_gid, &id);
         if (r < 0)
                 return r;
         if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, 0, &stx) < 0)
@@ -193,6 +196,10 @@ static int fd_mount(int fd, uint64_t *ret_id, bool *ret_is_root) {
         *ret_id = id;
         *ret_is_root = stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
         return 0;
+}
+
+static int fd_mount(int fd, uint64_t *ret_id, bool *ret_is_root) {
+        return fd_mount_as(fd, (uid_t) -1, (gid_t) -1, ret_id, ret_is_root);
 }
 
 /* Whether the directory behind fd has no entries but "." and "..". */
@@ -838,7 +845,7 @@ static int make_mount_dir(int user_fd, const char *base, uid_t uid, gid_t gid, c
  * the one whose id was taken before; anything else is detached again.
  */
 static int attach_move(const CallerView *v, int mount_fd, int target_fd, uint64_t mount_id,
-                       const char *where, UmError *error) {
+                       const AttachRequest *req, const char *where, UmError *error) {
         char esc[MESSAGE_PATH_MAX];
         uint64_t id = 0;
         int r;
@@ -851,7 +858,7 @@ static int attach_move(const CallerView *v, int mount_fd, int target_fd, uint64_
                 return um_error_set(error, UM_ERROR_KIND_FAILED, e,
                                     "could not attach the mount at \"%s\": %s", esc, strerror(e));
         }
-        r = mountbuild_mount_id(mount_fd, &id);
+        r = mountbuild_mount_id_as(mount_fd, req->uid, req->gid, &id);
         if (r >= 0 && id == mount_id)
                 return 0;
         (void) detach_through_fd(v, mount_fd);
@@ -902,7 +909,8 @@ static void become_root_for_files(void) {
  * mount); a rename within the same directory that raced the mount can still give it
  * another name there, which changes nothing: that directory is the checked one.
  */
-static int check_target_placement(const Target *t, uint64_t mount_id) {
+static int check_target_placement(const Target *t, uint64_t mount_id,
+                                  const AttachRequest *req) {
         _cleanup_close_ int fd = -EBADF;
         uint64_t id = 0;
         bool is_root = false;
@@ -911,7 +919,7 @@ static int check_target_placement(const Target *t, uint64_t mount_id) {
         fd = open_beneath(t->parent_fd, t->name, O_PATH, 0);
         if (fd < 0)
                 return fd;
-        r = fd_mount(fd, &id, &is_root);
+        r = fd_mount_as(fd, req->uid, req->gid, &id, &is_root);
         if (r < 0)
                 return r;
         return id == mount_id && is_root ? 0 : -ESTALE;
@@ -929,10 +937,10 @@ static int attach_at_target(const CallerView *v, int mount_fd, uint64_t mount_id
         become_root_for_files();
         if (r < 0)
                 return r;
-        r = attach_move(v, mount_fd, t.fd, mount_id, req->target, error);
+        r = attach_move(v, mount_fd, t.fd, mount_id, req, req->target, error);
         if (r < 0)
                 return r;
-        if (check_target_placement(&t, mount_id) < 0) {
+        if (check_target_placement(&t, mount_id, req) < 0) {
                 (void) detach_through_fd(v, mount_fd);
                 return um_error_set(error, UM_ERROR_KIND_INVALID_TARGET, ESTALE,
                                     "the target \"%s\" was moved while it was being mounted on; "
@@ -981,7 +989,7 @@ static int attach_at_media(const CallerView *v, int mount_fd, uint64_t mount_id,
                 return r;
         snprintf(res->mount_point, sizeof(res->mount_point), "%s/%s/%s", req->media_root, user,
                  name);
-        r = attach_move(v, mount_fd, dir_fd, mount_id, res->mount_point, error);
+        r = attach_move(v, mount_fd, dir_fd, mount_id, req, res->mount_point, error);
         if (r < 0) {
                 /* user_fd is root's and 0750: the name still is the directory made above. */
                 (void) unlinkat(user_fd, name, AT_REMOVEDIR);
@@ -1006,7 +1014,7 @@ int attach_mount(int mount_fd, const AttachRequest *req, AttachResult *ret, UmEr
                 if (r < 0)
                         return r;
         }
-        r = mountbuild_mount_id(mount_fd, &res.mount_id);
+        r = mountbuild_mount_id_as(mount_fd, req->uid, req->gid, &res.mount_id);
         if (r < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, r,
                                     "could not get the id of the new mount: %s", strerror(-r));
@@ -1036,6 +1044,31 @@ static int not_mounted(UmError *error, const char *esc) {
                             esc);
 }
 
+/*
+ * Whether fd is the root of the mount with unique id mount_id, for a mount whose
+ * filesystem answers nothing but a statx that asks for nothing (a userspace driver's FUSE
+ * mount lets only its owner in): that gives the old mount id and whether fd is a mount's
+ * root, and statmount() gives the old id of mount_id. On success *fdp moves to *ret_fd.
+ */
+static int fd_is_mount_old(int fd, uint64_t mount_id, int *fdp, int *ret_fd) {
+        struct statx stx = {};
+        uint32_t old;
+        int r;
+
+        if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, 0, &stx) < 0)
+                return -errno;
+        if (!(stx.stx_mask & STATX_MNT_ID) || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+                return -EOPNOTSUPP;
+        r = mountns_mount_old_id(mount_id, &old);
+        if (r < 0)
+                return r == -ENOENT ? -ENOENT : r;
+        if (stx.stx_mnt_id != old || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+                return -ENOENT;
+        if (ret_fd && fdp)
+                *ret_fd = TAKE_FD(*fdp);
+        return 0;
+}
+
 /* Whether parent_fd/name is the root of mount mount_id (looked up without symlinks). */
 static int check_is_mount(int parent_fd, const char *name, uint64_t mount_id, int *ret_fd) {
         _cleanup_close_ int fd = -EBADF;
@@ -1047,6 +1080,9 @@ static int check_is_mount(int parent_fd, const char *name, uint64_t mount_id, in
         if (fd < 0)
                 return fd;
         r = fd_mount(fd, &id, &is_root);
+        if (r == -EACCES)
+                /* A userspace driver's mount lets only its owner look (fd_is_mount_old()). */
+                return fd_is_mount_old(fd, mount_id, ret_fd ? &fd : NULL, ret_fd);
         if (r < 0)
                 return r;
         if (id != mount_id || !is_root)

@@ -17,6 +17,7 @@
 #include "caller.h"
 #include "config.h"
 #include "driverpolicy.h"
+#include "fusedriver.h"
 #include "log.h"
 #include "pathcheck.h"
 #include "procfs.h"
@@ -449,7 +450,9 @@ static int property_get_supported_filesystems(sd_bus *bus, const char *path,
         if (r < 0)
                 return r;
         for (const char *const *t = policy_fstypes(); *t; t++) {
-                if (!conf_fstype_allowed(m->conf, *t) || !proc_has_filesystem(*t))
+                /* Either driver: the kernel's, or a userspace one (fusedriver.h). */
+                if (!conf_fstype_allowed(m->conf, *t) ||
+                    (!proc_has_filesystem(*t) && !fusedriver_find(*t)))
                         continue;
                 r = sd_bus_message_append(reply, "s", *t);
                 if (r < 0)

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,15 +101,21 @@ size_t drivertrack_count(const DriverTrack *t, uid_t owner) {
         return n;
 }
 
-/* A pidfd of pid if it is still the process that started at start; -ESRCH otherwise. */
+/* A pidfd of pid if it is still the process that started at start and has not exited;
+ * -ESRCH otherwise. */
 static int driver_pidfd(pid_t pid, uint64_t start) {
         _cleanup_close_ int fd = pidfd_open(pid, 0);
+        struct pollfd p;
         uint64_t now;
 
         if (fd < 0)
                 return -errno;
         /* Read while the pidfd pins the pid: the start time is this process's. */
         if (proc_start_time(pid, &now) < 0 || now != start)
+                return -ESRCH;
+        /* An exited driver nobody reaped yet (a zombie) still has both: its pidfd says. */
+        p = (struct pollfd) { .fd = fd, .events = POLLIN };
+        if (poll(&p, 1, 0) != 0)
                 return -ESRCH;
         return TAKE_FD(fd);
 }

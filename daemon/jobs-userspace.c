@@ -20,10 +20,16 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "asuser.h"
 #include "device.h"
+#include "fd-util.h"
 #include "driverpolicy.h"
 #include "fusedriver.h"
 #include "jobs-worker.h"
@@ -52,23 +58,109 @@ static void shim_path(char *buf, size_t n) {
 
 /* Step 4: the root directory must appear as the caller's (check_own_root() of mountbuild.c
  * for the kernel's drivers). The caller asked for idmap none: refused when it does not. */
+typedef struct StatAs {
+        int fd;
+        struct stat st;
+} StatAs;
+
+static int fstat_fn(void *userdata) {
+        StatAs *s = userdata;
+
+        return fstat(s->fd, &s->st) < 0 ? -errno : 0;
+}
+
 static int check_own_root(int mount_fd, const BuildJob *job, UmError *error) {
         const MountIdmap *m = &job->idmap;
-        struct stat st;
+        StatAs s = { .fd = mount_fd };
+        const struct stat *st = &s.st;
+        int r;
 
         if (!m->own_root || job->driver.files_as_caller)
                 return 0;
-        if (fstat(mount_fd, &st) < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+        /* As the caller: nobody else may look into the mount (asuser.h). */
+        r = asuser_run(m->caller_uid, m->caller_gid, fstat_fn, &s);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "could not learn who owns the filesystem's root directory");
-        if (st.st_uid == m->caller_uid && st.st_gid == m->caller_gid)
+        if (st->st_uid == m->caller_uid && st->st_gid == m->caller_gid)
                 return 0;
         return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EPERM,
                             "the filesystem's root directory belongs to uid %u (gid %u), and "
                             "with idmap 'none' it would appear as theirs in a mount namespace "
                             "others use; mount it with idmap 'user' (the default here), or with "
                             "OpenMount into a mount namespace of your own",
-                            (unsigned) st.st_uid, (unsigned) st.st_gid);
+                            (unsigned) st->st_uid, (unsigned) st->st_gid);
+}
+
+/*
+ * The id of the locked mount. The lock leaves the worker in a user namespace of its own,
+ * where the caller's uid is not mapped and the FUSE mount lets it not in: so a child forked
+ * before the lock, still in the initial user namespace and running as the caller, asks.
+ */
+typedef struct IdHelper {
+        pid_t pid;
+        int sock;
+} IdHelper;
+
+_noreturn_ static void id_helper_run(int sock, uid_t uid, gid_t gid) {
+        int64_t answer = -EIO;
+        uint64_t id = 0;
+        size_t n_fds = 0;
+        int fd = -EBADF;
+        char byte;
+
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || setgroups(0, NULL) < 0 ||
+            setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+                answer = -errno;
+        else if (fdpass_recv(sock, &byte, 1, &fd, 1, &n_fds, 0) == 1 && n_fds == 1)
+                answer = mountbuild_mount_id(fd, &id) < 0 ? -errno : (int64_t) id;
+        (void) !write(sock, &answer, sizeof(answer));
+        _exit(0);
+}
+
+static int id_helper_start(uid_t uid, gid_t gid, IdHelper *ret) {
+        int pair[2];
+        pid_t pid;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0) {
+                safe_close(pair[0]);
+                safe_close(pair[1]);
+                return -errno;
+        }
+        if (pid == 0) {
+                safe_close(pair[0]);
+                id_helper_run(pair[1], uid, gid);
+        }
+        safe_close(pair[1]);
+        *ret = (IdHelper) { .pid = pid, .sock = pair[0] };
+        return 0;
+}
+
+/* Asks for fd's id (fd < 0: only ends the helper), and reaps the helper. */
+static int id_helper_finish(IdHelper *h, int fd, uint64_t *ret_id) {
+        struct iovec iov = { .iov_base = (char *) "?", .iov_len = 1 };
+        int64_t answer = -EIO;
+        int r = 0;
+
+        if (h->pid <= 0)
+                return -ESRCH;
+        if (fd >= 0) {
+                r = fdpass_send(h->sock, &iov, 1, &fd, 1);
+                if (r >= 0 && read(h->sock, &answer, sizeof(answer)) != sizeof(answer))
+                        r = -EIO;
+                if (r >= 0 && answer < 0)
+                        r = (int) answer;
+                if (r >= 0)
+                        *ret_id = (uint64_t) answer;
+        }
+        h->sock = safe_close(h->sock);
+        (void) kill(h->pid, SIGKILL);
+        (void) waitpid(h->pid, NULL, 0);
+        h->pid = 0;
+        return r;
 }
 
 /* Step 1. */
@@ -89,6 +181,7 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
         const FuseDriver *d = fusedriver_find(job->probe.fstype);
         _cleanup_close_ int mount_fd = -EBADF, pidfd = -EBADF, locked_fd = -EBADF;
         UidClaim claim = UID_CLAIM_NULL;
+        IdHelper helper = {};
         char shim[PATH_MAX];
         uint64_t start = 0;
         pid_t pid = 0;
@@ -127,16 +220,29 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
                 return r;
 
         r = check_own_root(mount_fd, job, error);
+        if (r >= 0) {
+                r = id_helper_start(job->idmap.caller_uid, job->idmap.caller_gid, &helper);
+                if (r < 0)
+                        um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                     "could not start the helper that learns the mount's id");
+        }
         if (r >= 0)
                 r = mountbuild_lock_in(mount_fd, stage_ns_fd,
                                        stage_ns_fd >= 0 ? STAGE_DIR : job->runtime_dir,
+                                       job->idmap.caller_uid, job->idmap.caller_gid,
                                        &locked_fd, error);
+        if (r >= 0) {
+                r = id_helper_finish(&helper, locked_fd, &reply->mount_id);
+                if (r < 0)
+                        um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                     "could not learn the id of the new mount");
+        }
         if (r < 0) {
+                (void) id_helper_finish(&helper, -EBADF, NULL);
                 /* Its mount goes with our fds; the kill makes sure it goes now. */
                 (void) pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
                 return r;
         }
-        (void) mountbuild_mount_id(locked_fd, &reply->mount_id);
         /* An image has no device: the record names its file (request_make_record()). */
         if (job->source.type == SOURCE_IMAGE)
                 snprintf(reply->backing_file, sizeof(reply->backing_file), "%s",

@@ -91,10 +91,32 @@ static int walk_pop(Walk *w) {
         return 0;
 }
 
+/*
+ * The root of a FUSE mount that lets only its owner in (a userspace driver's, made with
+ * user_id= and without allow_other) answers us nothing but a statx that asks for nothing:
+ * its mount id and that it is a mount's root. It is taken as a directory owned by nobody
+ * we know ((uid_t) -1, mode 0: nothing below it can be reached, no check of ownership
+ * passes), which is enough to name it as the last component (Unmount) and never enough
+ * to walk through it.
+ */
+static int fd_statx_fuse_root(int fd, struct statx *ret) {
+        struct statfs sfs;
+
+        if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, 0, ret) < 0)
+                return -errno;
+        if (!(ret->stx_mask & STATX_MNT_ID) || !(ret->stx_attributes & STATX_ATTR_MOUNT_ROOT) ||
+            fstatfs(fd, &sfs) < 0 || sfs.f_type != FUSE_SUPER_MAGIC)
+                return -EACCES;
+        ret->stx_mode = S_IFDIR;
+        ret->stx_uid = (uint32_t) -1;
+        ret->stx_gid = (uint32_t) -1;
+        return 0;
+}
+
 static int fd_statx(int fd, struct statx *ret) {
         if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
                   STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO | STATX_MNT_ID, ret) < 0)
-                return -errno;
+                return errno == EACCES ? fd_statx_fuse_root(fd, ret) : -errno;
         if (!(ret->stx_mask & STATX_MNT_ID))
                 return -EOPNOTSUPP;
         return 0;

@@ -24,6 +24,7 @@
 
 #include "fsrefs.h"
 #include "kernel-compat.h"
+#include "asuser.h"
 #include "mountbuild.h"
 
 
@@ -313,12 +314,23 @@ static int apply_idmap(int mount_fd, const MountSpec *spec, UmError *error) {
  * this mount, which is then reachable by the empty path without any permission check on
  * directories whose owner the new user namespace cannot map.
  */
-static int stage(int mount_fd, const char *stage_dir, UmError *error) {
+static int fchdir_fn(void *userdata) {
+        return fchdir(*(int *) userdata) < 0 ? -errno : 0;
+}
+
+/* as_uid (uid_t) -1: as the worker; else as that user, whom alone the filesystem lets in
+ * (a FUSE mount without allow_other, asuser.h). */
+static int stage(int mount_fd, const char *stage_dir, uid_t as_uid, gid_t as_gid,
+                 UmError *error) {
+        int r;
+
         if (move_mount(mount_fd, "", AT_FDCWD, stage_dir, MOVE_MOUNT_F_EMPTY_PATH) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "could not stage the mount in the worker's namespace");
-        if (fchdir(mount_fd) < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+        r = as_uid == (uid_t) -1 ? fchdir_fn(&mount_fd) :
+                asuser_run(as_uid, as_gid, fchdir_fn, &mount_fd);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "could not enter the staged mount");
         return 0;
 }
@@ -377,11 +389,12 @@ int mountbuild_locked_in(const MountSpec *spec, int stage_ns_fd, const char *sta
         if (r < 0)
                 return r;
         /* Last, after everything that looks up a path (the source, /sys, /proc). */
-        return mountbuild_lock_in(mount_fd, stage_ns_fd, stage_dir, ret_mount_fd, error);
+        return mountbuild_lock_in(mount_fd, stage_ns_fd, stage_dir, (uid_t) -1, (gid_t) -1,
+                                  ret_mount_fd, error);
 }
 
-int mountbuild_lock_in(int mount_fd, int stage_ns_fd, const char *stage_dir, int *ret_mount_fd,
-                       UmError *error) {
+int mountbuild_lock_in(int mount_fd, int stage_ns_fd, const char *stage_dir, uid_t as_uid,
+                       gid_t as_gid, int *ret_mount_fd, UmError *error) {
         int r, tree_fd = -EBADF;
 
         if (mount_fd < 0 || isempty(stage_dir))
@@ -390,7 +403,7 @@ int mountbuild_lock_in(int mount_fd, int stage_ns_fd, const char *stage_dir, int
         r = make_namespace_private(stage_ns_fd, error);
         if (r < 0)
                 return r;
-        r = stage(mount_fd, stage_dir, error);
+        r = stage(mount_fd, stage_dir, as_uid, as_gid, error);
         if (r < 0)
                 return r;
         r = lock_and_clone(&tree_fd, error);
@@ -403,6 +416,32 @@ int mountbuild_lock_in(int mount_fd, int stage_ns_fd, const char *stage_dir, int
 int mountbuild_locked(const MountSpec *spec, const char *stage_dir, int *ret_mount_fd,
                       UmError *error) {
         return mountbuild_locked_in(spec, -EBADF, stage_dir, ret_mount_fd, error);
+}
+
+typedef struct MountIdAs {
+        int fd;
+        uint64_t id;
+} MountIdAs;
+
+static int mount_id_fn(void *userdata) {
+        MountIdAs *m = userdata;
+
+        return mountbuild_mount_id(m->fd, &m->id);
+}
+
+int mountbuild_mount_id_as(int mount_fd, uid_t uid, gid_t gid, uint64_t *ret_id) {
+        MountIdAs m = { .fd = mount_fd };
+        int r;
+
+        r = mountbuild_mount_id(mount_fd, ret_id);
+        if (r != -EACCES || uid == (uid_t) -1)
+                return r;
+        /* A FUSE mount of a userspace driver: only its owner may look (asuser.h). */
+        r = asuser_run(uid, gid, mount_id_fn, &m);
+        if (r < 0)
+                return r;
+        *ret_id = m.id;
+        return 0;
 }
 
 int mountbuild_mount_id(int mount_fd, uint64_t *ret_id) {

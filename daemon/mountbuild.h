@@ -73,9 +73,15 @@ int mountbuild_locked_in(const MountSpec *spec, int stage_ns_fd, const char *sta
                          int *ret_mount_fd, UmError *error);
 
 /* Steps 2 to 5 alone, for a detached mount made elsewhere (a userspace driver's FUSE
- * mount, fusedriver.h): mount_fd stays the caller's. The same namespaces change. */
-int mountbuild_lock_in(int mount_fd, int stage_ns_fd, const char *stage_dir, int *ret_mount_fd,
-                       UmError *error);
+ * mount, fusedriver.h): mount_fd stays the caller's. The same namespaces change. Step 3
+ * enters the mount as as_uid/as_gid ((uid_t) -1: as the worker), for a filesystem that
+ * lets no one else in (asuser.h). */
+int mountbuild_lock_in(int mount_fd, int stage_ns_fd, const char *stage_dir, uid_t as_uid,
+                       gid_t as_gid, int *ret_mount_fd, UmError *error);
 
 /* The kernel's unique mount id of a mount fd (statx STATX_MNT_ID_UNIQUE, else STATX_MNT_ID). */
 int mountbuild_mount_id(int mount_fd, uint64_t *ret_id);
+/* The same; where the filesystem refuses us (-EACCES: a userspace driver's FUSE mount lets
+ * only its owner in), asked again as uid/gid, the owner (asuser.h; not after the worker
+ * left the initial user namespace). uid (uid_t) -1: no second try. */
+int mountbuild_mount_id_as(int mount_fd, uid_t uid, gid_t gid, uint64_t *ret_id);

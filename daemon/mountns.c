@@ -297,3 +297,18 @@ int mountns_find_process(uint64_t mntns_id, int *ret_pidfd) {
                 return -errno;
         return -ESRCH;
 }
+
+int mountns_mount_old_id(uint64_t mount_id, uint32_t *ret_old_id) {
+        _cleanup_free_ struct um_statmount *sm = NULL;
+        size_t size;
+        int r;
+
+        /* Namespace id 0: the caller's current mount namespace. */
+        r = statmount_alloc(0, mount_id, UM_STATMOUNT_MNT_BASIC, &sm, &size);
+        if (r < 0)
+                return r;
+        if (!(sm->mask & UM_STATMOUNT_MNT_BASIC))
+                return -ENODATA;
+        *ret_old_id = sm->mnt_id_old;
+        return 0;
+}

@@ -68,3 +68,7 @@ int mountns_mount_fstype(uint64_t mount_id, char **ret_fstype);
  */
 int mountns_statmount_parse(const void *buf, size_t size, char **ret_mount_point,
                             char **ret_fstype);
+
+/* The old (32-bit) id of the mount with unique id mount_id in the caller's current mount
+ * namespace (statmount(2)). -ENOENT: no such mount there. */
+int mountns_mount_old_id(uint64_t mount_id, uint32_t *ret_old_id);

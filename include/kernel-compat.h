@@ -78,6 +78,7 @@
 
 /* statmount() request masks (Linux 6.8; the mount namespace id Linux 6.11). Named with a
  * prefix because <linux/mount.h> cannot be included beside <sys/mount.h> on glibc 2.36. */
+#define UM_STATMOUNT_MNT_BASIC 0x00000002U
 #define UM_STATMOUNT_MNT_POINT 0x00000010U
 #define UM_STATMOUNT_FS_TYPE 0x00000020U
 #define UM_STATMOUNT_MNT_NS_ID 0x00000040U

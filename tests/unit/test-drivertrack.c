@@ -37,6 +37,14 @@ static void child_kill(Child *c) {
         waitpid(c->pid, NULL, 0);
 }
 
+/* Killed, and not reaped: a zombie has its pid and start time, but is no driver. */
+static void child_kill_unreaped(Child *c) {
+        siginfo_t si;
+
+        kill(c->pid, SIGKILL);
+        g_assert_cmpint(waitid(P_PID, (id_t) c->pid, &si, WEXITED | WNOWAIT), ==, 0);
+}
+
 static char *state_path(void) {
         g_autofree char *dir = g_dir_make_tmp("test-drivertrack-XXXXXX", NULL);
 
@@ -80,8 +88,9 @@ static void test_count_and_take_over(void) {
         g_assert_true(g_file_get_contents(t.path, &text, NULL, NULL));
         g_assert_null(strstr(text, " 1001 "));
 
-        child_kill(&a);
+        child_kill_unreaped(&a);
         g_assert_false(drivertrack_alive(a.pid, a.start));
+        waitpid(a.pid, NULL, 0);
         drivertrack_done(&next);
         cleanup_path(t.path);
         drivertrack_done(&t);
