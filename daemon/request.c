@@ -145,6 +145,7 @@ static void request_probe(Request *req) {
         ProbeJob job = {
                 .idmap = req->call.params.idmap,
                 .userns_given = req->call.params.userns_given,
+                .partition = req->call.params.partition,
         };
 
         job_caller(req, &job.caller);
@@ -201,6 +202,7 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
         }
 
         req->probe = reply->probe;
+        req->partition = reply->partition;
         /* The maps were read and checked; the namespace itself is never used again. */
         req->idmap = (MountIdmap) {
                 .mode = req->call.params.idmap,
@@ -654,6 +656,7 @@ static int request_build_job(Request *req, BuildJob *j) {
         *j = (BuildJob) {
                 .source = req->source,
                 .probe = req->probe,
+                .partition = req->partition,
                 .idmap = req->idmap,
                 .check = {
                         .enabled = c->image_check,
@@ -704,6 +707,7 @@ static int request_make_record(Request *req, const BuildReply *reply) {
         rec->fstype = strdup(um_escape(req->probe.fstype, label, sizeof(label)));
         rec->label = strdup(um_escape(req->probe.label, label, sizeof(label)));
         rec->uuid = strdup(um_escape(req->probe.uuid, label, sizeof(label)));
+        rec->partition = req->partition.number;
         rec->options = mount_options_to_string(&req->mount_options);
         rec->attr_set = req->mount_options.attr_set;
         rec->idmap = strdup(idmap_mode_to_string(req->idmap.mode));
