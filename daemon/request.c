@@ -70,6 +70,7 @@ static int request_build_job(Request *req, BuildJob *j);
 static int request_attach_job(Request *req, AttachJob *j);
 static int request_make_record(Request *req, const BuildReply *reply);
 static const char *idmap_note(const MountRecord *rec, char *buf, size_t size);
+static const char *request_what_mounted(const Request *req, char *buf, size_t size);
 static unsigned manager_count_pending_loops(Manager *m, uid_t owner);
 static size_t manager_count_pending_mounts(Manager *m, uid_t owner);
 static size_t manager_count_mounts_of(Manager *m, uid_t owner);
@@ -349,7 +350,7 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
                           void *userdata) {
         Request *req = userdata;
         const BuildReply *reply = out;
-        char what[256], label[256], note[IDMAP_MAX_EXTENTS * 72];
+        char what[320], label[256], note[IDMAP_MAX_EXTENTS * 72];
         UmError e = {};
         int fds[2];
 
@@ -405,7 +406,7 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
                                   "open-mount", req->record->fstype, NULL,
                                   "Mounted %s (%s, label \"%s\") for uid %u as a detached "
                                   "locked mount%s.",
-                                  um_escape(request_what(req), what, sizeof(what)),
+                                  request_what_mounted(req, what, sizeof(what)),
                                   req->probe.fstype,
                                   um_escape(req->probe.label, label, sizeof(label)),
                                   (unsigned) req->call.caller.uid,
@@ -418,7 +419,7 @@ static void on_attach_done(Worker *w, int r, const void *reply, const UmError *e
         Request *req = userdata;
         const AttachResult *attach = reply;
         MountRecord *rec = req->record;
-        char what[256], note[IDMAP_MAX_EXTENTS * 72];
+        char what[320], note[IDMAP_MAX_EXTENTS * 72];
 
         req->worker = worker_release(w);
         safe_close(fd);
@@ -450,7 +451,7 @@ static void on_attach_done(Worker *w, int r, const void *reply, const UmError *e
 
         log_request_mount(LOG_LEVEL_INFO, req->call.caller.uid, rec->device, "mount", rec->fstype,
                           rec->mount_point, "Mounted %s (%s) for uid %u at %s%s.",
-                          um_escape(request_what(req), what, sizeof(what)), rec->fstype,
+                          request_what_mounted(req, what, sizeof(what)), rec->fstype,
                           (unsigned) req->call.caller.uid, rec->mount_point,
                           idmap_note(rec, note, sizeof(note)));
         r = bus_reply_mount(req, rec);
@@ -735,6 +736,18 @@ static int request_make_record(Request *req, const BuildReply *reply) {
         }
         req->record = TAKE_PTR(rec);
         return 0;
+}
+
+/* What was mounted, escaped, for the log: the source, or "partition 2 of /home/u/vm.img". */
+static const char *request_what_mounted(const Request *req, char *buf, size_t size) {
+        char what[256];
+
+        um_escape(request_what(req), what, sizeof(what));
+        if (req->partition.number > 0)
+                snprintf(buf, size, "partition %u of %s", req->partition.number, what);
+        else
+                snprintf(buf, size, "%s", what);
+        return buf;
 }
 
 /* ", id-mapped (namespace: uids 0:1000:1, gids 0:1000:1)" for the log, or "". */
