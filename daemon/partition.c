@@ -130,7 +130,8 @@ int partition_select(const PartTable *t, uint32_t requested, const char *what,
                                     "The %s has %s %s partition table with %zu partitions "
                                     "usermount can mount: %s; choose one with the 'partition' "
                                     "parameter (usermount mount --partition=N).", what,
-                                    streq(pttype, "MBR") ? "an" : "a", pttype, n, partition_list(t, true, list, sizeof(list)));
+                                    streq(pttype, "MBR") ? "an" : "a", pttype, n,
+                                    partition_list(t, true, list, sizeof(list)));
         *ret = e;
         return 0;
 }

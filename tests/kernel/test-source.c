@@ -466,9 +466,9 @@ static void test_probe_image_choice(const char *arg) {
                 { "part-mbr", 1, 0, 0, "um-mbr1", 1, 2048 * 512, 16384 * 512 },
                 { "part-mbr", 2, -EINVAL, UM_ERROR_KIND_INVALID_SOURCE,
                   "Partition 2 of the image is an extended partition" },
-                { "part-mbr", 0, -EINVAL, UM_ERROR_KIND_INVALID_SOURCE, "has an MBR partition table "
-                  "with 2 partitions usermount "
-                  "can mount: 1 (0x83, ext4 \"um-mbr1\"), 5 (0x83, ext4 \"um-mbr5\")" },
+                { "part-mbr", 0, -EINVAL, UM_ERROR_KIND_INVALID_SOURCE,
+                  "has an MBR partition table with 2 partitions usermount can mount: "
+                  "1 (0x83, ext4 \"um-mbr1\"), 5 (0x83, ext4 \"um-mbr5\")" },
                 { "part-beyond", 0, 0, 0, "um-in", 1, 2048 * 512, 16384 * 512 },
                 { "part-beyond", 2, -EINVAL, UM_ERROR_KIND_INVALID_SOURCE,
                   "Partition 2 of the image reaches past the end of the disk" },
@@ -538,7 +538,8 @@ static void test_probe_partitioned_block_device(const char *arg) {
 
         fd = open(ku_image("part-gpt"), O_RDONLY | O_CLOEXEC);
         g_assert_cmpint(loop_attach(fd, true, &loop_fd, &path, &e), ==, 0);
-        assert_probe_refused(loop_fd, "partitioned disk", "partition table (partitions 1, 2, 3, 4)");
+        assert_probe_refused(loop_fd, "partitioned disk",
+                             "partition table (partitions 1, 2, 3, 4)");
 }
 
 int main(int argc, char **argv) {
