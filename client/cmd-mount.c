@@ -8,6 +8,8 @@
  */
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -18,6 +20,7 @@
 #include "mount-info.h"
 #include "namespace.h"
 #include "output.h"
+#include "partspec.h"
 #include "path.h"
 #include "route.h"
 #include "usermount-names.h"
@@ -32,6 +35,8 @@ typedef struct MountArgs {
         const char *userns; /* a user namespace file for idmap "namespace"; NULL: ours */
         bool read_only;
         bool exec;
+        const char *partition; /* --partition=SPEC as given; NULL: none */
+        PartSpec partition_spec;
 } MountArgs;
 
 static void mount_args_done(MountArgs *args) {
@@ -95,6 +100,25 @@ static void mount_help(void) {
                "      --userns=FILE      With --idmap=namespace (implied): map the ids as the\n"
                "                         user namespace FILE does, e.g. /proc/PID/ns/user of a\n"
                "                         container's process. It must be yours.\n"
+               "      --partition=SPEC   Mount one partition of a disk image with a partition\n"
+               "                         table (GPT or MBR), such as a VM disk or a Raspberry\n"
+               "                         Pi image. SPEC is the partition's number, as\n"
+               "                         'usermount probe IMAGE' lists them, or one of:\n"
+               "                           label:NAME  the GPT partition name or the\n"
+               "                                       filesystem label is NAME\n"
+               "                           uuid:UUID   the partition UUID or the filesystem\n"
+               "                                       UUID is UUID\n"
+               "                           type:NAME   the partition type: a Discoverable\n"
+               "                                       Partitions name (root-x86-64, esp,\n"
+               "                                       home, linux-generic...), a GPT type\n"
+               "                                       GUID or an MBR type (0x83)\n"
+               "                         which usermount resolves to the number by reading the\n"
+               "                         table itself; exactly one partition must match.\n"
+               "                         Without this option, an image with a partition table\n"
+               "                         gets its only partition that holds a filesystem\n"
+               "                         usermountd mounts, and is refused, with the list,\n"
+               "                         when it has several. Not for block devices: a disk's\n"
+               "                         partitions are devices of their own (/dev/sdb2).\n"
                "      --no-ask-password  Do not ask for a password (see usermount --help).\n"
                "  -h, --help             Show this help.\n"
                "\n"
@@ -108,6 +132,8 @@ static void mount_help(void) {
                "  usermount mount -t iso9660 /dev/sr0 /media/cdrom\n"
                "  usermount mount -o noatime,commit=30 --idmap=user disk.img ~/disk\n"
                "  usermount mount --userns=/proc/4242/ns/user rootfs.img ~/ctr/rootfs\n"
+               "  usermount mount --partition=2 vm-disk.img ~/vm\n"
+               "  usermount mount --partition=label:rootfs raspios.img ~/pi\n"
                "\n"
                "  In a namespace of your own:\n"
                "    unshare --user --map-root-user --mount\n"
@@ -175,6 +201,13 @@ static int mount_check_args(const char **operands, size_t n, MountArgs *args) {
         }
         if (args->userns && !args->idmap)
                 args->idmap = "namespace";
+        if (args->partition && partspec_parse(args->partition, &args->partition_spec) < 0) {
+                _cleanup_free_ char *e = output_escape(args->partition);
+
+                log_error("--partition needs a partition number (1 or more) or label:NAME, "
+                          "uuid:UUID or type:NAME, not '%s'.", strempty(e));
+                return -EINVAL;
+        }
 
         args->source = operands[0];
         args->target = n > 1 ? operands[1] : NULL;
@@ -191,6 +224,7 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                 ARG_EXEC,
                 ARG_IDMAP,
                 ARG_USERNS,
+                ARG_PARTITION,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -200,6 +234,7 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                 { "exec", no_argument, NULL, ARG_EXEC },
                 { "idmap", required_argument, NULL, ARG_IDMAP },
                 { "userns", required_argument, NULL, ARG_USERNS },
+                { "partition", required_argument, NULL, ARG_PARTITION },
                 { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
                 {}
         };
@@ -237,6 +272,9 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                         break;
                 case ARG_USERNS:
                         args->userns = optarg;
+                        break;
+                case ARG_PARTITION:
+                        args->partition = optarg;
                         break;
                 case ARG_NO_ASK_PASSWORD:
                         arg_ask_password = false;
@@ -349,7 +387,8 @@ static ExitStatus log_attach_error(const char *target, int r) {
 /* Appends the params dict (DBUS-API.md) of args; target NULL leaves the key out, and
  * userns_fd < 0 the user namespace. */
 static int append_params(sd_bus_message *m, const MountArgs *args, bool read_only,
-                         const char *target, int userns_fd, bool interactive) {
+                         const char *target, int userns_fd, uint32_t partition,
+                         bool interactive) {
         int r;
 
         r = sd_bus_message_open_container(m, SD_BUS_TYPE_ARRAY, "{sv}");
@@ -380,6 +419,11 @@ static int append_params(sd_bus_message *m, const MountArgs *args, bool read_onl
                 if (r < 0)
                         return r;
         }
+        if (partition > 0) {
+                r = sd_bus_message_append(m, "{sv}", "partition", "u", partition);
+                if (r < 0)
+                        return r;
+        }
         r = sd_bus_message_append(m, "{sv}", "interactive", "b", (int) interactive);
         if (r < 0)
                 return r;
@@ -395,6 +439,7 @@ typedef struct MountCall {
         const MountArgs *args;
         bool read_only;
         const char *target; /* NULL: no params["target"] */
+        uint32_t partition; /* 0: no params["partition"] */
 } MountCall;
 
 /* An AuthCallFunc: sends the MountCall userdata; error and reply as sd_bus_call(). */
@@ -418,7 +463,8 @@ static int call_mount(sd_bus *bus, bool interactive, void *userdata, sd_bus_erro
                                   strempty(c->args->options));
         if (r < 0)
                 return r;
-        r = append_params(m, c->args, c->read_only, c->target, c->userns_fd, interactive);
+        r = append_params(m, c->args, c->read_only, c->target, c->userns_fd, c->partition,
+                          interactive);
         if (r < 0)
                 return r;
 
@@ -464,6 +510,55 @@ static ExitStatus print_summary(const MountInfo *info, const char *source, const
         return EXIT_STATUS_OK;
 }
 
+/*
+ * --partition as the number usermountd takes: a number as it is, a label, UUID or type
+ * looked up in the table of the image we opened (source_fd). 0 without --partition.
+ */
+static ExitStatus resolve_partition(const MountArgs *args, int source_fd, uint32_t *ret) {
+        _cleanup_free_ PartTable *t = NULL;
+        _cleanup_free_ char *e = NULL, *s = NULL;
+        uint32_t other = 0;
+        ExitStatus status;
+        int r;
+
+        *ret = 0;
+        if (!args->partition)
+                return EXIT_STATUS_OK;
+        if (args->partition_spec.kind == PART_SPEC_NUMBER) {
+                *ret = args->partition_spec.number;
+                return EXIT_STATUS_OK;
+        }
+        t = calloc(1, sizeof(PartTable));
+        if (!t) {
+                log_error_errno(ENOMEM, "%m");
+                return EXIT_STATUS_FAILURE;
+        }
+        status = probe_read_table(args->source, source_fd, t);
+        if (status != EXIT_STATUS_OK)
+                return status;
+        e = output_escape(args->source);
+        s = output_escape(args->partition);
+        if (isempty(t->type)) {
+                log_error("%s has no partition table, so --partition=%s names nothing.",
+                          strempty(e), strempty(s));
+                return EXIT_STATUS_REFUSED;
+        }
+        r = partspec_resolve(&args->partition_spec, t, ret, &other);
+        if (r == -ENOTUNIQ) {
+                log_error("--partition=%s matches more than one partition of %s (%" PRIu32
+                          " and %" PRIu32 "); see usermount probe, and give the number.",
+                          strempty(s), strempty(e), *ret, other);
+                *ret = 0;
+                return EXIT_STATUS_USAGE;
+        }
+        if (r < 0) {
+                log_error("No partition of %s matches --partition=%s; see usermount probe.",
+                          strempty(e), strempty(s));
+                return EXIT_STATUS_REFUSED;
+        }
+        return EXIT_STATUS_OK;
+}
+
 /* Opens --userns FILE (read-only: that is all a namespace file needs), or nothing. */
 static ExitStatus open_userns(const MountArgs *args, int *ret_fd) {
         _cleanup_free_ char *e = NULL;
@@ -490,6 +585,7 @@ static ExitStatus mount_run_open_mount(const MountArgs *args) {
         _cleanup_close_ int target_fd = -EBADF, source_fd = -EBADF, mount_fd = -EBADF,
                 userns_fd = -EBADF;
         _cleanup_(mount_info_done) MountInfo info = {};
+        uint32_t partition = 0;
         int write_error = 0, r;
         ExitStatus status;
 
@@ -512,6 +608,9 @@ static ExitStatus mount_run_open_mount(const MountArgs *args) {
                 return log_source_error(args->source, r);
         if (write_error < 0)
                 log_write_note(args->source, write_error);
+        status = resolve_partition(args, source_fd, &partition);
+        if (status != EXIT_STATUS_OK)
+                return status;
         status = open_userns(args, &userns_fd);
         if (status != EXIT_STATUS_OK)
                 return status;
@@ -523,6 +622,7 @@ static ExitStatus mount_run_open_mount(const MountArgs *args) {
         status = auth_call(bus, call_mount,
                            &(MountCall) { .method = "OpenMount", .source_fd = source_fd,
                                           .userns_fd = userns_fd, .args = args,
+                                          .partition = partition,
                                           .read_only = args->read_only || write_error < 0 },
                            &reply);
         if (status != EXIT_STATUS_OK)
@@ -573,6 +673,7 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
         _cleanup_(mount_info_done) MountInfo info = {};
         _cleanup_close_ int source_fd = -EBADF, userns_fd = -EBADF;
         const char *mount_point;
+        uint32_t partition = 0;
         int write_error = 0, r;
         ExitStatus status;
 
@@ -588,6 +689,9 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
                         return log_source_error(args->source, r);
                 if (write_error < 0)
                         log_write_note(args->source, write_error);
+                status = resolve_partition(args, source_fd, &partition);
+                if (status != EXIT_STATUS_OK)
+                        return status;
         } else {
                 /* usermountd opens the device, and resolves /dev/disk/by-* links itself. */
                 status = make_bus_path("Device", args->source, EXIT_STATUS_REFUSED, &device);
@@ -607,7 +711,7 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
                                           .device = device, .source_fd = source_fd,
                                           .userns_fd = userns_fd, .args = args,
                                           .read_only = args->read_only || write_error < 0,
-                                          .target = target },
+                                          .target = target, .partition = partition },
                            &reply);
         if (status != EXIT_STATUS_OK)
                 return status;
@@ -629,6 +733,11 @@ static ExitStatus mount_run(MountArgs *args) {
         /* Followed symlinks: /dev/disk/by-label/STICK is a block device here. */
         if (stat(args->source, &st) < 0)
                 return log_source_error(args->source, -errno);
+        if (args->partition && S_ISBLK(st.st_mode)) {
+                log_error("--partition is for disk images: a partition of a disk is a block "
+                          "device of its own, such as /dev/sdb2; mount that one.");
+                return usage_hint("mount");
+        }
 
         /* In a user namespace, files should be owned as the namespace sees its own ids. */
         if (!args->idmap && in_userns == 1)

@@ -2,6 +2,7 @@
 /*
  * Reading and printing usermountd's info dict (see mount-info.h).
  */
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -37,6 +38,7 @@ static const struct {
         { "idmap-gid-map", "s", offsetof(MountInfo, idmap_gid_map) },
         { "attributes", "as", offsetof(MountInfo, attributes) },
         { "mount-id", "t", offsetof(MountInfo, mount_id) },
+        { "partition", "u", offsetof(MountInfo, partition) },
         { "owner-uid", "u", offsetof(MountInfo, owner_uid) },
         { "created-usec", "t", offsetof(MountInfo, created_usec) },
 };
@@ -190,7 +192,11 @@ static bool put_details(FILE *f, const MountInfo *info) {
                 ok = ok && put_escaped(f, info->uuid);
                 sep = ", ";
         }
-        if (!isempty(info->backing_file)) {
+        if (!isempty(info->backing_file) && info->partition > 0) {
+                fprintf(f, "%spartition %" PRIu32 " of image ", sep, info->partition);
+                ok = ok && put_escaped(f, info->backing_file);
+                sep = ", ";
+        } else if (!isempty(info->backing_file)) {
                 fprintf(f, "%simage ", sep);
                 ok = ok && put_escaped(f, info->backing_file);
                 sep = ", ";

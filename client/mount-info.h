@@ -23,6 +23,7 @@ typedef struct MountInfo {
         const char *idmap_gid_map;
         char **attributes; /* owned, NULL-terminated */
         uint64_t mount_id;
+        uint32_t partition; /* the partition of the image mounted, 0 for the whole source */
         /* ListMounts entries only. */
         uint32_t owner_uid; /* MOUNT_INFO_UID_INVALID when absent */
         uint64_t created_usec; /* CLOCK_REALTIME; 0 when absent */

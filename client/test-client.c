@@ -22,6 +22,7 @@
 #include "mount-table.h"
 #include "namespace.h"
 #include "output.h"
+#include "partspec.h"
 #include "path.h"
 #include "polkit-agent.h"
 #include "route.h"
@@ -719,8 +720,118 @@ static void test_polkit_agent(void) {
         rmdir(dir);
 }
 
+static void test_partspec_parse(void) {
+        static const struct {
+                const char *in;
+                int r;
+                PartSpecKind kind;
+                uint32_t number;
+                const char *value;
+        } cases[] = {
+                { "2", 0, PART_SPEC_NUMBER, 2, NULL },
+                { "128", 0, PART_SPEC_NUMBER, 128, NULL },
+                { "4294967295", 0, PART_SPEC_NUMBER, 4294967295U, NULL },
+                { "label:rootfs", 0, PART_SPEC_LABEL, 0, "rootfs" },
+                { "label:a:b", 0, PART_SPEC_LABEL, 0, "a:b" },
+                { "uuid:4E7B0161-75E3-F048-BE31-517EB3D1637B", 0, PART_SPEC_UUID, 0,
+                  "4E7B0161-75E3-F048-BE31-517EB3D1637B" },
+                { "type:root-x86-64", 0, PART_SPEC_TYPE, 0, "root-x86-64" },
+                { "0", -EINVAL, 0, 0, NULL },
+                { "4294967296", -EINVAL, 0, 0, NULL },
+                { "02", -EINVAL, 0, 0, NULL },
+                { "-1", -EINVAL, 0, 0, NULL },
+                { "+1", -EINVAL, 0, 0, NULL },
+                { " 1", -EINVAL, 0, 0, NULL },
+                { "1 ", -EINVAL, 0, 0, NULL },
+                { "0x2", -EINVAL, 0, 0, NULL },
+                { "two", -EINVAL, 0, 0, NULL },
+                { "label:", -EINVAL, 0, 0, NULL },
+                { "uuid:", -EINVAL, 0, 0, NULL },
+                { "name:x", -EINVAL, 0, 0, NULL },
+                { "", -EINVAL, 0, 0, NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                PartSpec s = { .kind = 99 };
+                int r = partspec_parse(cases[i].in, &s);
+                bool ok = r == cases[i].r;
+
+                if (ok && r == 0)
+                        ok = s.kind == cases[i].kind && s.number == cases[i].number &&
+                             streq_ptr(s.value, cases[i].value);
+                check(ok, "partspec_parse");
+                if (!ok)
+                        printf("# '%s': %d\n", cases[i].in, r);
+        }
+}
+
+static PartEntry part_entry(uint32_t number, const char *type, const char *type_name,
+                            const char *name, const char *uuid, const char *label,
+                            const char *fsuuid) {
+        PartEntry e = { .number = number };
+
+        snprintf(e.type, sizeof(e.type), "%s", type);
+        snprintf(e.type_name, sizeof(e.type_name), "%s", type_name);
+        snprintf(e.name, sizeof(e.name), "%s", name);
+        snprintf(e.uuid, sizeof(e.uuid), "%s", uuid);
+        snprintf(e.label, sizeof(e.label), "%s", label);
+        snprintf(e.fsuuid, sizeof(e.fsuuid), "%s", fsuuid);
+        return e;
+}
+
+static void test_partspec_resolve(void) {
+        static const struct {
+                const char *spec;
+                int r;
+                uint32_t number, other;
+        } cases[] = {
+                { "7", 0, 7, 0 },                                  /* taken as it is */
+                { "label:EFI System", 0, 1, 0 },                   /* GPT name */
+                { "label:um-data", 0, 2, 0 },                      /* filesystem label */
+                { "label:root", 0, 3, 0 },
+                { "label:ROOT", -ENOENT, 0, 0 },                   /* labels are exact */
+                { "label:twin", -ENOTUNIQ, 2, 3 },                 /* name of 2, label of 3 */
+                { "uuid:aaaaaaaa-0000-0000-0000-000000000002", 0, 2, 0 },
+                { "uuid:AAAAAAAA-0000-0000-0000-000000000002", 0, 2, 0 },
+                { "uuid:ffff-3", 0, 3, 0 },                        /* filesystem UUID */
+                { "uuid:nope", -ENOENT, 0, 0 },
+                { "type:esp", 0, 1, 0 },
+                { "type:root-x86-64", 0, 3, 0 },
+                { "type:C12A7328-F81F-11D2-BA4B-00A0C93EC93B", 0, 1, 0 },
+                { "type:linux-generic", 0, 2, 0 },
+                { "type:0x83", 0, 5, 0 },
+                { "type:83", 0, 5, 0 },
+                { "type:home", -ENOENT, 0, 0 },
+        };
+        static PartTable t = { .type = "gpt", .n_entries = 4 };
+
+        t.entries[0] = part_entry(1, "c12a7328-f81f-11d2-ba4b-00a0c93ec93b", "esp", "EFI System",
+                                  "aaaaaaaa-0000-0000-0000-000000000001", "", "");
+        t.entries[1] = part_entry(2, "0fc63daf-8483-4772-8e79-3d69d8477de4", "linux-generic",
+                                  "twin", "aaaaaaaa-0000-0000-0000-000000000002", "um-data",
+                                  "ffff-2");
+        t.entries[2] = part_entry(3, "4f68bce3-e8cd-4db1-96e7-fbcaf984b709", "root-x86-64",
+                                  "root", "aaaaaaaa-0000-0000-0000-000000000003", "twin",
+                                  "ffff-3");
+        t.entries[3] = part_entry(5, "0x83", "", "", "", "", "");
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                uint32_t number = 0, other = 0;
+                PartSpec s;
+                int r = partspec_parse(cases[i].spec, &s);
+
+                if (r == 0)
+                        r = partspec_resolve(&s, &t, &number, &other);
+                check(r == cases[i].r && number == cases[i].number && other == cases[i].other,
+                      "partspec_resolve");
+                if (r != cases[i].r || number != cases[i].number)
+                        printf("# '%s': %d, %u, %u\n", cases[i].spec, r, number, other);
+        }
+}
+
 int main(void) {
         test_escape();
+        test_partspec_parse();
+        test_partspec_resolve();
         test_args_json_only();
         test_utf8();
         test_info_full();

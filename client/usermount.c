@@ -33,6 +33,7 @@ static const Verb verbs[] = {
         { "unmount", verb_unmount },
         { "list", verb_list },
         { "monitor", verb_monitor },
+        { "probe", verb_probe },
 };
 
 static void help(void) {
@@ -53,6 +54,9 @@ static void help(void) {
                "                     Unmount a filesystem that usermountd mounted.\n"
                "  list [--json]      List the mounts usermountd keeps track of.\n"
                "  monitor [--json]   Print mounts and unmounts as they happen.\n"
+               "  probe [--json] IMAGE|DEVICE\n"
+               "                     Show the partition table of a disk image or device, to\n"
+               "                     choose what mount --partition mounts.\n"
                "See usermount COMMAND --help for each command's options and output.\n"
                "\n"
                "Options:\n"

@@ -36,6 +36,16 @@ int verb_mount(int argc, char *argv[]);
 int verb_unmount(int argc, char *argv[]);
 int verb_list(int argc, char *argv[]);
 int verb_monitor(int argc, char *argv[]);
+int verb_probe(int argc, char *argv[]);
+
+/*
+ * The partition table of source (for messages), read from source_fd if >= 0 (through a
+ * description of its own: its offset does not move), else from the file source names,
+ * into *ret (parttable_read()). Prints what went wrong: EXIT_STATUS_REFUSED when the
+ * source cannot be opened or read as a disk or has too many partitions.
+ */
+typedef struct PartTable PartTable;
+ExitStatus probe_read_table(const char *source, int source_fd, PartTable *ret);
 
 /* Prints "See 'usermount [COMMAND ]--help'." after a usage error; returns EXIT_STATUS_USAGE. */
 int usage_hint(const char *verb);

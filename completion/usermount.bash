@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bash completion for usermount(1): commands and options as client/*.c parse them, filesystem
-# types and id mappings, files where a path goes, and for unmount the mount points that
-# "usermount list" shows. Needs nothing from the bash-completion package.
+# types, id mappings and the kinds of --partition, files where a path goes, and for unmount
+# the mount points that "usermount list" shows. Needs nothing from the bash-completion package.
 
 _usermount_mount_points() {
         # $1: the usermount being completed. The JSON is read line by line without a parser:
@@ -21,10 +21,12 @@ _usermount() {
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
         local verb="" opt="" prefix="" i w n_operands=0
         local -r global_opts="-h --help --version --no-ask-password"
-        local -r verbs="mount unmount list monitor"
+        local -r verbs="mount unmount list monitor probe"
         local -r fstypes="ext2 ext3 ext4 xfs btrfs squashfs erofs vfat exfat ntfs3 iso9660 udf"
         local -r idmaps="none user namespace"
-        local -r mount_opts="-t --type= -o --options= -r --read-only --exec --idmap= --userns= --no-ask-password -h --help"
+        local -r mount_opts="-t --type= -o --options= -r --read-only --exec --idmap= --userns= --partition= --no-ask-password -h --help"
+        local -r partition_kinds="label: uuid: type:"
+        local -r probe_opts="--json -h --help"
         local -r unmount_opts="-f --force -A --all-targets --no-ask-password -h --help"
         local -r list_opts="--json -h --help"
         COMPREPLY=()
@@ -41,7 +43,7 @@ _usermount() {
                 prefix=$opt=
                 cur=${cur#*=}
         elif [[ $prev == -t || $prev == --type || $prev == -o || $prev == --options ||
-                $prev == --idmap || $prev == --userns ]]; then
+                $prev == --idmap || $prev == --userns || $prev == --partition ]]; then
                 opt=$prev
         fi
 
@@ -53,7 +55,7 @@ _usermount() {
                         continue
                 fi
                 case $w in
-                -t | --type | -o | --options | --idmap | --userns) ((i++)) ;;
+                -t | --type | -o | --options | --idmap | --userns | --partition) ((i++)) ;;
                 = | -*) ;;
                 *) [[ ${COMP_WORDS[i-1]} != "=" ]] && ((n_operands++)) ;;
                 esac
@@ -78,6 +80,11 @@ _usermount() {
                         mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$idmaps" -- "$cur")
                         return 0 ;;
                 -o | --options)
+                        return 0 ;;
+                --partition)
+                        # A number, or how to name one; the names are the image's own.
+                        mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$partition_kinds" -- "$cur")
+                        compopt -o nospace 2>/dev/null
                         return 0 ;;
                 --userns)
                         # A user namespace file, e.g. /proc/PID/ns/user.
@@ -115,6 +122,16 @@ _usermount() {
                 ;;
         list | monitor)
                 mapfile -t COMPREPLY < <(compgen -W "$list_opts" -- "$cur")
+                ;;
+        probe)
+                if [[ $cur == -* ]]; then
+                        mapfile -t COMPREPLY < <(compgen -W "$probe_opts" -- "$cur")
+                        return 0
+                fi
+                ((n_operands == 0)) || return 0
+                # IMAGE or DEVICE: any file.
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
                 ;;
         esac
         return 0

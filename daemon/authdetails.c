@@ -60,6 +60,8 @@ void auth_details_of_request(Request *req, AuthDetails *d) {
                 d->read_only = rec->attr_set & MOUNT_ATTR_RDONLY;
                 d->exec = !(rec->attr_set & MOUNT_ATTR_NOEXEC);
                 snprintf(d->target, sizeof(d->target), "%s", strempty(rec->mount_point));
+                if (rec->partition > 0)
+                        snprintf(d->partition, sizeof(d->partition), "%u", rec->partition);
                 auth_details_facts(d, rec->devnum, -EBADF);
                 return;
         }
@@ -70,6 +72,8 @@ void auth_details_of_request(Request *req, AuthDetails *d) {
         d->fstype = req->probe.fstype;
         d->label = req->probe.label;
         d->uuid = req->probe.uuid;
+        if (req->partition.number > 0)
+                snprintf(d->partition, sizeof(d->partition), "%u", req->partition.number);
         d->idmap = idmap_mode_to_string(req->call.params.idmap);
         d->driver = driver_kind_name(req->driver.driver);
         d->options = strempty(req->call.options);
@@ -98,6 +102,7 @@ void auth_details_list(const AuthDetails *d, const char *ret[AUTH_DETAILS_LIST_M
                 "fstype", d->fstype,
                 "label", d->label,
                 "uuid", d->uuid,
+                "partition", d->partition,
                 "read-only", d->read_only ? "true" : "false",
                 "exec", d->exec ? "true" : "false",
                 "idmap", d->idmap,

@@ -19,6 +19,7 @@ typedef struct AuthDetails {
         bool read_only, exec;
         char target[4096];
         char device_number[32], image_owner_uid[16], image_inode[64];
+        char partition[16];   /* the partition's number, "" for the whole source */
         const char *facts[7]; /* those of the three that apply: key, value, ..., NULL */
 } AuthDetails;
 
@@ -27,5 +28,5 @@ void auth_details_of_request(Request *req, AuthDetails *d);
 
 /* The NULL-terminated key, value, ... list of d for authorize_check_async(); it points
  * into d. */
-#define AUTH_DETAILS_LIST_MAX 27
+#define AUTH_DETAILS_LIST_MAX 29
 void auth_details_list(const AuthDetails *d, const char *ret[AUTH_DETAILS_LIST_MAX]);

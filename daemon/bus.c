@@ -63,6 +63,15 @@ static int set_userns(const BusParam *p, const BusParamValue *v, void *target, U
         return params->userns_fd < 0 ? -errno : 0;
 }
 
+static int set_partition(const BusParam *p, const BusParamValue *v, void *target,
+                         UmError *error) {
+        MountParams *params = target;
+
+        params->partition_given = true;
+        params->partition = v->u;
+        return 0;
+}
+
 /* The params of OpenMount, MountFd and Mount, into a MountParams (DBUS-API.md). */
 static const BusParam mount_params[] = {
         { "target", 's', offsetof(MountParams, target), bus_param_set_string },
@@ -72,6 +81,7 @@ static const BusParam mount_params[] = {
         { "userns", 'h', offsetof(MountParams, userns_fd), set_userns },
         { "interactive", 'b', offsetof(MountParams, interactive), bus_param_set_bool },
         { "driver", 's', offsetof(MountParams, driver), set_driver },
+        { "partition", 'u', offsetof(MountParams, partition), set_partition },
 };
 
 static const BusParamTable mount_params_table = {
@@ -187,6 +197,13 @@ static int bus_parse_mount_call(MountCall *call, const Conf *conf, UmError *erro
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "OpenMount does not attach the mount; 'target' is for Mount "
                                     "and MountFd.");
+        /* A device path names the partition itself (/dev/sdb2); only an image file's
+         * partitions have no node of their own. */
+        if (call->params.partition_given && call->method == METHOD_MOUNT)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "Mount takes the partition's own device (such as "
+                                    "/dev/sdb2), not 'partition'; that parameter is for "
+                                    "images passed to MountFd and OpenMount.");
         if (call->params.target) {
                 r = check_absolute_path("target", call->params.target, error);
                 if (r < 0)
@@ -522,6 +539,8 @@ static int append_record_info(sd_bus_message *m, const MountRecord *rec, bool wi
                 r = append_info_string(m, "label", rec->label);
         if (r >= 0)
                 r = append_info_string(m, "uuid", rec->uuid);
+        if (r >= 0 && rec->partition > 0)
+                r = sd_bus_message_append(m, "{sv}", "partition", "u", rec->partition);
         if (r >= 0)
                 r = sd_bus_message_append(m, "{sv}", "options", "s", strempty(rec->options));
         if (r >= 0)

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <systemd/sd-bus.h>
 
 #include "um-error.h"
@@ -17,10 +18,11 @@
 typedef struct BusParam BusParam;
 typedef struct BusParamTable BusParamTable;
 
-/* The value of one key as read from its variant: .b for 'b', .fd for 'h' (owned by the
- * message), .s for 's' (owned by the message). */
+/* The value of one key as read from its variant: .b for 'b', .u for 'u', .fd for 'h'
+ * (owned by the message), .s for 's' (owned by the message). */
 typedef union BusParamValue {
         int b;
+        uint32_t u;
         int fd;
         const char *s;
 } BusParamValue;
@@ -35,7 +37,7 @@ typedef int (*BusParamSet)(const BusParam *p, const BusParamValue *v, void *targ
 
 struct BusParam {
         const char *key;
-        char type;      /* D-Bus basic type of the value: 'b', 's' or 'h' */
+        char type;      /* D-Bus basic type of the value: 'b', 'u', 's' or 'h' */
         size_t offset;  /* of the field the generic setters below write */
         BusParamSet set;
 };

@@ -54,6 +54,9 @@ typedef struct MountParams {
                            * otherwise; owned until the bus edge hands it to the Request */
         bool userns_given; /* userns_fd is params["userns"]: anything the caller passed, which
                             * only a worker may look at (idmap_check_userns_fd()) */
+        uint32_t partition; /* MountFd, OpenMount: the number in the image's partition table;
+                             * 0: the whole image, or its only mountable partition */
+        bool partition_given; /* partition was in params (Mount refuses it, even 0) */
 } MountParams;
 
 typedef struct MountCall {

@@ -37,17 +37,28 @@
 
 /* ---- reading the superblock -------------------------------------------------------- */
 
-/* A private read-only description of the source, so that its offset stays the caller's. */
-static int read_at(int fd, off_t offset, void *buf, size_t size) {
+/* The bytes a superblock is read from: fd, or the byte range of one of its partitions. */
+typedef struct SbSource {
+        int fd;
+        uint64_t base;  /* where the filesystem starts in fd */
+        uint64_t limit; /* its size; 0: to the end of fd */
+} SbSource;
+
+/* A private read-only description of the source, so that its offset stays the caller's;
+ * never beyond the partition (the next partition's bytes are not this filesystem's). */
+static int read_at(const SbSource *src, off_t offset, void *buf, size_t size) {
         _cleanup_close_ int rfd = -EBADF;
         char path[64];
         ssize_t n;
 
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        if (src->limit > 0 && ((uint64_t) offset > src->limit ||
+                               size > src->limit - (uint64_t) offset))
+                return -ENODATA;
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", src->fd);
         rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (rfd < 0)
                 return -errno;
-        n = pread(rfd, buf, size, offset);
+        n = pread(rfd, buf, size, (off_t) (src->base + (uint64_t) offset));
         if (n < 0)
                 return -errno;
         if ((size_t) n < size)
@@ -83,11 +94,11 @@ static int refuse(UmError *error, const char *what) {
 }
 
 /* ext3/ext4: a journal that is not an inode of the filesystem is on another device. */
-static int check_ext(int fd, UmError *error) {
+static int check_ext(const SbSource *src, UmError *error) {
         uint8_t sb[1024];
         int r;
 
-        r = read_at(fd, EXT_SB_OFFSET, sb, sizeof(sb));
+        r = read_at(src, EXT_SB_OFFSET, sb, sizeof(sb));
         if (r < 0)
                 return r;
         if ((sb[0x38] | sb[0x39] << 8) != EXT_MAGIC)
@@ -103,11 +114,11 @@ static int check_ext(int fd, UmError *error) {
 }
 
 /* xfs: an internal log has a start block; a realtime section needs a device of its own. */
-static int check_xfs(int fd, UmError *error) {
+static int check_xfs(const SbSource *src, UmError *error) {
         uint8_t sb[512];
         int r;
 
-        r = read_at(fd, 0, sb, sizeof(sb));
+        r = read_at(src, 0, sb, sizeof(sb));
         if (r < 0)
                 return r;
         if (memcmp(sb, "XFSB", 4) != 0)
@@ -120,13 +131,13 @@ static int check_xfs(int fd, UmError *error) {
 }
 
 /* btrfs: one device; its FSID must not be one the kernel has mounted already. */
-static int check_btrfs(int fd, UmError *error) {
+static int check_btrfs(const SbSource *src, UmError *error) {
         uint8_t sb[4096];
         char fsid[37], path[64];
         uint64_t n;
         int r;
 
-        r = read_at(fd, BTRFS_SB_OFFSET, sb, sizeof(sb));
+        r = read_at(src, BTRFS_SB_OFFSET, sb, sizeof(sb));
         if (r < 0)
                 return r;
         if (memcmp(sb + 64, BTRFS_MAGIC, 8) != 0)
@@ -158,14 +169,20 @@ static int check_btrfs(int fd, UmError *error) {
 }
 
 int fsrefs_check_superblock(int fd, const char *fstype, UmError *error) {
+        return fsrefs_check_superblock_in(fd, 0, 0, fstype, error);
+}
+
+int fsrefs_check_superblock_in(int fd, uint64_t offset, uint64_t size, const char *fstype,
+                               UmError *error) {
+        const SbSource src = { .fd = fd, .base = offset, .limit = size };
         int r;
 
         if (streq(fstype, "ext3") || streq(fstype, "ext4") || streq(fstype, "ext2"))
-                r = check_ext(fd, error);
+                r = check_ext(&src, error);
         else if (streq(fstype, "xfs"))
-                r = check_xfs(fd, error);
+                r = check_xfs(&src, error);
         else if (streq(fstype, "btrfs"))
-                r = check_btrfs(fd, error);
+                r = check_btrfs(&src, error);
         else
                 return 0;
         if (r < 0 && error->kind == UM_ERROR_KIND_NONE)
@@ -355,7 +372,7 @@ int fsrefs_check_read_only_device(int fd, const char *fstype, UmError *error) {
 
         if (!streq(fstype, "ext2") && !streq(fstype, "ext3") && !streq(fstype, "ext4"))
                 return 0;
-        r = read_at(fd, EXT_SB_OFFSET, sb, sizeof(sb));
+        r = read_at(&(const SbSource) { .fd = fd }, EXT_SB_OFFSET, sb, sizeof(sb));
         if (r < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "the ext superblock could not be read: %s", strerror(-r));

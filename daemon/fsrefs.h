@@ -20,6 +20,7 @@
  */
 #pragma once
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "um-error.h"
@@ -27,6 +28,11 @@
 /* fd: the source, open for reading; fstype: as probed. 0, or -EINVAL with
  * UM_ERROR_KIND_INVALID_SOURCE and the reason; -errno if the superblock cannot be read. */
 int fsrefs_check_superblock(int fd, const char *fstype, UmError *error);
+
+/* The same for a filesystem in the byte range [offset, offset + size) of fd (a partition
+ * of an image; size 0: to the end), never reading outside it. */
+int fsrefs_check_superblock_in(int fd, uint64_t offset, uint64_t size, const char *fstype,
+                               UmError *error);
 
 /* The probed uuid and label (either may be empty); self: the source's own device number
  * (0 for an image), which may hold them. 0, or -EEXIST with UM_ERROR_KIND_INVALID_SOURCE

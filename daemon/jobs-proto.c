@@ -134,8 +134,16 @@ static bool probe_ok(const SourceProbe *p) {
         return JOB_STRING_OK(p->fstype) && JOB_STRING_OK(p->label) && JOB_STRING_OK(p->uuid);
 }
 
+int source_partition_check(const SourcePartition *p) {
+        if (p->number == 0 ? (p->offset != 0 || p->size != 0) :
+                             (p->size == 0 || p->offset > UINT64_MAX - p->size))
+                return -EBADMSG;
+        return 0;
+}
+
 int probe_reply_check(const ProbeReply *r) {
         if (!probe_ok(&r->probe) || !JOB_STRING_OK(r->device) || !idmap_ok(&r->uid_map) ||
+            source_partition_check(&r->partition) < 0 ||
             !idmap_ok(&r->gid_map) || r->source.type < SOURCE_UNKNOWN ||
             r->source.type > SOURCE_IMAGE)
                 return -EBADMSG;

@@ -209,6 +209,7 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
                 .caller_uid = job->idmap.caller_uid,
                 .caller_gid = job->idmap.caller_gid,
                 .files_as_caller = job->driver.files_as_caller,
+                .offset = job->partition.offset,
                 .driver_uid = claim.uid,
                 .timeout_usec = job->driver.timeout_usec,
                 .shim_path = shim[0] ? shim : NULL,

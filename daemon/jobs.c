@@ -94,30 +94,46 @@ static int job_probe(const void *input, int *fds, size_t n_fds, void *out, UmErr
                  * read is someone's image), free (swap, dm/md holders) or a single
                  * filesystem. Nothing is claimed before authorization: job_build() does. */
                 r = device_check_kind(reply->source.rdev, error);
+                /* A disk's partitions are block devices of their own, each claimed, checked
+                 * for use and tracked by itself; a loop device over a range of the disk
+                 * would be none of that (partition.h). */
+                if (r >= 0 && job->partition > 0)
+                        r = um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                         "Parameter 'partition' is for image files; a "
+                                         "partition of a disk is a block device of its own "
+                                         "(such as /dev/sdb2): pass that one instead.");
                 if (r >= 0)
                         r = device_check_not_partitioned(reply->source.rdev, error);
                 if (r >= 0)
                         r = device_check_not_listed_busy(reply->source.rdev, error);
         } else {
+                /* First which partition, if the image has a table: another partition of
+                 * the same image may be mounted meanwhile. */
+                r = source_probe_image(source_fd, job->partition, &reply->probe,
+                                       &reply->partition, error);
                 /* A mount released a moment ago lets go of its loop device asynchronously:
                  * give it up to two seconds before calling the image busy. */
-                for (int i = 0; i < 40; i++) {
+                for (int i = 0; r >= 0 && i < 40; i++) {
                         loop = mfree(loop);
-                        r = loop_find_backing(source_fd, &loop);
+                        r = loop_find_backing_range(source_fd, reply->partition.offset,
+                                                    reply->partition.size, &loop);
                         if (r <= 0)
                                 break;
                         usleep(50 * 1000);
                 }
                 if (r > 0)
                         r = um_error_set(error, UM_ERROR_KIND_DEVICE_BUSY, EBUSY,
-                                         "The image is already attached to %s (mounted or in "
+                                         "The %s is already attached to %s (mounted or in "
                                          "use); a second mount of it would corrupt it.",
+                                         reply->partition.number ? "partition" : "image",
                                          strempty(loop));
         }
-        if (r >= 0)
+        if (r >= 0 && reply->source.type == SOURCE_BLOCK_DEVICE)
                 r = source_probe(source_fd, &reply->probe, error);
         if (r >= 0)
-                r = fsrefs_check_superblock(source_fd, reply->probe.fstype, error);
+                r = fsrefs_check_superblock_in(source_fd, reply->partition.offset,
+                                               reply->partition.size, reply->probe.fstype,
+                                               error);
         if (r >= 0 && reply->source.type == SOURCE_IMAGE)
                 r = fsrefs_check_names(reply->probe.fstype, reply->probe.uuid,
                                        reply->probe.label, 0, error);
@@ -212,7 +228,7 @@ int job_recheck_probe(const BuildJob *job, int fd, SourceProbe *ret, UmError *er
          * signature or a partition table written meanwhile is not looked for again: the
          * mount is of the authorised type, and loop devices are made without partition
          * scanning; the uuid and label checked are that type's. */
-        r = source_probe_as(fd, job->probe.fstype, ret, error);
+        r = source_probe_as_in(fd, &job->partition, job->probe.fstype, ret, error);
         if (r < 0)
                 return r;
         if (!streq(ret->fstype, job->probe.fstype) || !streq(ret->uuid, job->probe.uuid) ||
@@ -232,7 +248,8 @@ static int job_recheck(const BuildJob *job, int source_fd, int fd, dev_t self,
         r = job_recheck_probe(job, fd, &now, error);
         if (r < 0)
                 return r;
-        r = fsrefs_check_superblock(fd, now.fstype, error);
+        r = fsrefs_check_superblock_in(fd, job->partition.offset, job->partition.size,
+                                       now.fstype, error);
         if (r >= 0 && (job->source.type == SOURCE_IMAGE || streq(now.fstype, "btrfs")))
                 r = fsrefs_check_names(now.fstype, now.uuid, now.label, self, error);
         if (r < 0)
@@ -269,8 +286,9 @@ static int job_attach_loop(const BuildJob *job, int source_fd, bool read_only, b
         struct stat st = {};
         int r;
 
-        r = loop_attach_marked(source_fd, read_only, job->runtime_dir, &loop_fd, &loop_path,
-                               error);
+        /* A partition: the loop device is that byte range of the image, no more. */
+        r = loop_attach_range(source_fd, read_only, job->partition.offset, job->partition.size,
+                              job->runtime_dir, &loop_fd, &loop_path, error);
         if (r < 0)
                 return r;
         snprintf(reply->device, sizeof(reply->device), "%s", loop_path);
@@ -369,6 +387,8 @@ static int job_build(const void *input, int *fds, size_t n_fds, void *out, UmErr
         if (n_fds < 1 || !JOB_STRING_OK(job->source_path) || !JOB_STRING_OK(job->runtime_dir) ||
             !JOB_STRING_OK(job->probe.fstype) || !JOB_STRING_OK(job->probe.uuid) ||
             !JOB_STRING_OK(job->probe.label) || !JOB_STRING_OK(job->driver.name) ||
+            source_partition_check(&job->partition) < 0 ||
+            (job->partition.number > 0 && job->source.type != SOURCE_IMAGE) ||
             job_options_unpack(&job->options, &options) < 0)
                 return bad_job(error, "build");
         if (job->driver.kind == DRIVER_USERSPACE)
@@ -378,7 +398,9 @@ static int job_build(const void *input, int *fds, size_t n_fds, void *out, UmErr
         if (job->source.type == SOURCE_IMAGE) {
                 snprintf(reply->backing_file, sizeof(reply->backing_file), "%s",
                          job->source_path);
-                if (job->from_file && streq(job->probe.fstype, "erofs")) {
+                /* A partition has no file of its own to mount: a loop device of its range. */
+                if (job->from_file && streq(job->probe.fstype, "erofs") &&
+                    job->partition.number == 0) {
                         snprintf(file_source, sizeof(file_source), "/proc/self/fd/%d",
                                  source_fd);
                         spec.source = file_source;

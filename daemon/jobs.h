@@ -52,6 +52,7 @@ typedef struct ProbeJob {
         JobCaller caller;
         int32_t idmap;       /* IdmapMode; namespace: fds[1] is the user namespace */
         bool userns_given;   /* that namespace is one the caller passed (to be checked) */
+        uint32_t partition;  /* params "partition": 0, or the number in the image's table */
 } ProbeJob;
 
 typedef struct OpenDeviceJob {
@@ -64,6 +65,7 @@ typedef struct OpenDeviceJob {
 typedef struct ProbeReply {
         SourceInfo source;   /* PROBE: what the caller's fd is */
         SourceProbe probe;
+        SourcePartition partition; /* PROBE of an image: the partition chosen, if any */
         IdMap uid_map;       /* idmap namespace: the caller's checked maps */
         IdMap gid_map;
         bool read_only;      /* OPEN_DEVICE: the device could only be opened read-only */
@@ -102,6 +104,7 @@ typedef struct BuildJob {
         SourceInfo source;
         char source_path[JOB_PATH_MAX]; /* images: the backing file, for the record */
         SourceProbe probe;              /* what polkit was asked about */
+        SourcePartition partition;      /* images: the partition to mount, or number 0 */
         JobOptions options;
         MountIdmap idmap;
         JobImageCheck check;
@@ -165,6 +168,10 @@ int job_set_string(char *dst, size_t n, const char *s);
 /* Whether a reply a worker sent is one the daemon may read: every string NUL-terminated
  * within its field, maps within IDMAP_MAX_EXTENTS, enums in range. -EBADMSG if not. */
 int probe_reply_check(const ProbeReply *r);
+
+/* Whether p is a partition or the whole source: number 0 with offset and size 0, or a
+ * number with a size that ends within 64 bits. -EBADMSG if not. */
+int source_partition_check(const SourcePartition *p);
 int build_reply_check(const BuildReply *r);
 
 /* MountOptions <-> JobOptions. pack: -E2BIG when they do not fit. unpack: -EBADMSG for

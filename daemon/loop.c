@@ -40,11 +40,15 @@ static int loop_open_free(int control_fd, bool read_only, int *ret_fd, int *ret_
         return 0;
 }
 
-/* Binds backing_fd to the loop device in one call; -EAGAIN if someone else bound it first. */
-static int loop_configure(int loop_fd, int backing_fd, bool read_only) {
+/* Binds backing_fd (from offset, size bytes or to its end) to the loop device in one call;
+ * -EAGAIN if someone else bound it first. */
+static int loop_configure(int loop_fd, int backing_fd, bool read_only, uint64_t offset,
+                          uint64_t size) {
         struct loop_config config = {
                 .fd = (uint32_t) backing_fd,
                 .info.lo_flags = LO_FLAGS_AUTOCLEAR | (read_only ? LO_FLAGS_READ_ONLY : 0),
+                .info.lo_offset = offset,
+                .info.lo_sizelimit = size,
         };
 
         if (ioctl(loop_fd, LOOP_CONFIGURE, &config) < 0)
@@ -159,8 +163,8 @@ void loop_sweep_marks(const char *dir) {
 }
 
 /* One attempt: a free device, opened and bound; -EAGAIN if another process won the race. */
-static int loop_claim(int control_fd, int backing_fd, bool read_only, const char *mark_dir,
-                      int *ret_fd, int *ret_nr) {
+static int loop_claim(int control_fd, int backing_fd, bool read_only, uint64_t offset,
+                      uint64_t size, const char *mark_dir, int *ret_fd, int *ret_nr) {
         _cleanup_close_ int fd = -EBADF;
         int nr = -1, r;
 
@@ -172,7 +176,7 @@ static int loop_claim(int control_fd, int backing_fd, bool read_only, const char
                 if (r < 0)
                         return r;
         }
-        r = loop_configure(fd, backing_fd, read_only);
+        r = loop_configure(fd, backing_fd, read_only, offset, size);
         if (r < 0) {
                 /* Someone else's device now: it gets its links. */
                 loop_unmark_pending(mark_dir, nr);
@@ -191,6 +195,11 @@ int loop_attach(int backing_fd, bool read_only, int *ret_fd, char **ret_path, Um
 
 int loop_attach_marked(int backing_fd, bool read_only, const char *mark_dir, int *ret_fd,
                        char **ret_path, UmError *error) {
+        return loop_attach_range(backing_fd, read_only, 0, 0, mark_dir, ret_fd, ret_path, error);
+}
+
+int loop_attach_range(int backing_fd, bool read_only, uint64_t offset, uint64_t size,
+                      const char *mark_dir, int *ret_fd, char **ret_path, UmError *error) {
         _cleanup_close_ int control_fd = -EBADF, loop_fd = -EBADF;
         char path[32];
         int r, nr = -1;
@@ -205,7 +214,8 @@ int loop_attach_marked(int backing_fd, bool read_only, const char *mark_dir, int
                                     "loop devices are not available (/dev/loop-control)");
 
         for (int attempt = 0; attempt < LOOP_ATTACH_ATTEMPTS; attempt++) {
-                r = loop_claim(control_fd, backing_fd, read_only, mark_dir, &loop_fd, &nr);
+                r = loop_claim(control_fd, backing_fd, read_only, offset, size, mark_dir,
+                               &loop_fd, &nr);
                 if (r != -EAGAIN)
                         break;
         }
@@ -229,6 +239,20 @@ int loop_attach_marked(int backing_fd, bool read_only, const char *mark_dir, int
 }
 
 int loop_find_backing(int backing_fd, char **ret_path) {
+        return loop_find_backing_range(backing_fd, 0, 0, ret_path);
+}
+
+/* The end of [start, start + size); size 0 (to the end of the file) and an end past 2^64
+ * are past every start. */
+static uint64_t range_end(uint64_t start, uint64_t size) {
+        return size == 0 || start > UINT64_MAX - size ? UINT64_MAX : start + size;
+}
+
+static bool ranges_overlap(uint64_t a, uint64_t as, uint64_t b, uint64_t bs) {
+        return a < range_end(b, bs) && b < range_end(a, as);
+}
+
+int loop_find_backing_range(int backing_fd, uint64_t offset, uint64_t size, char **ret_path) {
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
         struct stat st;
@@ -250,7 +274,8 @@ int loop_find_backing(int backing_fd, char **ret_path) {
                 /* Unbound devices answer ENXIO. */
                 if (fd < 0 || ioctl(fd, LOOP_GET_STATUS64, &info) < 0)
                         continue;
-                if (info.lo_device == st.st_dev && info.lo_inode == st.st_ino) {
+                if (info.lo_device == st.st_dev && info.lo_inode == st.st_ino &&
+                    ranges_overlap(info.lo_offset, info.lo_sizelimit, offset, size)) {
                         _cleanup_close_ int excl = -EBADF;
 
                         /* Only a device something holds counts (a mounted filesystem claims

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "um-error.h"
 
@@ -35,6 +36,13 @@ int loop_attach(int backing_fd, bool read_only, int *ret_fd, char **ret_path, Um
 #define LOOP_MARK_PENDING_SEC 60
 int loop_attach_marked(int backing_fd, bool read_only, const char *mark_dir, int *ret_fd,
                        char **ret_path, UmError *error);
+
+/* The same for the byte range [offset, offset + size) of the file (a partition of an
+ * image), set in the same LOOP_CONFIGURE call (lo_offset, lo_sizelimit): the device ends
+ * where the partition ends, and the filesystem on it never reads the next partition. size
+ * 0: to the end of the file. */
+int loop_attach_range(int backing_fd, bool read_only, uint64_t offset, uint64_t size,
+                      const char *mark_dir, int *ret_fd, char **ret_path, UmError *error);
 void loop_sweep_marks(const char *dir);
 
 /*
@@ -45,3 +53,8 @@ void loop_sweep_marks(const char *dir);
  * devices on one image mean two filesystem instances writing the same blocks.
  */
 int loop_find_backing(int backing_fd, char **ret_path);
+
+/* The same, for the loop devices whose byte range of the file overlaps [offset, offset +
+ * size) (size 0: to the end): two partitions of one image can be mounted at once, one
+ * partition twice cannot. */
+int loop_find_backing_range(int backing_fd, uint64_t offset, uint64_t size, char **ret_path);

@@ -7,10 +7,19 @@
 #include <blkid/blkid.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "parttable.h"
+#include "partition.h"
 #include "source.h"
+
+/* What probe() does about a partition table on the source. */
+typedef enum ProbeTable {
+        PROBE_TABLE_REFUSE,    /* refuse the source, naming the partitions */
+        PROBE_TABLE_REPORT,    /* return 1: the caller reads the table */
+} ProbeTable;
 
 /*
  * A private file description for the same file, so that libblkid's lseek()+read() never
@@ -125,7 +134,7 @@ static const char *type_to_blkid(const char *fstype) {
         return fstype;
 }
 
-static int probe_results(blkid_probe pr, SourceProbe *ret, UmError *error) {
+static int probe_results(blkid_probe pr, ProbeTable table, SourceProbe *ret, UmError *error) {
         SourceProbe p = {};
         char usage[32], escaped[128];
         bool has_pt;
@@ -135,7 +144,7 @@ static int probe_results(blkid_probe pr, SourceProbe *ret, UmError *error) {
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
                                     "the filesystem type name is too long");
         if (has_pt && !(p.fstype[0] && whole_device_filesystem_wins(p.fstype)))
-                return refuse_partition_table(pr, error);
+                return table == PROBE_TABLE_REPORT ? 1 : refuse_partition_table(pr, error);
         if (!p.fstype[0])
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
                                     "no filesystem was recognised");
@@ -155,8 +164,10 @@ static int probe_results(blkid_probe pr, SourceProbe *ret, UmError *error) {
         return 0;
 }
 
-/* fstype NULL: every superblock type and the partition tables; else that type only. */
-static int probe(int fd, const char *fstype, SourceProbe *ret, UmError *error) {
+/* fstype NULL: every superblock type and the partition tables; else that type only. part:
+ * the byte range to probe (NULL: all of fd). 1 only with PROBE_TABLE_REPORT. */
+static int probe(int fd, const SourcePartition *part, const char *fstype, ProbeTable table,
+                 SourceProbe *ret, UmError *error) {
         _cleanup_(blkid_free_probep) blkid_probe pr = NULL;
         _cleanup_close_ int probe_fd = -EBADF;
         int r;
@@ -169,7 +180,8 @@ static int probe(int fd, const char *fstype, SourceProbe *ret, UmError *error) {
         if (!pr)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM,
                                     "the filesystem probe could not be set up");
-        if (blkid_probe_set_device(pr, probe_fd, 0, 0) < 0)
+        if (blkid_probe_set_device(pr, probe_fd, part ? (blkid_loff_t) part->offset : 0,
+                                   part ? (blkid_loff_t) part->size : 0) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno > 0 ? errno : EIO,
                                     "the source could not be read for probing");
         blkid_probe_enable_superblocks(pr, 1);
@@ -197,16 +209,75 @@ static int probe(int fd, const char *fstype, SourceProbe *ret, UmError *error) {
         if (r == 1)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
                                     "no filesystem was recognised");
-        return probe_results(pr, ret, error);
+        return probe_results(pr, table, ret, error);
 }
 
 int source_probe(int fd, SourceProbe *ret, UmError *error) {
-        return probe(fd, NULL, ret, error);
+        return probe(fd, NULL, NULL, PROBE_TABLE_REFUSE, ret, error);
 }
 
-int source_probe_as(int fd, const char *fstype, SourceProbe *ret, UmError *error) {
+int source_probe_as_in(int fd, const SourcePartition *part, const char *fstype,
+                       SourceProbe *ret, UmError *error) {
         if (isempty(fstype))
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
                                     "no filesystem was recognised");
-        return probe(fd, fstype, ret, error);
+        if (part && part->number == 0)
+                part = NULL;
+        return probe(fd, part, fstype, PROBE_TABLE_REFUSE, ret, error);
+}
+
+int source_probe_as(int fd, const char *fstype, SourceProbe *ret, UmError *error) {
+        return source_probe_as_in(fd, NULL, fstype, ret, error);
+}
+
+/* The partition table of the image and the partition of it that the request means. */
+static int probe_table(int fd, uint32_t partition, SourceProbe *ret, SourcePartition *ret_part,
+                       UmError *error) {
+        _cleanup_free_ PartTable *t = calloc(1, sizeof(PartTable));
+        _cleanup_close_ int probe_fd = -EBADF;
+        const PartEntry *e;
+        int r;
+
+        if (!t)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "out of memory");
+        probe_fd = reopen_for_probe(fd, error);
+        if (probe_fd < 0)
+                return probe_fd;
+        r = parttable_read(probe_fd, t);
+        if (r == -E2BIG)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, E2BIG,
+                                    "the image's partition table has more than %u partitions, "
+                                    "the most usermount reads", PARTTABLE_MAX);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "the image's partition table could not be read: %s",
+                                    strerror(-r));
+        if (isempty(t->type))
+                return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                    "Parameter 'partition' was given, but the image has no "
+                                    "partition table; mount it without one.");
+        r = partition_select(t, partition, "image", &e, error);
+        if (r < 0)
+                return r;
+        *ret = (SourceProbe) {};
+        memcpy(ret->fstype, e->fstype, sizeof(ret->fstype));
+        memcpy(ret->label, e->label, sizeof(ret->label));
+        memcpy(ret->uuid, e->fsuuid, sizeof(ret->uuid));
+        *ret_part = (SourcePartition) { .number = e->number, .offset = e->start, .size = e->size };
+        return 0;
+}
+
+int source_probe_image(int fd, uint32_t partition, SourceProbe *ret, SourcePartition *ret_part,
+                       UmError *error) {
+        int r;
+
+        /* A partition named: the table decides, whatever else the image holds. */
+        if (partition > 0)
+                return probe_table(fd, partition, ret, ret_part, error);
+        r = probe(fd, NULL, NULL, PROBE_TABLE_REPORT, ret, error);
+        if (r == 1)
+                return probe_table(fd, 0, ret, ret_part, error);
+        if (r >= 0)
+                *ret_part = (SourcePartition) {};
+        return r;
 }

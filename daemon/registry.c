@@ -149,7 +149,7 @@ static int json_get_bool(struct json_object *o, const char *key, bool *ret) {
 }
 
 static int record_read_numbers(struct json_object *o, MountRecord *rec) {
-        uint64_t uid = 0;
+        uint64_t uid = 0, partition = 0;
         int r;
 
         if ((r = json_get_u64(o, "mount_id", true, &rec->mount_id)) < 0 ||
@@ -161,11 +161,13 @@ static int record_read_numbers(struct json_object *o, MountRecord *rec) {
             (r = json_get_u64(o, "driver_pid", false, &rec->driver_pid)) < 0 ||
             (r = json_get_u64(o, "driver_start", false, &rec->driver_start)) < 0 ||
             (r = json_get_u64(o, "driver_uid", false, &rec->driver_uid)) < 0 ||
+            (r = json_get_u64(o, "partition", false, &partition)) < 0 ||
             (r = json_get_bool(o, "created_dir", &rec->created_dir)) < 0 ||
             (r = json_get_bool(o, "file_backed", &rec->file_backed)) < 0)
                 return r;
-        if (uid >= UINT32_MAX)
+        if (uid >= UINT32_MAX || partition > UINT32_MAX)
                 return -EINVAL;
+        rec->partition = (uint32_t) partition;
         rec->owner_uid = (uid_t) uid;
         return 0;
 }
@@ -493,6 +495,7 @@ static int record_to_json(const MountRecord *rec, struct json_object **ret) {
             json_add_string(o, "fstype", rec->fstype) < 0 ||
             json_add_string(o, "label", rec->label) < 0 ||
             json_add_string(o, "uuid", rec->uuid) < 0 ||
+            (rec->partition > 0 && json_add_u64(o, "partition", rec->partition) < 0) ||
             json_add_string(o, "options", rec->options) < 0 ||
             json_add_u64(o, "attr_set", rec->attr_set) < 0 ||
             json_add_string(o, "idmap", rec->idmap) < 0 ||

@@ -13,6 +13,7 @@
  *     "mounts": [ { "mount_id": 2147483690, "mntns_id": 4, "mount_point": "/run/media/u/x",
  *                   "device": "/dev/loop3", "devnum": 1795, "backing_file": "/home/u/x.img",
  *                   "owner_uid": 1000, "fstype": "ext4", "label": "x", "uuid": "...",
+ *                   ("partition": 2, for a partition of a partitioned image)
  *                   "options": "errors=remount-ro", "attr_set": 14, "idmap": "none",
  *                   ("idmap_uid_map": "0:1000:1", "idmap_gid_map": "0:1000:1", for idmaps)
  *                   ("driver": "userspace", "driver_name": "fuse2fs", "driver_pid": 4242,
@@ -56,6 +57,7 @@ typedef struct MountRecord {
         char *fstype;
         char *label;            /* as probed, escaped (valid UTF-8) */
         char *uuid;
+        uint32_t partition;     /* the partition of the image mounted (its number), or 0 */
         char *options;          /* filesystem options passed to the kernel */
         uint64_t attr_set;      /* MOUNT_ATTR_* set and locked */
         char *idmap;            /* "none", "user", "namespace" */

@@ -75,6 +75,7 @@ static int request_build_job(Request *req, BuildJob *j);
 static int request_attach_job(Request *req, AttachJob *j);
 static int request_make_record(Request *req, const BuildReply *reply);
 static const char *idmap_note(const MountRecord *rec, char *buf, size_t size);
+static const char *request_what_mounted(const Request *req, char *buf, size_t size);
 static unsigned manager_count_pending_loops(Manager *m, uid_t owner);
 
 /* Whether an image of fstype is mounted from its file, without a loop device: erofs, unless
@@ -156,6 +157,7 @@ static void request_probe(Request *req) {
         ProbeJob job = {
                 .idmap = req->call.params.idmap,
                 .userns_given = req->call.params.userns_given,
+                .partition = req->call.params.partition,
         };
 
         job_caller(req, &job.caller);
@@ -206,6 +208,7 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
         }
 
         req->probe = reply->probe;
+        req->partition = reply->partition;
         /* The maps were read and checked; the namespace itself is never used again. */
         req->idmap = (MountIdmap) {
                 .mode = req->call.params.idmap,
@@ -459,7 +462,7 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
                           void *userdata) {
         Request *req = userdata;
         const BuildReply *reply = out;
-        char what[256], label[256], note[IDMAP_MAX_EXTENTS * 72];
+        char what[320], label[256], note[IDMAP_MAX_EXTENTS * 72];
         UmError e = {};
         int fds[2];
 
@@ -529,7 +532,7 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
                                   "open-mount", req->record->fstype, NULL,
                                   "Mounted %s (%s, label \"%s\") for uid %u as a detached "
                                   "locked mount%s.",
-                                  um_escape(request_what(req), what, sizeof(what)),
+                                  request_what_mounted(req, what, sizeof(what)),
                                   req->probe.fstype,
                                   um_escape(req->probe.label, label, sizeof(label)),
                                   (unsigned) req->call.caller.uid,
@@ -542,7 +545,7 @@ static void on_attach_done(Worker *w, int r, const void *reply, const UmError *e
         Request *req = userdata;
         const AttachResult *attach = reply;
         MountRecord *rec = req->record;
-        char what[256], note[IDMAP_MAX_EXTENTS * 72];
+        char what[320], note[IDMAP_MAX_EXTENTS * 72];
 
         req->worker = worker_release(w);
         safe_close(fd);
@@ -574,7 +577,7 @@ static void on_attach_done(Worker *w, int r, const void *reply, const UmError *e
 
         log_request_mount(LOG_LEVEL_INFO, req->call.caller.uid, rec->device, "mount", rec->fstype,
                           rec->mount_point, "Mounted %s (%s) for uid %u at %s%s.",
-                          um_escape(request_what(req), what, sizeof(what)), rec->fstype,
+                          request_what_mounted(req, what, sizeof(what)), rec->fstype,
                           (unsigned) req->call.caller.uid, rec->mount_point,
                           idmap_note(rec, note, sizeof(note)));
         r = bus_reply_mount(req, rec);
@@ -780,6 +783,7 @@ static int request_build_job(Request *req, BuildJob *j) {
         *j = (BuildJob) {
                 .source = req->source,
                 .probe = req->probe,
+                .partition = req->partition,
                 .idmap = req->idmap,
                 .check = {
                         .enabled = c->image_check,
@@ -868,6 +872,7 @@ static int request_make_record(Request *req, const BuildReply *reply) {
         rec->fstype = strdup(um_escape(req->probe.fstype, label, sizeof(label)));
         rec->label = strdup(um_escape(req->probe.label, label, sizeof(label)));
         rec->uuid = strdup(um_escape(req->probe.uuid, label, sizeof(label)));
+        rec->partition = req->partition.number;
         rec->options = mount_options_to_string(&req->mount_options);
         rec->attr_set = req->mount_options.attr_set;
         rec->idmap = strdup(idmap_mode_to_string(req->idmap.mode));
@@ -904,6 +909,18 @@ static int request_make_record(Request *req, const BuildReply *reply) {
         }
         req->record = TAKE_PTR(rec);
         return 0;
+}
+
+/* What was mounted, escaped, for the log: the source, or "partition 2 of /home/u/vm.img". */
+static const char *request_what_mounted(const Request *req, char *buf, size_t size) {
+        char what[256];
+
+        um_escape(request_what(req), what, sizeof(what));
+        if (req->partition.number > 0)
+                snprintf(buf, size, "partition %u of %s", req->partition.number, what);
+        else
+                snprintf(buf, size, "%s", what);
+        return buf;
 }
 
 /* ", id-mapped (namespace: uids 0:1000:1, gids 0:1000:1)" for the log, or "". */

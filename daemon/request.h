@@ -69,6 +69,7 @@ struct Request {
                                  * registered mount's device; NULL: call.source_path */
         bool read_only;         /* call.params.read_only, or the source is read-only */
         SourceProbe probe;
+        SourcePartition partition; /* of an image: the partition chosen by the probe, if any */
         MountOptions mount_options;
         MountIdmap idmap;       /* namespace: the maps read and checked by the probe worker */
         const char *actions[ADMISSION_ACTIONS_MAX]; /* polkit actions still to check, in order */

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "um-error.h"
@@ -61,3 +62,25 @@ int source_probe(int fd, SourceProbe *ret, UmError *error);
  * (the type is known by then), at a fraction of the cost of every prober.
  */
 int source_probe_as(int fd, const char *fstype, SourceProbe *ret, UmError *error);
+
+/* Where in the source the filesystem is: a partition of a partitioned image, or all of it. */
+typedef struct SourcePartition {
+        uint32_t number; /* as in the partition table, 1-based; 0: the whole source */
+        uint64_t offset; /* in bytes; 0 for the whole source */
+        uint64_t size;   /* in bytes; 0 for the whole source (to its end) */
+} SourcePartition;
+
+/*
+ * source_probe() for an image, which may hold a partition table (GPT, MBR). partition 0:
+ * the whole image, or, when it has a partition table (and no iso9660 or udf filesystem
+ * spanning it, as hybrid ISO images have), the only partition usermount can mount;
+ * partition N: partition N of its table. The choice and its refusals are partition.h's;
+ * partition > 0 on an image without a table is -EINVAL with UM_ERROR_KIND_INVALID_ARGUMENT.
+ * On success *ret is what the chosen partition holds and *ret_part where it is.
+ */
+int source_probe_image(int fd, uint32_t partition, SourceProbe *ret, SourcePartition *ret_part,
+                       UmError *error);
+
+/* source_probe_as() on the byte range of part (NULL or number 0: the whole source). */
+int source_probe_as_in(int fd, const SourcePartition *part, const char *fstype,
+                       SourceProbe *ret, UmError *error);

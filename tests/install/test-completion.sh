@@ -49,11 +49,11 @@ check() {
         fi
 }
 
-check "commands" "list|monitor|mount|unmount" usermount ""
+check "commands" "list|monitor|mount|probe|unmount" usermount ""
 check "command prefix" "monitor|mount" usermount mo
 check "global options" "--help|--no-ask-password|--version" usermount --
 check "command after a global option" "unmount" usermount --no-ask-password u
-check "mount options" "--exec|--help|--idmap=|--no-ask-password|--options=|--read-only|--type=|--userns=" usermount mount --
+check "mount options" "--exec|--help|--idmap=|--no-ask-password|--options=|--partition=|--read-only|--type=|--userns=" usermount mount --
 check "unmount options" "--all-targets|--force|--help|--no-ask-password" usermount unmount --
 check "list options" "--help|--json|-h" usermount list -
 check "fstype after -t" "erofs|exfat|ext2|ext3|ext4" usermount mount -t e
@@ -68,6 +68,12 @@ check "userns is a file" "--userns=$tmp/files/disk.img" usermount mount "--usern
 check "userns is not an operand" "$tmp/files/dir1|$tmp/files/dir2" \
         usermount mount --userns "$tmp/files/disk.img" "$tmp/files/disk.img" "$tmp/files/"
 check "no values for -o" "" usermount mount -o ""
+check "partition kinds" "--partition=label:|--partition=type:|--partition=uuid:" usermount mount --partition=
+check "partition is not an operand" "$tmp/files/dir1|$tmp/files/dir2" \
+        usermount mount --partition 2 "$tmp/files/disk.img" "$tmp/files/"
+check "probe options" "--help|--json" usermount probe --
+check "probe takes a file" "$tmp/files/disk.img" usermount probe --json "$tmp/files/disk"
+check "probe takes one" "" usermount probe "$tmp/files/disk.img" ""
 check "source is any file" "$tmp/files/dir1|$tmp/files/dir2|$tmp/files/disk.img" \
         usermount mount "$tmp/files/"
 check "target is a directory" "$tmp/files/dir1|$tmp/files/dir2" \

@@ -175,6 +175,26 @@ static void make_parted_image(void) {
         add_image("parted", path);
 }
 
+/* The partitioned images of tests/make-partitioned-image.sh, as "part-KIND". */
+static const char *const part_kinds[] = { "gpt", "gpt-one", "mbr", "beyond", "empty", "many" };
+
+static void make_partitioned_images(void) {
+        g_autofree char *sfdisk = find_tool("sfdisk");
+
+        for (size_t i = 0; i < ELEMENTSOF(part_kinds); i++) {
+                g_autofree char *name = g_strdup_printf("part-%s", part_kinds[i]);
+                g_autofree char *path = g_strdup_printf("%s/%s.img", test_dir, name);
+
+                if (!sfdisk) {
+                        skip_image(name, "sfdisk");
+                        continue;
+                }
+                run_or_die((const char *const[]) { "/bin/sh", PART_IMAGE_SCRIPT, part_kinds[i],
+                                                   path, NULL });
+                add_image(name, path);
+        }
+}
+
 /* ext4 with the first sector of the xfs image over it: two valid signatures. */
 static void make_ambiguous_image(void) {
         g_autofree char *path = g_strdup_printf("%s/ambiguous.img", test_dir);
@@ -205,6 +225,7 @@ static void make_images(void) {
         make_mkfs_image("squashfs", tree, 0);
         make_mkfs_image("erofs", tree, 0);
         make_parted_image();
+        make_partitioned_images();
         make_ambiguous_image();
         make_sparse(zeros, 1 << 20);
         add_image("zeros", zeros);
@@ -222,7 +243,9 @@ void ku_images_setup(void) {
                 /* The parent made everything; the images that exist are the ones made. */
                 static const char *const names[] = { "ext4", "xfs", "btrfs", "squashfs",
                                                      "erofs", "parted", "ambiguous", "zeros",
-                                                     "empty" };
+                                                     "empty", "part-gpt", "part-gpt-one",
+                                                     "part-mbr", "part-beyond", "part-empty",
+                                                     "part-many" };
 
                 test_dir = g_strdup(g_getenv(KU_ENV_DIR));
                 g_assert_nonnull(test_dir);

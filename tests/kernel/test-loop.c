@@ -8,6 +8,7 @@
 #include <glob.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -216,6 +217,101 @@ static void test_attach_race(const char *arg) {
         g_assert_cmpint(ku_wait_loops_released(), ==, 0);
 }
 
+/* tests/make-partitioned-image.sh "gpt": partitions 2 and 3, adjacent. */
+#define P2_OFFSET (10240 * 512)
+#define P2_SIZE (16384 * 512)
+#define P3_OFFSET (26624 * 512)
+
+/* A partition's loop device: offset and size limit set in the one LOOP_CONFIGURE call, the
+ * device exactly the partition's bytes, nothing of the next partition readable. */
+static void test_attach_range(const char *arg) {
+        _cleanup_close_ int image_fd = open(ku_image("part-gpt"), O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int loop_fd = -EBADF;
+        _cleanup_free_ char *path = NULL;
+        g_autofree char *offset = NULL, *sizelimit = NULL;
+        char a[4096], b[4096];
+        uint64_t size = 0;
+        UmError e = {};
+
+        g_assert_cmpint(loop_attach_range(image_fd, true, P2_OFFSET, P2_SIZE, NULL, &loop_fd,
+                                          &path, &e), ==, 0);
+        offset = ku_loop_attr(path, "loop/offset");
+        sizelimit = ku_loop_attr(path, "loop/sizelimit");
+        g_assert_cmpstr(offset, ==, "5242880");
+        g_assert_cmpstr(sizelimit, ==, "8388608");
+        assert_loop_state(path, ku_image("part-gpt"), "1");
+        g_assert_cmpint(ioctl(loop_fd, BLKGETSIZE64, &size), ==, 0);
+        g_assert_cmpuint(size, ==, P2_SIZE);
+        /* The first and the last bytes are the partition's. */
+        g_assert_cmpint(pread(loop_fd, a, sizeof(a), 0), ==, sizeof(a));
+        g_assert_cmpint(pread(image_fd, b, sizeof(b), P2_OFFSET), ==, sizeof(b));
+        g_assert_cmpmem(a, sizeof(a), b, sizeof(b));
+        g_assert_cmpint(pread(loop_fd, a, sizeof(a), P2_SIZE - sizeof(a)), ==, sizeof(a));
+        g_assert_cmpint(pread(image_fd, b, sizeof(b), P3_OFFSET - sizeof(b)), ==, sizeof(b));
+        g_assert_cmpmem(a, sizeof(a), b, sizeof(b));
+        /* Partition 3 (a swap signature) is past the device's end. */
+        g_assert_cmpint(pread(loop_fd, a, sizeof(a), P2_SIZE), ==, 0);
+}
+
+/*
+ * The filesystem of partition 2 cannot reach partition 3: an ext4 whose superblock claims
+ * 12 MiB on the 8 MiB partition (its last 4 MiB would be partition 3) is refused by the
+ * kernel on the partition's loop device, and mounts on a loop device of the whole image
+ * from the same offset (without the size limit), which is what the limit prevents.
+ */
+static void test_attach_range_limits_filesystem(const char *arg) {
+        g_autofree char *image = g_build_filename(ku_dir(), "overlap.img", NULL);
+        g_autofree char *dir = g_build_filename(ku_dir(), "overlap", NULL);
+        g_autofree char *cmd = NULL;
+        _cleanup_close_ int image_fd = -EBADF, loop_fd = -EBADF, whole_fd = -EBADF;
+        _cleanup_free_ char *path = NULL, *whole = NULL;
+        UmError e = {};
+
+        cmd = g_strdup_printf("cp --sparse=always '%s' '%s' && mkfs.ext4 -q -F -E offset=%d "
+                              "'%s' 12288", ku_image("part-gpt"), image, P2_OFFSET, image);
+        g_assert_cmpint(system(cmd), ==, 0);
+        g_assert_cmpint(mkdir(dir, 0700), ==, 0);
+        image_fd = open(image, O_RDONLY | O_CLOEXEC);
+        g_assert_cmpint(image_fd, >=, 0);
+
+        g_assert_cmpint(loop_attach_range(image_fd, true, P2_OFFSET, P2_SIZE, NULL, &loop_fd,
+                                          &path, &e), ==, 0);
+        g_assert_cmpint(mount(path, dir, "ext4", MS_RDONLY | MS_NODEV | MS_NOSUID, "noload"), ==,
+                        -1);
+        g_assert_cmpint(errno, ==, EINVAL);
+        loop_fd = safe_close(loop_fd);
+
+        g_assert_cmpint(loop_attach_range(image_fd, true, P2_OFFSET, 0, NULL, &whole_fd, &whole,
+                                          &e), ==, 0);
+        g_assert_cmpint(mount(whole, dir, "ext4", MS_RDONLY | MS_NODEV | MS_NOSUID, "noload"),
+                        ==, 0);
+        g_assert_cmpint(umount(dir), ==, 0);
+        whole_fd = safe_close(whole_fd);
+        g_assert_cmpint(rmdir(dir), ==, 0);
+        g_assert_cmpint(unlink(image), ==, 0);
+}
+
+/* Busy is per byte range: a held partition does not make another partition of the same
+ * image busy, but does make itself and the whole image busy. */
+static void test_find_backing_range(const char *arg) {
+        _cleanup_close_ int image_fd = open(ku_image("part-gpt"), O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int loop_fd = -EBADF, excl = -EBADF;
+        _cleanup_free_ char *path = NULL, *found = NULL;
+        UmError e = {};
+
+        g_assert_cmpint(loop_attach_range(image_fd, true, P2_OFFSET, P2_SIZE, NULL, &loop_fd,
+                                          &path, &e), ==, 0);
+        /* Held exclusively, as a mounted filesystem holds its device. */
+        excl = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
+        g_assert_cmpint(excl, >=, 0);
+        g_assert_cmpint(loop_find_backing_range(image_fd, P3_OFFSET, 8192 * 512, NULL), ==, 0);
+        g_assert_cmpint(loop_find_backing_range(image_fd, 2048 * 512, 8192 * 512, NULL), ==, 0);
+        g_assert_cmpint(loop_find_backing_range(image_fd, P2_OFFSET + 4096, 4096, &found), ==, 1);
+        g_assert_cmpstr(found, ==, path);
+        g_assert_cmpint(loop_find_backing(image_fd, NULL), ==, 1);
+        g_assert_cmpint(loop_find_backing_range(image_fd, P3_OFFSET - 512, 0, NULL), ==, 1);
+}
+
 int main(int argc, char **argv) {
         int r;
 
@@ -234,6 +330,10 @@ int main(int argc, char **argv) {
         ku_add("/loop/attach/refusals", test_attach_refusals, NULL, NULL);
         ku_add("/loop/attach/race", test_attach_race, NULL, "ext4");
         ku_add("/loop/autoclear", test_autoclear, NULL, "ext4");
+        ku_add("/loop/attach/range", test_attach_range, NULL, "part-gpt");
+        ku_add("/loop/attach/range-limits-filesystem", test_attach_range_limits_filesystem, NULL,
+               "part-gpt");
+        ku_add("/loop/find-backing/range", test_find_backing_range, NULL, "part-gpt");
 
         r = g_test_run();
         ku_images_teardown();

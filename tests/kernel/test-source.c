@@ -13,9 +13,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "fsrefs.h"
 #include "kernel-util.h"
 #include "loop.h"
 #include "macro.h"
+#include "parttable.h"
 #include "source.h"
 
 /* A SourceInfo/SourceProbe pattern that the refusals must leave untouched. */
@@ -330,6 +332,216 @@ static void test_probe_unreadable(const char *arg) {
         assert_probe_refused(wr_fd, "write-only fd", "not open for reading");
 }
 
+/* ---- partitioned images (tests/make-partitioned-image.sh) ---------------------------- */
+
+static PartTable *read_table(const char *image) {
+        _cleanup_close_ int fd = open(ku_image(image), O_RDONLY | O_CLOEXEC);
+        PartTable *t = g_new0(PartTable, 1);
+
+        g_assert_cmpint(fd, >=, 0);
+        g_assert_cmpint(parttable_read(fd, t), ==, 0);
+        return t;
+}
+
+/* The table as sfdisk wrote it, and what mkfs put in each partition. */
+static void test_table_gpt(const char *arg) {
+        g_autofree PartTable *t = read_table("part-gpt");
+        const PartEntry *e;
+
+        g_assert_cmpstr(t->type, ==, "gpt");
+        g_assert_cmpuint(t->disk_size, ==, 24 << 20);
+        g_assert_cmpuint(t->n_entries, ==, 4);
+        e = parttable_find(t, 1);
+        g_assert_nonnull(e);
+        g_assert_cmpuint(e->start, ==, 2048 * 512);
+        g_assert_cmpuint(e->size, ==, 8192 * 512);
+        g_assert_cmpstr(e->type, ==, "c12a7328-f81f-11d2-ba4b-00a0c93ec93b");
+        g_assert_cmpstr(e->type_name, ==, "esp");
+        g_assert_cmpstr(e->name, ==, "EFI System");
+        g_assert_cmpuint(strlen(e->uuid), ==, 36);
+        g_assert_cmpstr(e->fstype, ==, "");
+        e = parttable_find(t, 2);
+        g_assert_cmpuint(e->start, ==, 10240 * 512);
+        g_assert_cmpuint(e->size, ==, 16384 * 512);
+        g_assert_cmpstr(e->type_name, ==, "linux-generic");
+        g_assert_cmpstr(e->name, ==, "data");
+        g_assert_cmpstr(e->fstype, ==, "ext4");
+        g_assert_cmpstr(e->usage, ==, "filesystem");
+        g_assert_cmpstr(e->label, ==, "um-part2");
+        g_assert_cmpuint(strlen(e->fsuuid), ==, 36);
+        e = parttable_find(t, 3);
+        g_assert_cmpstr(e->type_name, ==, "swap");
+        g_assert_cmpstr(e->fstype, ==, "swap");
+        g_assert_cmpstr(e->usage, ==, "other");
+        e = parttable_find(t, 4);
+        g_assert_cmpstr(e->type_name, ==, "root-x86-64");
+        g_assert_cmpstr(e->label, ==, "um-part4");
+        g_assert_null(parttable_find(t, 5));
+        g_assert_null(parttable_find(t, 0));
+}
+
+static void test_table_mbr(const char *arg) {
+        g_autofree PartTable *t = read_table("part-mbr");
+        const PartEntry *e;
+
+        g_assert_cmpstr(t->type, ==, "dos");
+        g_assert_cmpuint(t->n_entries, ==, 3);
+        e = parttable_find(t, 1);
+        g_assert_cmpstr(e->type, ==, "0x83");
+        g_assert_cmpstr(e->type_name, ==, "");
+        g_assert_cmpstr(e->label, ==, "um-mbr1");
+        e = parttable_find(t, 2);
+        g_assert_cmpstr(e->type, ==, "0x05");
+        g_assert_true(e->extended);
+        e = parttable_find(t, 5);
+        g_assert_nonnull(e);
+        g_assert_cmpuint(e->start, ==, 20480 * 512);
+        g_assert_cmpstr(e->label, ==, "um-mbr5");
+}
+
+/* A partition that reaches past the end of the image is marked, not probed past the end. */
+static void test_table_beyond(const char *arg) {
+        g_autofree PartTable *t = read_table("part-beyond");
+
+        g_assert_cmpuint(t->n_entries, ==, 2);
+        g_assert_false(parttable_find(t, 1)->beyond_end);
+        g_assert_true(parttable_find(t, 2)->beyond_end);
+        g_assert_cmpstr(parttable_find(t, 2)->fstype, ==, "");
+}
+
+static void test_table_none(const char *arg) {
+        _cleanup_close_ int fd = open(ku_image("ext4"), O_RDONLY | O_CLOEXEC);
+        g_autofree PartTable *t = g_new0(PartTable, 1);
+
+        g_assert_cmpint(parttable_read(fd, t), ==, 0);
+        g_assert_cmpstr(t->type, ==, "");
+        g_assert_cmpuint(t->n_entries, ==, 0);
+}
+
+/* The limit: a table with more partitions than usermount reads is refused as a whole. */
+static void test_table_too_many(const char *arg) {
+        _cleanup_close_ int fd = open(ku_image("part-many"), O_RDONLY | O_CLOEXEC);
+        g_autofree PartTable *t = g_new0(PartTable, 1);
+        SourcePartition part;
+        SourceProbe p;
+        UmError e = {};
+
+        g_assert_cmpint(parttable_read(fd, t), ==, -E2BIG);
+        g_assert_cmpint(source_probe_image(fd, 0, &p, &part, &e), ==, -E2BIG);
+        ku_note("%s", e.message);
+        g_assert_cmpint(e.kind, ==, UM_ERROR_KIND_INVALID_SOURCE);
+        g_assert_nonnull(strstr(e.message, "more than 128 partitions"));
+}
+
+typedef struct ImageCase {
+        const char *image;
+        uint32_t partition;
+        int r;                  /* 0, or the -errno */
+        UmErrorKind kind;
+        const char *needle;     /* in the message; on success, the label */
+        uint32_t number;        /* on success: the partition chosen */
+        uint64_t offset, size;
+} ImageCase;
+
+/* source_probe_image(): which partition, and every refusal a user can meet. */
+static void test_probe_image_choice(const char *arg) {
+        static const ImageCase cases[] = {
+                { "part-gpt", 2, 0, 0, "um-part2", 2, 10240 * 512, 16384 * 512 },
+                { "part-gpt", 4, 0, 0, "um-part4", 4, 34816 * 512, 8192 * 512 },
+                { "part-gpt", 0, -EINVAL, UM_ERROR_KIND_INVALID_SOURCE,
+                  "2 partitions usermount can mount: 2 (linux-generic, ext4 \"um-part2\"), "
+                  "4 (root-x86-64, ext4 \"um-part4\"); choose one with the 'partition' "
+                  "parameter" },
+                { "part-gpt", 1, -EINVAL, UM_ERROR_KIND_INVALID_SOURCE,
+                  "Partition 1 of the image holds no filesystem that usermount recognises" },
+                { "part-gpt", 3, -EINVAL, UM_ERROR_KIND_INVALID_SOURCE,
+                  "Partition 3 of the image holds no filesystem but something else" },
+                { "part-gpt", 5, -ENOENT, UM_ERROR_KIND_INVALID_ARGUMENT,
+                  "has no partition 5; its partitions: 1 (esp, no filesystem), 2 (linux-generic, "
+                  "ext4 \"um-part2\"), 3 (swap, swap), 4 (root-x86-64, ext4 \"um-part4\")" },
+                { "part-gpt", UINT32_MAX, -ENOENT, UM_ERROR_KIND_INVALID_ARGUMENT,
+                  "has no partition 4294967295" },
+                { "part-gpt-one", 0, 0, 0, "um-only", 1, 2048 * 512, 16384 * 512 },
+                { "part-mbr", 5, 0, 0, "um-mbr5", 5, 20480 * 512, 16384 * 512 },
+                { "part-mbr", 1, 0, 0, "um-mbr1", 1, 2048 * 512, 16384 * 512 },
+                { "part-mbr", 2, -EINVAL, UM_ERROR_KIND_INVALID_SOURCE,
+                  "Partition 2 of the image is an extended partition" },
+                { "part-mbr", 0, -EINVAL, UM_ERROR_KIND_INVALID_SOURCE,
+                  "has an MBR partition table with 2 partitions usermount can mount: "
+                  "1 (0x83, ext4 \"um-mbr1\"), 5 (0x83, ext4 \"um-mbr5\")" },
+                { "part-beyond", 0, 0, 0, "um-in", 1, 2048 * 512, 16384 * 512 },
+                { "part-beyond", 2, -EINVAL, UM_ERROR_KIND_INVALID_SOURCE,
+                  "Partition 2 of the image reaches past the end of the disk" },
+                { "part-empty", 0, -ENOENT, UM_ERROR_KIND_INVALID_SOURCE,
+                  "The image has a GPT partition table, and no partition usermount can mount; "
+                  "its partitions: none" },
+                { "ext4", 1, -EINVAL, UM_ERROR_KIND_INVALID_ARGUMENT,
+                  "Parameter 'partition' was given, but the image has no partition table" },
+                { "ext4", 0, 0, 0, "um-ext4", 0, 0, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const ImageCase *c = &cases[i];
+                _cleanup_close_ int fd = open(ku_image(c->image), O_RDONLY | O_CLOEXEC);
+                SourcePartition part;
+                SourceProbe p;
+                UmError e = {};
+                int r;
+
+                g_assert_cmpint(fd, >=, 0);
+                memset(&part, SENTINEL, sizeof(part));
+                r = source_probe_image(fd, c->partition, &p, &part, &e);
+                ku_note("%s, partition %u: %d %s", c->image, c->partition, r, e.message);
+                g_assert_cmpint(r, ==, c->r);
+                if (r < 0) {
+                        g_assert_cmpint(e.kind, ==, c->kind);
+                        if (!strstr(e.message, c->needle))
+                                g_test_fail_printf("\"%s\" does not say \"%s\"", e.message,
+                                                   c->needle);
+                        assert_untouched(&part, sizeof(part));
+                        continue;
+                }
+                g_assert_cmpstr(p.fstype, ==, "ext4");
+                g_assert_cmpstr(p.label, ==, c->needle);
+                g_assert_cmpuint(part.number, ==, c->number);
+                g_assert_cmpuint(part.offset, ==, c->offset);
+                g_assert_cmpuint(part.size, ==, c->size);
+        }
+}
+
+/* The re-check before the mount probes the partition's range, and only that range. */
+static void test_probe_as_in_partition(const char *arg) {
+        _cleanup_close_ int fd = open(ku_image("part-gpt"), O_RDONLY | O_CLOEXEC);
+        const SourcePartition two = { 2, 10240 * 512, 16384 * 512 };
+        const SourcePartition three = { 3, 26624 * 512, 8192 * 512 };
+        SourceProbe p;
+        UmError e = {};
+
+        g_assert_cmpint(source_probe_as_in(fd, &two, "ext4", &p, &e), ==, 0);
+        g_assert_cmpstr(p.label, ==, "um-part2");
+        g_assert_cmpint(fsrefs_check_superblock_in(fd, two.offset, two.size, "ext4", &e), ==, 0);
+        g_assert_cmpint(source_probe_as_in(fd, &three, "ext4", &p, &e), ==, -EINVAL);
+        /* The whole image holds no ext4 at its start. */
+        e = (UmError) {};
+        g_assert_cmpint(source_probe_as(fd, "ext4", &p, &e), ==, -EINVAL);
+        /* A range too small for the superblock is not read past its end. */
+        e = (UmError) {};
+        g_assert_cmpint(fsrefs_check_superblock_in(fd, two.offset, 1024, "ext4", &e), <, 0);
+}
+
+/* Partitions of a disk are block devices of their own: a disk fd with a table is refused
+ * whatever partition is asked for (the probe job refuses 'partition' for block devices). */
+static void test_probe_partitioned_block_device(const char *arg) {
+        _cleanup_close_ int fd = -EBADF, loop_fd = -EBADF;
+        _cleanup_free_ char *path = NULL;
+        UmError e = {};
+
+        fd = open(ku_image("part-gpt"), O_RDONLY | O_CLOEXEC);
+        g_assert_cmpint(loop_attach(fd, true, &loop_fd, &path, &e), ==, 0);
+        assert_probe_refused(loop_fd, "partitioned disk",
+                             "partition table (partitions 1, 2, 3, 4)");
+}
+
 int main(int argc, char **argv) {
         int r;
 
@@ -357,6 +569,16 @@ int main(int argc, char **argv) {
         ku_add("/source/probe/as-type", test_probe_as, NULL, "ambiguous");
         ku_add("/source/probe/ambiguous", test_probe_ambiguous, NULL, "ambiguous");
         ku_add("/source/probe/unreadable", test_probe_unreadable, NULL, "ext4");
+        ku_add("/source/table/gpt", test_table_gpt, NULL, "part-gpt");
+        ku_add("/source/table/mbr", test_table_mbr, NULL, "part-mbr");
+        ku_add("/source/table/beyond-end", test_table_beyond, NULL, "part-beyond");
+        ku_add("/source/table/none", test_table_none, NULL, "ext4");
+        ku_add("/source/table/too-many", test_table_too_many, NULL, "part-many");
+        ku_add("/source/probe/image-partition", test_probe_image_choice, NULL, "part-gpt");
+        ku_add("/source/probe/as-type-in-partition", test_probe_as_in_partition, NULL,
+               "part-gpt");
+        ku_add("/source/probe/partitioned-block-device", test_probe_partitioned_block_device,
+               NULL, "part-gpt");
 
         r = g_test_run();
         ku_images_teardown();

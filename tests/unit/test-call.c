@@ -140,6 +140,8 @@ static void test_mount_fd(void) {
                               new_call("MountFd", "hssa{sv}", fd, "ext4", "", 1, "target",
                                        "s", "/home/u/mnt"),
                               &call, &e), ==, 0);
+        g_assert_cmpuint(call.params.partition, ==, 0);
+        g_assert_false(call.params.partition_given);
         g_assert_cmpint(call.source_fd, >=, 3);
         g_assert_false(call.source_read_only);
         g_assert_cmpstr(call.fstype, ==, "ext4");
@@ -148,6 +150,14 @@ static void test_mount_fd(void) {
         g_assert_cmpint(call.params.idmap, ==, IDMAP_NONE);
         g_assert_false(call.params.idmap_given);
         g_assert_cmpint(call.params.driver, ==, -1);
+        call_done(&call);
+
+        g_assert_cmpint(parse(METHOD_MOUNT_FD,
+                              new_call("MountFd", "hssa{sv}", fd, "", "", 1, "partition", "u",
+                                       UINT32_C(4294967295)),
+                              &call, &e), ==, 0);
+        g_assert_cmpuint(call.params.partition, ==, UINT32_MAX);
+        g_assert_true(call.params.partition_given);
         call_done(&call);
 }
 
@@ -192,17 +202,17 @@ static void test_mount_params_refused(void) {
         assert_invalid(METHOD_MOUNT_FD,
                        new_call("MountFd", "hssa{sv}", fd, "", "", 1, "lazy", "b", 1),
                        "Unknown parameter 'lazy' (known: target, read-only, exec, idmap, userns, "
-                       "interactive, driver).");
+                       "interactive, driver, partition).");
         /* Unmount's key is nobody else's. */
         assert_invalid(METHOD_MOUNT,
                        new_call("Mount", "sssa{sv}", "/dev/sdb1", "", "", 1, "force", "b", 1),
                        "Unknown parameter 'force' (known: target, read-only, exec, idmap, "
-                       "userns, interactive, driver).");
+                       "userns, interactive, driver, partition).");
         /* A key is escaped before it is shown. */
         assert_invalid(METHOD_OPEN_MOUNT,
                        new_call("OpenMount", "hssa{sv}", fd, "", "", 1, "a\x1b[2J", "b", 1),
                        "Unknown parameter 'a\\x1b[2J' (known: target, read-only, exec, idmap, "
-                       "userns, interactive, driver).");
+                       "userns, interactive, driver, partition).");
         assert_invalid(METHOD_OPEN_MOUNT,
                        new_call("OpenMount", "hssa{sv}", fd, "", "", 2, "exec", "b", 0, "exec",
                                 "b", 1),
@@ -232,6 +242,20 @@ static void test_mount_params_refused(void) {
         assert_invalid(METHOD_OPEN_MOUNT,
                        new_call("OpenMount", "hssa{sv}", fd, "", "", 1, "target", "s", "/mnt"),
                        "OpenMount does not attach the mount; 'target' is for Mount and MountFd.");
+        assert_invalid(METHOD_OPEN_MOUNT,
+                       new_call("OpenMount", "hssa{sv}", fd, "", "", 1, "partition", "i", 2),
+                       "Parameter 'partition' must have D-Bus type 'u'.");
+        /* A device path names its partition itself; even 0 is refused there. */
+        assert_invalid(METHOD_MOUNT,
+                       new_call("Mount", "sssa{sv}", "/dev/sdb", "", "", 1, "partition", "u", 2),
+                       "Mount takes the partition's own device (such as /dev/sdb2), not "
+                       "'partition'; that parameter is for images passed to MountFd and "
+                       "OpenMount.");
+        assert_invalid(METHOD_MOUNT,
+                       new_call("Mount", "sssa{sv}", "/dev/sdb", "", "", 1, "partition", "u", 0),
+                       "Mount takes the partition's own device (such as /dev/sdb2), not "
+                       "'partition'; that parameter is for images passed to MountFd and "
+                       "OpenMount.");
 }
 
 static void test_mount_arguments_refused(void) {

@@ -80,6 +80,7 @@ static MountRecord *make_record(unsigned i) {
         r->options = g_strdup("errors=remount-ro,commit=5");
         r->attr_set = 0xe;
         r->idmap = g_strdup(i % 2 ? "user" : "none");
+        r->partition = i % 2 ? 0 : i + 1;
         r->created_dir = i % 2;
         r->created_usec = UINT64_C(1700000000000000) + i;
         if (i % 5 == 4) {
@@ -121,6 +122,7 @@ static void assert_record_equal(const MountRecord *a, const MountRecord *b) {
         g_assert_cmpstr(a->options, ==, b->options);
         g_assert_cmpuint(a->attr_set, ==, b->attr_set);
         g_assert_cmpstr(a->idmap, ==, b->idmap);
+        g_assert_cmpuint(a->partition, ==, b->partition);
         g_assert_cmpint(a->created_dir, ==, b->created_dir);
         g_assert_cmpuint(a->created_usec, ==, b->created_usec);
         g_assert_cmpint(a->file_backed, ==, b->file_backed);
@@ -662,6 +664,10 @@ static const RecordCase record_cases[] = {
         { "attr_set as string", "attr_set", "\"14\"", false },
         { "created_usec fractional", "created_usec", "1.5", false },
         { "created_usec null", "created_usec", "null", false },
+        { "partition 2^32-1", "partition", "4294967295", true },
+        { "partition 2^32", "partition", "4294967296", false },
+        { "partition negative", "partition", "-2", false },
+        { "partition as string", "partition", "\"2\"", false },
 };
 
 static char *record_case_json(const RecordCase *c) {
