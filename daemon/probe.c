@@ -112,6 +112,18 @@ static bool whole_device_filesystem_wins(const char *fstype) {
 }
 
 /*
+ * A table without a single partition holds nothing to mount, and competes with no
+ * filesystem of the whole device: the boot sector of FAT and exFAT (mkfs.vfat,
+ * mkfs.exfat) ends in the 0x55AA signature that libblkid's DOS prober reads as an empty
+ * MBR.
+ */
+static bool table_is_empty(blkid_probe pr) {
+        blkid_partlist l = blkid_probe_get_partitions(pr);
+
+        return l && blkid_partlist_numof_partitions(l) == 0;
+}
+
+/*
  * libblkid's name of a type and usermount's differ for NTFS: libblkid says "ntfs", the
  * kernel's driver, the configuration and the policy say "ntfs3" (and ntfs-3g serves it).
  */
@@ -143,7 +155,8 @@ static int probe_results(blkid_probe pr, ProbeTable table, SourceProbe *ret, UmE
         if (!lookup_value(pr, "TYPE", p.fstype, sizeof(p.fstype)))
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
                                     "the filesystem type name is too long");
-        if (has_pt && !(p.fstype[0] && whole_device_filesystem_wins(p.fstype)))
+        if (has_pt && !(p.fstype[0] &&
+                        (whole_device_filesystem_wins(p.fstype) || table_is_empty(pr))))
                 return table == PROBE_TABLE_REPORT ? 1 : refuse_partition_table(pr, error);
         if (!p.fstype[0])
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,

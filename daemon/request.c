@@ -873,7 +873,9 @@ static int request_make_record(Request *req, const BuildReply *reply) {
         rec->label = strdup(um_escape(req->probe.label, label, sizeof(label)));
         rec->uuid = strdup(um_escape(req->probe.uuid, label, sizeof(label)));
         rec->partition = req->partition.number;
-        rec->options = mount_options_to_string(&req->mount_options);
+        /* A userspace driver gets none of the kernel driver's options. */
+        rec->options = req->fuse_driver ? strdup("") :
+                mount_options_to_string(&req->mount_options);
         rec->attr_set = req->mount_options.attr_set;
         rec->idmap = strdup(idmap_mode_to_string(req->idmap.mode));
         rec->driver = strdup(driver_kind_name(req->driver.driver));
