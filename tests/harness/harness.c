@@ -819,6 +819,16 @@ static int setup_identities(void) {
         return 0;
 }
 
+char *harness_conf_kernel(const char *contents) {
+        const char *general = strstr(contents, "[General]\n");
+
+        if (!general)
+                return g_strconcat("[General]\nDriver=kernel\n", contents, NULL);
+        general += strlen("[General]\n");
+        return g_strdup_printf("%.*sDriver=kernel\n%s", (int) (general - contents), contents,
+                               general);
+}
+
 int harness_write_etc(const char *relative_path, const char *contents) {
         g_autofree char *path = g_build_filename("/etc", relative_path, NULL);
         g_autofree char *dir = g_path_get_dirname(path);

@@ -152,6 +152,11 @@ const char *harness_source_root(void);
  * the kernel's drivers, as the tests written before userspace drivers expect. */
 #define HARNESS_CONF_DEFAULT "[General]\nDriver=kernel\n"
 
+/* contents (a usermount.conf) with Driver=kernel in its [General] section, added right
+ * after that section's header or as a section of its own at the top (owned). For tests of
+ * the kernel's drivers that write their own configuration. */
+char *harness_conf_kernel(const char *contents);
+
 /* Writes a file below the private /etc (e.g. "usermount/usermount.conf"), creating
  * parent directories. -EOPNOTSUPP when /etc is not an overlay (see above). */
 int harness_write_etc(const char *relative_path, const char *contents);

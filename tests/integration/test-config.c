@@ -145,12 +145,16 @@ static char *supported_filesystems(void) {
  * call that arrives after it (its signal source outranks the bus), so the next call
  * already sees the outcome of the reload. */
 static void reload_with(const char *contents) {
-        g_assert_cmpint(harness_write_etc(CONF_FILE, contents), ==, 0);
+        g_autofree char *conf = harness_conf_kernel(contents);
+
+        g_assert_cmpint(harness_write_etc(CONF_FILE, conf), ==, 0);
         g_assert_cmpint(kill(daemon_pid, SIGHUP), ==, 0);
 }
 
 static void start_daemon_with(const char *contents) {
-        g_assert_cmpint(harness_write_etc(CONF_FILE, contents), ==, 0);
+        g_autofree char *conf = harness_conf_kernel(contents);
+
+        g_assert_cmpint(harness_write_etc(CONF_FILE, conf), ==, 0);
         g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
         g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
 }

@@ -138,12 +138,12 @@ static void test_no_label_added(void) {
 /* SELinuxType= only matters where SELinux is enabled; here it changes nothing. */
 static void test_no_label_with_selinux_type(void) {
         /* The forced commit=7 shows that the daemon runs with this file. */
-        g_assert_cmpint(harness_write_etc(CONF_FILE, "[Labels]\nSELinuxType=removable_t\n"
+        g_assert_cmpint(harness_write_etc(CONF_FILE, HARNESS_CONF_DEFAULT "[Labels]\nSELinuxType=removable_t\n"
                                                      "[ext4]\nForcedOptions=commit=7\n"), ==, 0);
         /* The daemon handles SIGHUP before any call that arrives after it. */
         g_assert_cmpint(kill(daemon_pid, SIGHUP), ==, 0);
         assert_mounted_unlabelled("", "commit=7,errors=remount-ro");
-        g_assert_cmpint(harness_write_etc(CONF_FILE, ""), ==, 0);
+        g_assert_cmpint(harness_write_etc(CONF_FILE, HARNESS_CONF_DEFAULT), ==, 0);
         g_assert_cmpint(kill(daemon_pid, SIGHUP), ==, 0);
 }
 
@@ -200,7 +200,7 @@ int main(int argc, char *argv[]) {
         target = g_build_filename(harness_tmpdir(), "labels-target", NULL);
         g_assert_cmpint(g_mkdir_with_parents(target, 0755), ==, 0);
         g_assert_cmpint(harness_set_rules(rules), ==, 0);
-        g_assert_cmpint(harness_write_etc(CONF_FILE, ""), ==, 0);
+        g_assert_cmpint(harness_write_etc(CONF_FILE, HARNESS_CONF_DEFAULT), ==, 0);
         r = harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid);
         g_assert_cmpint(r, ==, 0);
         g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);

@@ -163,7 +163,7 @@ static int caller_batch(void *userdata) {
 /* ---- The test side ------------------------------------------------------------------- */
 
 static void start_daemon(const char *limits) {
-        g_autofree char *conf = g_strdup_printf("[Limits]\n%s", limits);
+        g_autofree char *conf = g_strdup_printf(HARNESS_CONF_DEFAULT "[Limits]\n%s", limits);
 
         g_assert_cmpint(harness_write_etc("usermount/usermount.conf", conf), ==, 0);
         g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
