@@ -120,6 +120,22 @@ static int driver_pidfd(pid_t pid, uint64_t start) {
         return TAKE_FD(fd);
 }
 
+size_t drivertrack_prune(DriverTrack *t) {
+        size_t n = 0;
+
+        for (size_t i = t->n_entries; i > 0; i--) {
+                struct pollfd p = { .fd = t->entries[i - 1].pidfd, .events = POLLIN };
+
+                if (poll(&p, 1, 0) > 0) {
+                        entry_remove(t, i - 1);
+                        n++;
+                }
+        }
+        if (n > 0)
+                (void) drivertrack_save(t);
+        return n;
+}
+
 bool drivertrack_has(const DriverTrack *t, pid_t pid, uint64_t start) {
         return entry_find(t, pid, start) != SIZE_MAX;
 }

@@ -56,6 +56,11 @@ int drivertrack_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_
 /* The drivers remembered for owner, or all with (uid_t) -1. */
 size_t drivertrack_count(const DriverTrack *t, uid_t owner);
 
+/* Forgets the drivers that exited and whose exit watch has not run yet (an OpenMount's
+ * caller closed the mount a moment ago); returns how many. Without calling on_exit: the
+ * reconcile notices a registered mount's dead driver on its own. */
+size_t drivertrack_prune(DriverTrack *t);
+
 /* Whether the table holds the driver pid that started at start. */
 bool drivertrack_has(const DriverTrack *t, pid_t pid, uint64_t start);
 

@@ -1052,16 +1052,23 @@ static int manager_check_loop_limits(Manager *m, Request *req, UmError *error) {
 }
 
 /* LimitExceeded when one more userspace driver for req would pass the driver limits. The
- * table is kept current by the drivers' exit watches: no pruning needed. */
+ * drivers' exit watches keep the table current; a refusal looks again at the pidfds, for
+ * drivers whose mount went a moment ago and whose watch has not run yet. */
 static int manager_check_driver_limits(Manager *m, Request *req, UmError *error) {
         const LimitSubject s = limit_subject(m, req);
+        int r;
 
-        return admission_check_drivers(&m->conf->limits, &s,
-                                       drivertrack_count(&m->drivers, req->owner) +
-                                               manager_count_pending_drivers(m, req->owner),
-                                       drivertrack_count(&m->drivers, (uid_t) -1) +
-                                               manager_count_pending_drivers(m, (uid_t) -1),
-                                       error);
+        for (int pruned = 0;; pruned = 1) {
+                r = admission_check_drivers(&m->conf->limits, &s,
+                                            drivertrack_count(&m->drivers, req->owner) +
+                                                    manager_count_pending_drivers(m, req->owner),
+                                            drivertrack_count(&m->drivers, (uid_t) -1) +
+                                                    manager_count_pending_drivers(m, (uid_t) -1),
+                                            error);
+                if (r >= 0 || pruned || drivertrack_prune(&m->drivers) == 0)
+                        return r;
+                *error = (UmError) {};
+        }
 }
 
 /* LimitExceeded when giving req's worker one more job would pass a worker limit. Workers

@@ -146,10 +146,29 @@ static void test_exit_watch(void) {
         sd_event_unref(seen.event);
 }
 
+/* A driver that exited before its watch ran is forgotten by a prune, without on_exit. */
+static void test_prune(void) {
+        Child a = child_start(), b = child_start();
+        DriverTrack t = { .path = state_path() };
+
+        g_assert_cmpint(drivertrack_add(&t, a.pid, a.start, 1000, 5001, pidfd_open(a.pid, 0)), ==, 0);
+        g_assert_cmpint(drivertrack_add(&t, b.pid, b.start, 1000, 5002, pidfd_open(b.pid, 0)), ==, 0);
+        g_assert_cmpuint(drivertrack_prune(&t), ==, 0);
+        child_kill_unreaped(&a);
+        g_assert_cmpuint(drivertrack_prune(&t), ==, 1);
+        g_assert_cmpuint(drivertrack_count(&t, 1000), ==, 1);
+        g_assert_true(drivertrack_has(&t, b.pid, b.start));
+        waitpid(a.pid, NULL, 0);
+        child_kill(&b);
+        cleanup_path(t.path);
+        drivertrack_done(&t);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add_func("/drivertrack/count-and-take-over", test_count_and_take_over);
         g_test_add_func("/drivertrack/malformed", test_malformed);
         g_test_add_func("/drivertrack/exit-watch", test_exit_watch);
+        g_test_add_func("/drivertrack/prune", test_prune);
         return g_test_run();
 }
