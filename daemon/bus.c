@@ -469,7 +469,8 @@ static int property_get_supported_filesystems(sd_bus *bus, const char *path,
         for (const char *const *t = policy_fstypes(); *t; t++) {
                 /* Either driver: the kernel's, or a userspace one (fusedriver.h). */
                 if (!conf_fstype_allowed(m->conf, *t) ||
-                    (!proc_has_filesystem(*t) && !fusedriver_find(*t)))
+                    (!proc_has_filesystem(*t) &&
+                     (!fusedriver_fuse_present() || !fusedriver_find(*t))))
                         continue;
                 r = sd_bus_message_append(reply, "s", *t);
                 if (r < 0)

@@ -648,3 +648,7 @@ int fusedriver_mount(const FuseDriverSpec *spec, int *ret_mount_fd, pid_t *ret_p
         sandbox_read_failure(err_r, &s->failure);
         return start_verdict(spec, s, error);
 }
+
+bool fusedriver_fuse_present(void) {
+        return access("/dev/fuse", F_OK) == 0;
+}

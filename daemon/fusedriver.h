@@ -71,6 +71,10 @@ typedef struct FuseDriverSpec {
  */
 const FuseDriver *fusedriver_find(const char *fstype);
 
+/* Whether this system can serve FUSE mounts at all: /dev/fuse exists (a container may
+ * have none). Without it no userspace driver is offered. */
+bool fusedriver_fuse_present(void);
+
 /*
  * Makes a FUSE superblock for spec->driver and starts the driver on it in the sandbox, as
  * the stages above say. To be called in a privileged worker (root, all capabilities).

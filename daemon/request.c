@@ -30,6 +30,7 @@
 #include "authorize.h"
 #include "bus.h"
 #include "caller.h"
+#include "driverscope.h"
 #include "jobs.h"
 #include "admission.h"
 #include "log.h"
@@ -265,33 +266,38 @@ static SourceKind request_source_kind(const Request *req) {
  */
 static int request_decide_driver(Request *req, UmError *error) {
         const ConfFsType *t = conf_fstype(req->conf, req->probe.fstype);
-        const FuseDriver *d = fusedriver_find(req->probe.fstype);
+        const FuseDriver *d = fusedriver_fuse_present() ? fusedriver_find(req->probe.fstype)
+                                                        : NULL;
+        /* What only the kernel can do: ids of a type with owners as in a user namespace. */
+        const bool can_serve = d && !(req->call.params.idmap == IDMAP_NAMESPACE && !d->ownerless);
         const DriverInput in = {
                 .fstype = req->probe.fstype,
                 .kind = request_source_kind(req),
                 .general = &req->conf->driver,
                 .type = t ? &t->driver : NULL,
                 .kernel_available = proc_has_filesystem(req->probe.fstype),
-                .userspace_available = d != NULL,
+                .userspace_available = can_serve,
                 .userspace_name = d ? d->name : NULL,
                 .requested = req->call.params.driver,
         };
         int r;
 
         r = driver_decide(&in, &req->driver, error);
-        if (r < 0 || req->driver.driver != DRIVER_USERSPACE)
-                return r;
-        req->fuse_driver = d;
-        r = policy_check_userspace_options(req->call.options, d->name, error);
-        if (r < 0)
-                return r;
-        if (req->call.params.idmap == IDMAP_NAMESPACE && !d->ownerless)
+        if (r < 0 && d && !can_serve) {
+                *error = (UmError) {};
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "idmap 'namespace' is not available with the userspace "
                                     "driver (%s): %s keeps ids on disk, and a FUSE mount cannot "
                                     "be id-mapped here. Use idmap 'user' (every file appears as "
                                     "yours) or 'none', or the kernel's driver (driver=kernel).",
                                     d->name, req->probe.fstype);
+        }
+        if (r < 0 || req->driver.driver != DRIVER_USERSPACE)
+                return r;
+        req->fuse_driver = d;
+        r = policy_check_userspace_options(req->call.options, d->name, error);
+        if (r < 0)
+                return r;
         if (!d->writable && !req->read_only) {
                 req->read_only = req->mount_options.read_only = true;
                 req->mount_options.attr_set |= MOUNT_ATTR_RDONLY;
@@ -455,6 +461,8 @@ static int request_track_driver(Request *req, const BuildReply *reply) {
         if (r < 0)
                 return r;
         req->wants_driver = false;
+        (void) driverscope_start(req->manager->bus, pid, req->fuse_driver->name,
+                                 req->call.caller.uid);
         return 0;
 }
 

@@ -446,10 +446,12 @@ static void test_refused(void) {
                 { "ext4", "commit=5", {}, UM_ERROR_OPTION_NOT_ALLOWED,
                   "not available with the userspace driver (fuse2fs)" },
                 { "vfat", "shortname=mixed", {}, UM_ERROR_OPTION_NOT_ALLOWED, "(fusefat)" },
-                { "ext4", NULL, { { "idmap", "s", "namespace" } }, UM_ERROR_INVALID_ARGUMENT,
+                { "ext4", NULL, { { "idmap", "s", "namespace" }, { "driver", "s", "userspace" } },
+                  UM_ERROR_INVALID_ARGUMENT,
                   "idmap 'namespace' is not available with the userspace driver (fuse2fs)" },
-                { "squashfs", NULL, { { "idmap", "s", "namespace" } }, UM_ERROR_INVALID_ARGUMENT,
-                  "(squashfuse)" },
+                { "squashfs", NULL,
+                  { { "idmap", "s", "namespace" }, { "driver", "s", "userspace" } },
+                  UM_ERROR_INVALID_ARGUMENT, "(squashfuse)" },
                 { "ext4", NULL, { { "driver", "s", "fuse" } }, UM_ERROR_INVALID_ARGUMENT,
                   "Parameter 'driver' must be 'kernel' or 'userspace'." },
         };
@@ -466,6 +468,20 @@ static void test_refused(void) {
                                 refused[i].message);
                 assert_clean();
         }
+}
+
+/* Driver=auto: what only the kernel's driver can do (ids of ext4 as in the caller's user
+ * namespace) is the kernel's, without the kernel-driver action; umtest2 lacks it. */
+static void test_auto_namespace_is_kernel(void) {
+        const Call c = { .kind = CALL_OPEN_MOUNT, .path = case_of("ext4")->image,
+                         .params = { { "idmap", "s", "namespace" }, {} } };
+        g_autoptr(GHashTable) t = call_as(HARNESS_UID_USER2, &c);
+
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        g_assert_cmpstr(report_get(t, "info-driver"), ==, "kernel");
+        g_assert_cmpstr(report_get(t, "info-idmap"), ==, "namespace");
+        g_assert_cmpstr(report_get(t, "image-loops"), ==, "1");
+        assert_clean();
 }
 
 /* Types the kernel lacks here are listed because a userspace driver serves them. */
@@ -626,6 +642,7 @@ int main(int argc, char *argv[]) {
         }
         g_test_add_func("/userspace/driver-kernel", test_driver_kernel);
         g_test_add_func("/userspace/refused", test_refused);
+        g_test_add_func("/userspace/auto-namespace-is-kernel", test_auto_namespace_is_kernel);
         g_test_add_func("/userspace/supported-filesystems", test_supported_filesystems);
         g_test_add_func("/userspace/driver-killed", test_driver_killed);
         g_test_add_func("/userspace/restart", test_restart);

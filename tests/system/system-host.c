@@ -342,6 +342,8 @@ static _noreturn_ void nspawn_exec(SystemHost *h, char **loops, int log_fd, pid_
         g_ptr_array_add(argv, h->root);
         g_ptr_array_add(argv, overlay);
         g_ptr_array_add(argv, (char *) "--bind=/dev/loop-control");
+        /* The userspace drivers' FUSE mounts. */
+        g_ptr_array_add(argv, (char *) "--bind=/dev/fuse");
         for (size_t i = 0; loops[i]; i++)
                 g_ptr_array_add(argv, g_strdup_printf("--bind=%s", loops[i]));
         for (guint i = 0; h->binds && i < h->binds->len; i++)

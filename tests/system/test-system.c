@@ -652,7 +652,8 @@ static void test_journal(void) {
         g_assert_cmpuint(harness_count_substrings(photos, "USERMOUNT_ACTION=mount"), ==, 1);
         assert_contains(photos, uid_field);
         assert_contains(photos, "MESSAGE=Mounted /home/" USER1 "/photos.img (ext4)");
-        assert_contains(photos, "USERMOUNT_DEVICE=/dev/loop");
+        /* Served by fuse2fs (Driver=auto): no loop device; the device is the image. */
+        assert_contains(photos, "USERMOUNT_DEVICE=/home/" USER1 "/photos.img");
         assert_contains(photos, "USERMOUNT_FSTYPE=ext4");
         assert_contains(photos, "_SYSTEMD_UNIT=usermountd.service");
         assert_contains(photos, "SYSLOG_IDENTIFIER=usermountd");
@@ -714,6 +715,43 @@ static void test_service_restart_keeps_registry(void) {
         assert_contains(list, "/run/media/root/kept");
         r = system_host_run(&host, NULL, "usermount unmount /run/media/root/kept", &out);
         g_assert_cmpint(r, ==, 0);
+        assert_nothing_left();
+}
+
+/*
+ * A userspace driver's mount across "systemctl restart usermountd": the driver runs in a
+ * scope of its own, not in the service's cgroup, so the restart leaves it and its mount
+ * alone; the new daemon lists the mount and unmounts it, and the driver ends with it.
+ */
+static void test_userspace_restart(void) {
+        g_autofree char *before = NULL, *after = NULL, *list = NULL, *pid = NULL;
+        g_autofree char *cgroup = NULL, *data = NULL;
+
+        g_autofree char *out = NULL;
+
+        make_image("/root/us.img", "uskept", "root");
+        out = check("usermount mount /root/us.img");
+        g_test_message("usermount mount:\n%s", out);
+        g_free(check("echo written-before > /run/media/root/uskept/f"));
+        /* The driver: the one process running as a uid of DriverUidRange=. */
+        pid = check("ps -eo pid=,uid= | awk '$2 >= 1879048448 && $2 <= 1879049471 "
+                    "{ print $1 }'");
+        g_strstrip(pid);
+        g_assert_cmpint(atoi(pid), >, 0);
+        cgroup = wait_for_output(g_strdup_printf("cat /proc/%s/cgroup", pid),
+                                 "usermount-driver-", 10000);
+        assert_contains(cgroup, "/system.slice/usermount-driver-");
+        before = unit_property("MainPID");
+        g_free(check("systemctl restart usermountd"));
+        after = unit_property("MainPID");
+        g_assert_cmpstr(before, !=, after);
+        data = check("cat /run/media/root/uskept/f");
+        assert_contains(data, "written-before");
+        list = list_mounts();
+        assert_contains(list, "/run/media/root/uskept");
+        g_free(check("usermount unmount /run/media/root/uskept"));
+        g_free(wait_for_output(g_strdup_printf("test -e /proc/%s || echo gone", pid), "gone",
+                               10000));
         assert_nothing_left();
 }
 
@@ -807,6 +845,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/system/14-service-restart-keeps-registry",
                         test_service_restart_keeps_registry);
         g_test_add_func("/system/15-service-idle-exit", test_service_idle_exit);
+        g_test_add_func("/system/15b-userspace-driver-restart", test_userspace_restart);
         g_test_add_func("/system/16-service-security-score", test_service_security_score);
         g_test_add_func("/system/17-service-no-warnings", test_service_no_warnings);
         r = g_test_run();
