@@ -35,6 +35,7 @@ typedef struct MountArgs {
         const char *userns; /* a user namespace file for idmap "namespace"; NULL: ours */
         bool read_only;
         bool exec;
+        const char *driver; /* --driver: "kernel" or "userspace"; NULL: the daemon's policy */
         const char *partition; /* --partition=SPEC as given; NULL: none */
         PartSpec partition_spec;
 } MountArgs;
@@ -119,6 +120,17 @@ static void mount_help(void) {
                "                         usermountd mounts, and is refused, with the list,\n"
                "                         when it has several. Not for block devices: a disk's\n"
                "                         partitions are devices of their own (/dev/sdb2).\n"
+               "      --driver=DRIVER    Which driver parses the filesystem: 'userspace' (a\n"
+               "                         sandboxed FUSE driver such as fuse2fs or ntfs-3g, which\n"
+               "                         runs as a uid of its own, so that a hostile image can\n"
+               "                         at worst crash it; slower) or 'kernel' (the kernel's\n"
+               "                         own driver; faster, and every option of the type). By\n"
+               "                         default the administrator's choice (Driver= in\n"
+               "                         usermount.conf): as shipped, userspace for images and\n"
+               "                         removable media where a driver for the type is\n"
+               "                         installed. Asking for the kernel's where the\n"
+               "                         administrator chose userspace needs an authorization\n"
+               "                         of its own (by default, an administrator's).\n"
                "      --no-ask-password  Do not ask for a password (see usermount --help).\n"
                "  -h, --help             Show this help.\n"
                "\n"
@@ -134,6 +146,7 @@ static void mount_help(void) {
                "  usermount mount --userns=/proc/4242/ns/user rootfs.img ~/ctr/rootfs\n"
                "  usermount mount --partition=2 vm-disk.img ~/vm\n"
                "  usermount mount --partition=label:rootfs raspios.img ~/pi\n"
+               "  usermount mount --driver=userspace /dev/sdb1\n"
                "\n"
                "  In a namespace of your own:\n"
                "    unshare --user --map-root-user --mount\n"
@@ -191,6 +204,12 @@ static int mount_check_args(const char **operands, size_t n, MountArgs *args) {
                 log_error("--idmap needs a MAPPING: none, user or namespace.");
                 return -EINVAL;
         }
+        if (args->driver && !streq(args->driver, "kernel") && !streq(args->driver, "userspace")) {
+                _cleanup_free_ char *e = output_escape(args->driver);
+
+                log_error("--driver needs 'kernel' or 'userspace', not '%s'.", strempty(e));
+                return -EINVAL;
+        }
         if (args->userns && isempty(args->userns)) {
                 log_error("--userns needs a FILE, such as /proc/PID/ns/user.");
                 return -EINVAL;
@@ -225,6 +244,7 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                 ARG_IDMAP,
                 ARG_USERNS,
                 ARG_PARTITION,
+                ARG_DRIVER,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -235,6 +255,7 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                 { "idmap", required_argument, NULL, ARG_IDMAP },
                 { "userns", required_argument, NULL, ARG_USERNS },
                 { "partition", required_argument, NULL, ARG_PARTITION },
+                { "driver", required_argument, NULL, ARG_DRIVER },
                 { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
                 {}
         };
@@ -275,6 +296,9 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                         break;
                 case ARG_PARTITION:
                         args->partition = optarg;
+                        break;
+                case ARG_DRIVER:
+                        args->driver = optarg;
                         break;
                 case ARG_NO_ASK_PASSWORD:
                         arg_ask_password = false;
@@ -421,6 +445,11 @@ static int append_params(sd_bus_message *m, const MountArgs *args, bool read_onl
         }
         if (partition > 0) {
                 r = sd_bus_message_append(m, "{sv}", "partition", "u", partition);
+                if (r < 0)
+                        return r;
+        }
+        if (args->driver) {
+                r = sd_bus_message_append(m, "{sv}", "driver", "s", args->driver);
                 if (r < 0)
                         return r;
         }

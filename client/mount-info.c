@@ -33,6 +33,7 @@ static const struct {
         { "label", "s", offsetof(MountInfo, label) },
         { "uuid", "s", offsetof(MountInfo, uuid) },
         { "options", "s", offsetof(MountInfo, options) },
+        { "driver", "s", offsetof(MountInfo, driver) },
         { "idmap", "s", offsetof(MountInfo, idmap) },
         { "idmap-uid-map", "s", offsetof(MountInfo, idmap_uid_map) },
         { "idmap-gid-map", "s", offsetof(MountInfo, idmap_gid_map) },
@@ -205,6 +206,10 @@ static bool put_details(FILE *f, const MountInfo *info) {
                 fprintf(f, "%soptions '", sep);
                 ok = ok && put_escaped(f, info->options);
                 fputc('\'', f);
+                sep = ", ";
+        }
+        if (streq_ptr(info->driver, "userspace")) {
+                fprintf(f, "%suserspace driver", sep);
                 sep = ", ";
         }
         if (!streq(sep, " ("))

@@ -18,6 +18,7 @@ typedef struct MountInfo {
         const char *label;
         const char *uuid;
         const char *options;
+        const char *driver;        /* "kernel" or "userspace"; NULL from an older daemon */
         const char *idmap;
         const char *idmap_uid_map; /* "first:lower:count,...": on-disk ids first.. appear as lower.. */
         const char *idmap_gid_map;

@@ -31,8 +31,12 @@ int mount_table_format_options(const MountInfo *info, char **ret) {
                         fprintf(f, "%s%s", sep, *a);
                 sep = ",";
         }
-        if (!isempty(info->options))
+        if (!isempty(info->options)) {
                 fprintf(f, "%s%s", sep, info->options);
+                sep = ",";
+        }
+        if (streq_ptr(info->driver, "userspace"))
+                fprintf(f, "%sdriver=userspace", sep);
         if (fclose(f) != 0)
                 return -ENOMEM;
 

@@ -24,8 +24,9 @@ _usermount() {
         local -r verbs="mount unmount list monitor probe"
         local -r fstypes="ext2 ext3 ext4 xfs btrfs squashfs erofs vfat exfat ntfs3 iso9660 udf"
         local -r idmaps="none user namespace"
-        local -r mount_opts="-t --type= -o --options= -r --read-only --exec --idmap= --userns= --partition= --no-ask-password -h --help"
+        local -r mount_opts="-t --type= -o --options= -r --read-only --exec --idmap= --userns= --partition= --driver= --no-ask-password -h --help"
         local -r partition_kinds="label: uuid: type:"
+        local -r drivers="kernel userspace"
         local -r probe_opts="--json -h --help"
         local -r unmount_opts="-f --force -A --all-targets --no-ask-password -h --help"
         local -r list_opts="--json -h --help"
@@ -43,7 +44,8 @@ _usermount() {
                 prefix=$opt=
                 cur=${cur#*=}
         elif [[ $prev == -t || $prev == --type || $prev == -o || $prev == --options ||
-                $prev == --idmap || $prev == --userns || $prev == --partition ]]; then
+                $prev == --idmap || $prev == --userns || $prev == --partition ||
+                $prev == --driver ]]; then
                 opt=$prev
         fi
 
@@ -55,7 +57,7 @@ _usermount() {
                         continue
                 fi
                 case $w in
-                -t | --type | -o | --options | --idmap | --userns | --partition) ((i++)) ;;
+                -t | --type | -o | --options | --idmap | --userns | --partition | --driver) ((i++)) ;;
                 = | -*) ;;
                 *) [[ ${COMP_WORDS[i-1]} != "=" ]] && ((n_operands++)) ;;
                 esac
@@ -78,6 +80,9 @@ _usermount() {
                         return 0 ;;
                 --idmap)
                         mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$idmaps" -- "$cur")
+                        return 0 ;;
+                --driver)
+                        mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$drivers" -- "$cur")
                         return 0 ;;
                 -o | --options)
                         return 0 ;;

@@ -53,7 +53,7 @@ check "commands" "list|monitor|mount|probe|unmount" usermount ""
 check "command prefix" "monitor|mount" usermount mo
 check "global options" "--help|--no-ask-password|--version" usermount --
 check "command after a global option" "unmount" usermount --no-ask-password u
-check "mount options" "--exec|--help|--idmap=|--no-ask-password|--options=|--partition=|--read-only|--type=|--userns=" usermount mount --
+check "mount options" "--driver=|--exec|--help|--idmap=|--no-ask-password|--options=|--partition=|--read-only|--type=|--userns=" usermount mount --
 check "unmount options" "--all-targets|--force|--help|--no-ask-password" usermount unmount --
 check "list options" "--help|--json|-h" usermount list -
 check "fstype after -t" "erofs|exfat|ext2|ext3|ext4" usermount mount -t e
@@ -64,6 +64,7 @@ check "fstype right after a split '='" \
         "btrfs|erofs|exfat|ext2|ext3|ext4|iso9660|ntfs3|squashfs|udf|vfat|xfs" \
         usermount mount --type =
 check "idmap values" "--idmap=namespace|--idmap=none" usermount mount --idmap=n
+check "driver values" "--driver=kernel" usermount mount --driver=k
 check "userns is a file" "--userns=$tmp/files/disk.img" usermount mount "--userns=$tmp/files/disk"
 check "userns is not an operand" "$tmp/files/dir1|$tmp/files/dir2" \
         usermount mount --userns "$tmp/files/disk.img" "$tmp/files/disk.img" "$tmp/files/"
