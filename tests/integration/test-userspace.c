@@ -218,6 +218,42 @@ static int caller(void *userdata) {
         return 0;
 }
 
+/* The CLI as umtest1: argv with "@IMG" and "@DIR" replaced; reports its status and output. */
+typedef struct CliCall {
+        const char *const *args;
+        const char *image;
+        const char *dir;
+} CliCall;
+
+static int cli_caller(void *userdata) {
+        const CliCall *c = userdata;
+        g_autoptr(GPtrArray) argv = g_ptr_array_new();
+        g_autofree char *out = NULL;
+        int status = 0;
+
+        g_ptr_array_add(argv, (char *) g_getenv("UM_USERMOUNT"));
+        for (const char *const *a = c->args; *a; a++)
+                g_ptr_array_add(argv, (char *) (streq(*a, "@IMG") ? c->image :
+                                                streq(*a, "@DIR") ? c->dir : *a));
+        g_ptr_array_add(argv, NULL);
+        if (!g_spawn_sync(NULL, (char **) argv->pdata, NULL, 0,
+                          NULL, NULL, &out, NULL, &status, NULL))
+                return 1;
+        harness_report("status=%d", WIFEXITED(status) ? WEXITSTATUS(status) : 255);
+        harness_report("output=%s", g_strstrip(out));
+        return 0;
+}
+
+static GHashTable *cli(const CliCall *c) {
+        g_autofree char *output = NULL;
+
+        g_assert_nonnull(g_getenv("UM_USERMOUNT"));
+        g_assert_cmpint(harness_run_as(HARNESS_UID_USER1, HARNESS_GID_USER1, 0, cli_caller,
+                                       (void *) c, &output), ==, 0);
+        g_test_message("caller output:\n%s", output ?: "");
+        return calls_parse_report(output);
+}
+
 /* ---- The test side ----------------------------------------------------------------------- */
 
 /* OpenMount callers run in a user + mount namespace of their own (a rootless container:
@@ -484,6 +520,29 @@ static void test_auto_namespace_is_kernel(void) {
         assert_clean();
 }
 
+/* The CLI: --driver, what the summary line and the list say, and a bad value. */
+static void test_cli(void) {
+        g_autofree char *dir = make_target("cli");
+        const char *image = case_of("ext4")->image;
+        const CliCall mount = { (const char *const[]) { "mount", "--driver=userspace", "@IMG",
+                                                        "@DIR", NULL }, image, dir };
+        const CliCall list = { (const char *const[]) { "list", NULL }, image, dir };
+        const CliCall unmount = { (const char *const[]) { "unmount", "@DIR", NULL }, image, dir };
+        const CliCall bad = { (const char *const[]) { "mount", "--driver=fuse", "@IMG", "@DIR",
+                                                      NULL }, image, dir };
+        g_autoptr(GHashTable) m = cli(&mount);
+
+        g_assert_cmpstr(report_get(m, "status"), ==, "0");
+        g_assert_nonnull(strstr(strempty(report_get(m, "output")), "userspace driver"));
+        g_autoptr(GHashTable) l = cli(&list);
+        g_assert_nonnull(strstr(strempty(report_get(l, "output")), "driver=userspace"));
+        g_autoptr(GHashTable) u = cli(&unmount);
+        g_assert_cmpstr(report_get(u, "status"), ==, "0");
+        g_autoptr(GHashTable) b = cli(&bad);
+        g_assert_cmpstr(report_get(b, "status"), ==, "2");
+        assert_clean();
+}
+
 /* Types the kernel lacks here are listed because a userspace driver serves them. */
 static void test_supported_filesystems(void) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -644,6 +703,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/userspace/refused", test_refused);
         g_test_add_func("/userspace/auto-namespace-is-kernel", test_auto_namespace_is_kernel);
         g_test_add_func("/userspace/supported-filesystems", test_supported_filesystems);
+        g_test_add_func("/userspace/cli", test_cli);
         g_test_add_func("/userspace/driver-killed", test_driver_killed);
         g_test_add_func("/userspace/restart", test_restart);
         g_test_add_func("/userspace/limits", test_limits);
