@@ -80,6 +80,7 @@ typedef struct Call {
         bool read_only;      /* params["read-only"] = true */
         bool exec;           /* params["exec"] = true */
         const char *idmap;   /* params["idmap"], NULL: none */
+        const char *driver;  /* params["driver"], NULL: none */
         bool in_userns;      /* the caller is root in a user namespace of its own */
 } Call;
 
@@ -117,7 +118,7 @@ static int caller(void *userdata) {
                 [CALL_OPEN_MOUNT] = "OpenMount", [CALL_UNMOUNT] = "Unmount",
                 [CALL_LIST] = "ListMounts",
         };
-        Param params[5] = {};
+        Param params[6] = {};
         size_t n = 0;
         sd_bus *bus = NULL;
         int r;
@@ -130,6 +131,8 @@ static int caller(void *userdata) {
                 params[n++] = (Param) { "exec", "b", "true" };
         if (c->idmap)
                 params[n++] = (Param) { "idmap", "s", c->idmap };
+        if (c->driver)
+                params[n++] = (Param) { "driver", "s", c->driver };
 
         g_assert_cmpint(harness_sd_bus_connect(&bus), >=, 0);
         g_assert_cmpint(sd_bus_message_new_method_call(bus, &call, UM_BUS_NAME, UM_OBJECT_PATH,
@@ -254,8 +257,9 @@ static void set_rules(const char *first, const char *second) {
 /* The details ARCHITECTURE.md documents, in the order it lists them. */
 static const char *const detail_keys[] = {
         "device", "fstype", "label", "uuid", "read-only", "exec", "idmap", "target", "options",
+        "driver",
 };
-#define N_DETAILS 9
+#define N_DETAILS 10
 G_STATIC_ASSERT(ELEMENTSOF(detail_keys) == N_DETAILS);
 
 /* Values in the order of detail_keys; NULL: the detail must be absent. */
@@ -423,6 +427,33 @@ static void test_example_group_images(void) {
                                                UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN);
         g_autoptr(GHashTable) t4 = expect_call(HARNESS_UID_USER1, &ro,
                                                UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN);
+        assert_clean();
+}
+
+/* 50-usermount-kernel-driver.rules, with the shipped Driver=auto (images to a userspace
+ * driver): a group member has the kernel's driver parse its image without a password; a
+ * non-member gets the action's default (an admin's password); and without driver=kernel
+ * the userspace driver serves, and the rule is not asked at all. */
+static void test_example_kernel_driver(void) {
+        g_autofree char *rule = calls_example_rule("50-usermount-kernel-driver.rules", "GROUP",
+                                                   "\"" HARNESS_GROUP "\"");
+        const Call kernel = { .kind = CALL_OPEN_MOUNT, .path = image_a, .driver = "kernel" };
+        const Call plain = { .kind = CALL_OPEN_MOUNT, .path = image_a };
+
+        g_assert_cmpint(harness_write_etc("usermount/usermount.conf", "[General]\nDriver=auto\n"),
+                        ==, 0);
+        g_assert_cmpint(kill(daemon_pid, SIGHUP), ==, 0);
+        set_rules(grant_mount_image, rule);
+        g_autoptr(GHashTable) t = expect_call(HARNESS_UID_ADMIN, &kernel, "ok");
+        g_assert_cmpstr(report_get(t, "info-driver"), ==, "kernel");
+        g_autoptr(GHashTable) t2 = expect_call(HARNESS_UID_USER1, &kernel,
+                                               UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN);
+        g_assert_nonnull(strstr(report_get(t2, "message"), UM_ACTION_MOUNT_KERNEL_DRIVER));
+        g_autoptr(GHashTable) t3 = expect_call(HARNESS_UID_USER1, &plain, "ok");
+        g_assert_cmpstr(report_get(t3, "info-driver"), ==, "userspace");
+        g_assert_cmpint(harness_write_etc("usermount/usermount.conf", HARNESS_CONF_DEFAULT),
+                        ==, 0);
+        g_assert_cmpint(kill(daemon_pid, SIGHUP), ==, 0);
         assert_clean();
 }
 
@@ -676,7 +707,7 @@ static void test_action_mount_image(void) {
         const Call c = { .kind = CALL_MOUNT_FD, .path = image_a, .fstype = "ext4",
                          .options = "noatime,acl", .target = dir, .read_only = true };
         const Details want = { { image_a, "ext4", LABEL_A, UUID_A, "true", "false", "none", dir,
-                                 "noatime,acl" } };
+                                 "noatime,acl" , "kernel" } };
 
         assert_label_matters(HARNESS_UID_USER1, &c, granted, &want);
         g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER1, &c, granted, &want);
@@ -693,7 +724,7 @@ static void test_action_mount_image_open(void) {
         const char *const granted[] = { UM_ACTION_MOUNT_IMAGE, NULL };
         const Call c = { .kind = CALL_OPEN_MOUNT, .path = image_b };
         const Details want = { { image_b, "ext4", LABEL_B, UUID_B, "false", "false", "none", "",
-                                 "" } };
+                                 "" , "kernel" } };
 
         assert_label_matters(HARNESS_UID_USER2, &c, granted, &want);
         g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER2, &c, granted, &want);
@@ -707,7 +738,7 @@ static void test_action_mount_image_default_target(void) {
         const char *const granted[] = { UM_ACTION_MOUNT_IMAGE, NULL };
         const Call c = { .kind = CALL_MOUNT_FD, .path = image_a };
         const Details want = { { image_a, "ext4", LABEL_A, UUID_A, "false", "false", "none",
-                                 "/run/media/" HARNESS_USER1 "/" LABEL_A, "" } };
+                                 "/run/media/" HARNESS_USER1 "/" LABEL_A, "" , "kernel" } };
 
         g_autoptr(GHashTable) t = call_exact(HARNESS_UID_USER1, &c, granted, &want);
         g_assert_cmpstr(report_get(t, "mount-point"), ==, "/run/media/" HARNESS_USER1 "/" LABEL_A);
@@ -723,7 +754,7 @@ static void test_action_mount_system(void) {
         const char *const removable_only[] = { UM_ACTION_MOUNT_REMOVABLE, NULL };
         const Call c = { .kind = CALL_MOUNT, .path = zram, .options = "noatime", .target = dir };
         const Details want = { { zram, "ext4", LABEL_SYS, UUID_SYS, "false", "false", "none", dir,
-                                 "noatime" } };
+                                 "noatime" , "kernel" } };
 
         assert_label_matters(HARNESS_UID_USER1, &c, granted, &want);
         set_exact_rule(removable_only, &want);
@@ -752,7 +783,7 @@ static void test_action_mount_removable(void) {
         const Call c = { .kind = CALL_MOUNT, .path = zram, .fstype = "ext4", .target = dir,
                          .read_only = true };
         const Details want = { { zram, "ext4", LABEL_SYS, UUID_SYS, "true", "false", "none", dir,
-                                 "" } };
+                                 "" , "kernel" } };
 
         assert_label_matters(HARNESS_UID_USER2, &c, granted, &want);
         set_exact_rule(system_only, &want);
@@ -774,7 +805,7 @@ static void test_action_mount_exec(void) {
         const Call c = { .kind = CALL_MOUNT_FD, .path = image_b, .options = "nodiscard",
                          .target = dir, .exec = true };
         const Details want = { { image_b, "ext4", LABEL_B, UUID_B, "false", "true", "none", dir,
-                                 "nodiscard" } };
+                                 "nodiscard" , "kernel" } };
 
         set_exact_rule(exec_only, &want);
         g_autoptr(GHashTable) t1 = expect_call(HARNESS_UID_USER2, &c, UM_ERROR_NOT_AUTHORIZED);
@@ -808,7 +839,7 @@ static void test_action_unmount_others(void) {
         g_autoptr(GHashTable) mine = expect_call(HARNESS_UID_USER1, &m, "ok");
         const Details want = { { report_get(mine, "info-device"), "ext4", LABEL_A, UUID_A,
                                  "true", "true", "none", dir,
-                                 report_get(mine, "info-options") } };
+                                 report_get(mine, "info-options") , "kernel" } };
 
         /* Not granted: only one's own mounts are listed, and the unmount is refused. */
         set_exact_rule(image_only, &none);
@@ -849,6 +880,7 @@ int main(int argc, char *argv[]) {
 
         g_test_add_func("/polkit/example/group-images", test_example_group_images);
         g_test_add_func("/polkit/example/namespace-images", test_example_namespace_images);
+        g_test_add_func("/polkit/example/kernel-driver", test_example_kernel_driver);
         g_test_add_func("/polkit/example/deny-inactive", test_example_deny_inactive);
         g_test_add_func("/polkit/example/deny-seat", test_example_deny_seat);
         g_test_add_func("/polkit/example/deny-user", test_example_deny_user);
