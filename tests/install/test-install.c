@@ -326,6 +326,8 @@ static void test_tree_complete(void) {
                 INSTALL_DATADIR "/usermount/polkit-rules/50-usermount-deny-user.rules",
                 INSTALL_DATADIR "/usermount/polkit-rules/50-usermount-exec-uuids.rules",
                 INSTALL_DATADIR "/usermount/polkit-rules/50-usermount-group-images.rules",
+                INSTALL_DATADIR "/usermount/polkit-rules/50-usermount-kernel-driver.rules",
+                INSTALL_LIBEXECDIR "/usermount-fuse-shim.so",
                 INSTALL_UNITDIR "/" UNIT_NAME,
                 INSTALL_TMPFILESDIR "/usermount.conf",
                 INSTALL_SYSUSERSDIR "/usermount.conf",
