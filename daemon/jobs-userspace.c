@@ -163,6 +163,37 @@ static int id_helper_finish(IdHelper *h, int fd, uint64_t *ret_id) {
         return r;
 }
 
+/*
+ * The source the driver gets. A block device was opened read-only by the probe (a write
+ * open waits for polkit); the kernel's driver reopens it by its node, a userspace driver
+ * gets this reopening of the very device, read-write, now that polkit said yes. An image
+ * stays the caller's fd, with the caller's access mode.
+ */
+static int driver_source(const BuildJob *job, int source_fd, bool read_only, int *ret_fd,
+                         UmError *error) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[64];
+        struct stat st;
+        int flags = fcntl(source_fd, F_GETFL);
+
+        *ret_fd = -EBADF;
+        if (job->source.type != SOURCE_BLOCK_DEVICE || read_only || flags < 0 ||
+            (flags & O_ACCMODE) != O_RDONLY)
+                return 0;
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", source_fd);
+        fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, errno,
+                                    "the device could not be opened for writing: %s",
+                                    strerror(errno));
+        if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != job->source.rdev)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EBUSY,
+                                    "the device changed while the request was being "
+                                    "authorized; nothing was mounted");
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
 /* Step 1. */
 static int recheck(const BuildJob *job, int source_fd, UmError *error) {
         SourceProbe now = {};
@@ -180,6 +211,7 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
                         int stage_ns_fd, BuildReply *reply, UmError *error, int *ret_fd) {
         const FuseDriver *d = fusedriver_find(job->probe.fstype);
         _cleanup_close_ int mount_fd = -EBADF, pidfd = -EBADF, locked_fd = -EBADF;
+        _cleanup_close_ int rw_fd = -EBADF;
         UidClaim claim = UID_CLAIM_NULL;
         IdHelper helper = {};
         char shim[PATH_MAX];
@@ -192,8 +224,14 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
                                     "the userspace driver %s for %s is no longer installed",
                                     job->driver.name, job->probe.fstype);
         r = recheck(job, source_fd, error);
+        if (r >= 0)
+                r = driver_source(job, source_fd, options->read_only, &rw_fd, error);
         if (r < 0)
                 return r;
+        /* While /dev and /sys are still the host's (the lock leaves them behind). */
+        if (job->source.type == SOURCE_BLOCK_DEVICE)
+                block_device_node(job->source.rdev, source_fd, reply->device,
+                                  sizeof(reply->device));
 
         shim_path(shim, sizeof(shim));
         r = uid_claim(job->runtime_dir, DRIVER_UID_LOCK_PREFIX, job->driver.uid_first,
@@ -203,7 +241,7 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
         const FuseDriverSpec spec = {
                 .driver = d,
                 .fstype = job->probe.fstype,
-                .source_fd = source_fd,
+                .source_fd = rw_fd >= 0 ? rw_fd : source_fd,
                 .read_only = options->read_only,
                 .attr_set = options->attr_set,
                 .caller_uid = job->idmap.caller_uid,
@@ -248,9 +286,6 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
         if (job->source.type == SOURCE_IMAGE)
                 snprintf(reply->backing_file, sizeof(reply->backing_file), "%s",
                          job->source_path);
-        else
-                block_device_node(job->source.rdev, source_fd, reply->device,
-                                  sizeof(reply->device));
         reply->idmap_mode = job->driver.files_as_caller ? IDMAP_USER : job->idmap.mode;
         reply->driver_pid = (uint64_t) pid;
         reply->driver_start = start;

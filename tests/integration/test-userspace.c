@@ -66,6 +66,7 @@ static const char rules[] =
 typedef enum CallKind {
         CALL_OPEN_MOUNT,  /* OpenMount, attach at target in the caller's namespace, use it */
         CALL_MOUNT_FD,    /* MountFd in the host's namespace */
+        CALL_MOUNT,       /* Mount of a device path in the host's namespace */
         CALL_UNMOUNT,
         CALL_LIST,
         CALL_HOLD,        /* OpenMount, report, hold the mount until released */
@@ -192,6 +193,7 @@ static int caller(void *userdata) {
         g_assert_cmpint(sd_bus_message_new_method_call(bus, &call, UM_BUS_NAME, UM_OBJECT_PATH,
                                                        UM_MANAGER_INTERFACE,
                                                        c->kind == CALL_MOUNT_FD ? "MountFd" :
+                                                       c->kind == CALL_MOUNT ? "Mount" :
                                                        c->kind == CALL_UNMOUNT ? "Unmount" :
                                                                                  "ListMounts"),
                         >=, 0);
@@ -199,13 +201,16 @@ static int caller(void *userdata) {
                 fd = open(c->path, O_RDWR | O_CLOEXEC);
                 g_assert_cmpint(fd, >=, 0);
                 g_assert_cmpint(sd_bus_message_append(call, "hss", fd, "", ""), >=, 0);
-        } else if (c->kind == CALL_UNMOUNT)
+        } else if (c->kind == CALL_MOUNT)
+                g_assert_cmpint(sd_bus_message_append(call, "sss", c->path, "", ""), >=, 0);
+        else if (c->kind == CALL_UNMOUNT)
                 g_assert_cmpint(sd_bus_message_append(call, "s", c->path), >=, 0);
-        g_assert_cmpint(calls_append_params(call, c->kind == CALL_MOUNT_FD ? c->params : NULL),
+        g_assert_cmpint(calls_append_params(call, c->kind == CALL_MOUNT_FD ||
+                                                          c->kind == CALL_MOUNT ? c->params : NULL),
                         >=, 0);
         r = sd_bus_call(bus, call, 60 * G_USEC_PER_SEC, &error, &reply);
         if (calls_report_result(r, &error) >= 0) {
-                if (c->kind == CALL_MOUNT_FD) {
+                if (c->kind == CALL_MOUNT_FD || c->kind == CALL_MOUNT) {
                         const char *mp;
 
                         g_assert_cmpint(sd_bus_message_read(reply, "s", &mp), >, 0);
@@ -520,6 +525,31 @@ static void test_auto_namespace_is_kernel(void) {
         assert_clean();
 }
 
+/* A block device (a zram disk; not removable, so Driver=auto gives it to the kernel) with
+ * driver=userspace: the driver reads the device through the daemon's fd; the mount is the
+ * caller's, unmounted by the caller, and the driver goes with it. */
+static void test_block_device(void) {
+        g_autofree char *node = NULL, *cmd = NULL;
+        g_autoptr(GHashTable) t = NULL, u = NULL;
+
+        g_assert_cmpint(harness_zram_new("64M", &node), ==, 0);
+        cmd = g_strdup_printf("mkfs.exfat -L uszram %s >/dev/null", node);
+        run(cmd);
+        const Call kernel = { .kind = CALL_MOUNT, .path = node };
+        t = call(&kernel);
+        /* This kernel has no exfat: auto takes the userspace driver where it must. */
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        g_assert_cmpstr(report_get(t, "info-driver"), ==, "userspace");
+        g_assert_cmpstr(report_get(t, "info-device"), ==, node);
+        const Call un = { .kind = CALL_UNMOUNT, .path = report_get(t, "mount-point") };
+        calls_forget_signals();
+        u = call(&un);
+        g_assert_cmpstr(report_get(u, "result"), ==, "ok");
+        await_drivers(0);
+        g_assert_cmpint(harness_zram_free(node), ==, 0);
+        assert_clean();
+}
+
 /* The CLI: --driver, what the summary line and the list say, and a bad value. */
 static void test_cli(void) {
         g_autofree char *dir = make_target("cli");
@@ -704,6 +734,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/userspace/auto-namespace-is-kernel", test_auto_namespace_is_kernel);
         g_test_add_func("/userspace/supported-filesystems", test_supported_filesystems);
         g_test_add_func("/userspace/cli", test_cli);
+        g_test_add_func("/userspace/block-device", test_block_device);
         g_test_add_func("/userspace/driver-killed", test_driver_killed);
         g_test_add_func("/userspace/restart", test_restart);
         g_test_add_func("/userspace/limits", test_limits);
