@@ -95,6 +95,7 @@ static FuseDriver drivers[] = {
                 .writable = true,
                 .rw_option = "rw",
                 .has_offset = true,
+                .quiet_prefixes = STRV("fuse2fs: Warning:", "FUSE2FS (", "Mounting read-only."),
         },
         {
                 .name = "exfat",
@@ -106,6 +107,7 @@ static FuseDriver drivers[] = {
                 .ownerless = true,
                 .writable = true,
                 .rw_option = "rw",
+                .quiet_prefixes = STRV("FUSE exfat "),
         },
         {
                 .name = "fusefat",
@@ -127,6 +129,10 @@ static FuseDriver drivers[] = {
                 .writable = true,
                 .rw_option = "rw",
                 .extra_options = "no_detach",
+                .quiet_prefixes = STRV("ntfs-3g 2", "Configuration type", "Copyright",
+                                       "Version ", "Mounted ", "Cmdline options:",
+                                       "Mount options:", "Ownership and permissions",
+                                       "Global ownership"),
         },
         {
                 .name = "squashfuse",
@@ -432,32 +438,38 @@ static void driver_stop(int pidfd, DriverStart *s) {
                 ;
 }
 
-static bool has_prefix(const char *line, size_t len, const char *prefix) {
-        size_t n = strlen(prefix);
+static bool has_prefix_in(const char *line, size_t len, const char *const *prefixes) {
+        for (const char *const *p = prefixes; p && *p; p++) {
+                size_t n = strlen(*p);
 
-        return len >= n && strncmp(line, prefix, n) == 0;
+                if (len >= n && strncmp(line, *p, n) == 0)
+                        return true;
+        }
+        return false;
 }
 
 /* The first meaningful lines of the output, joined with "; ", escaped, into buf. */
-static void output_summary(const DriverStart *s, char *buf, size_t n) {
+static void output_summary(const FuseDriver *d, const DriverStart *s, char *buf, size_t n) {
         char joined[512] = "";
         size_t o = 0;
         const char *l = s->output;
 
         while (l && *l && o + 1 < sizeof(joined)) {
                 const char *end = strchr(l, '\n');
-                size_t len = end ? (size_t) (end - l) : strlen(l);
+                const char *next = end ? end + 1 : NULL;
+                size_t len;
 
+                while (*l == ' ' || *l == '\t')
+                        l++;
+                len = end ? (size_t) (end - l) : strlen(l);
                 while (len > 0 && (l[len - 1] == ' ' || l[len - 1] == '\r'))
                         len--;
-                /* fuse2fs's banner says nothing about the failure. */
-                if (len > 0 && !has_prefix(l, len, "fuse2fs: Warning:") &&
-                    !has_prefix(l, len, "FUSE2FS (")) {
+                if (len > 0 && !has_prefix_in(l, len, d->quiet_prefixes)) {
                         int w = snprintf(joined + o, sizeof(joined) - o, "%s%.*s",
                                          o > 0 ? "; " : "", (int) len, l);
                         o = MIN(o + (size_t) MAX(w, 0), sizeof(joined) - 1);
                 }
-                l = end ? end + 1 : NULL;
+                l = next;
         }
         um_escape(o > 0 ? joined : "(no output)", buf, n);
 }
@@ -475,7 +487,7 @@ static int start_verdict(const FuseDriverSpec *spec, const DriverStart *s, UmErr
                                     "The filesystem driver %s did not answer within %" PRIu64
                                     " ms and was stopped.",
                                     path, spec->timeout_usec / 1000);
-        output_summary(s, summary, sizeof(summary));
+        output_summary(spec->driver, s, summary, sizeof(summary));
         if (!s->exited)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, EIO,
                                     "The filesystem driver %s failed to serve the mount (%s): "

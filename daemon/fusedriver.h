@@ -42,6 +42,9 @@ typedef struct FuseDriver {
         const char *rw_option;         /* option for read-write ("rw", "rw+") */
         const char *extra_options;     /* always given, or NULL */
         bool has_offset;               /* takes offset=<bytes> */
+        /* Output lines starting with one of these (after leading blanks) are banners and
+         * chatter, left out of the error sentence; NULL-terminated, or NULL. */
+        const char *const *quiet_prefixes;
         const char *path;              /* filled by fusedriver_find() */
 } FuseDriver;
 

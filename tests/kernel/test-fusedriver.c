@@ -574,7 +574,8 @@ static void test_corrupted(const char *arg) {
         g_assert_cmpint(unlink(copy), ==, 0);
         g_assert_cmpint(r, ==, -EIO);
         ku_note("corrupted ext4: %s", e.message);
-        g_assert_nonnull(strstr(e.message, "exited while starting"));
+        g_assert_nonnull(strstr(e.message, "exited while starting (exit status 2): /dev/fd/5: "
+                                           "Bad magic number in super-block."));
 }
 
 /* Random bytes over the bitmaps and inode tables behind an intact superblock: the driver
@@ -669,7 +670,7 @@ static int fake_driver(void) {
 
 /* The mount calls are refused by seccomp, not only by the missing capabilities:
  * open_tree() without OPEN_TREE_CLONE needs none. New user namespaces are refused too. */
-static void test_seccomp(const char *arg) {
+static void _unused_ test_seccomp(const char *arg) {
         g_autofree char *image = NULL;
         const FuseDriver *real = driver_or_skip("ext4", &image);
         FuseDriver fake;
@@ -685,6 +686,9 @@ static void test_seccomp(const char *arg) {
         fd = open(image, O_RDONLY | O_CLOEXEC);
         g_assert_cmpint(fd, >=, 0);
         FuseDriverSpec spec = spec_for(&fake, "ext4", fd, true);
+        /* No shim: this binary needs none, and in a sanitizer build a library preloaded
+         * before the sanitizer's runtime makes it abort. */
+        spec.shim_path = "";
         g_assert_cmpint(do_mount(&spec, &m, &e), ==, -EIO);
         close(fd);
         ku_note("fake driver: %s", e.message);
@@ -751,6 +755,10 @@ static void test_throughput(const char *arg) {
         unmount_and_await(&m);
 }
 
+static void _unused_ skip_under_asan(void) {
+        g_test_skip("an AddressSanitizer build cannot run within a driver's RLIMIT_AS");
+}
+
 int main(int argc, char **argv) {
         g_autofree char *self = NULL;
         int r;
@@ -795,7 +803,13 @@ int main(int argc, char **argv) {
         ku_add("/fusedriver/refusals", test_refusals, NULL, NULL);
         ku_add("/fusedriver/timeout", test_timeout, NULL, NULL);
         ku_add("/fusedriver/outlives-worker", test_outlives_worker, NULL, NULL);
+#if defined(__SANITIZE_ADDRESS__)
+        /* AddressSanitizer reserves terabytes of address space at start, far above a
+         * driver's RLIMIT_AS: this instrumented binary cannot be the fake driver. */
+        g_test_add_func("/fusedriver/seccomp", skip_under_asan);
+#else
         ku_add("/fusedriver/seccomp", test_seccomp, NULL, NULL);
+#endif
         ku_add("/fusedriver/throughput", test_throughput, NULL, NULL);
 
         r = g_test_run();
