@@ -265,14 +265,18 @@ static int driver_exec_build(const FuseDriverSpec *spec, DriverExec *x) {
         }
         x->argv[n] = NULL;
 
-        x->envp[0] = (char *) FUSEDRIVER_SHIM_PRELOAD;
-        x->envp[1] = (char *) "USERMOUNT_FUSE_FD=4";
-        x->envp[2] = (char *) "USERMOUNT_FUSE_SOURCE=" FUSEDRIVER_SOURCE;
-        x->envp[3] = (char *) "USERMOUNT_FUSE_SOURCE_FD=5";
-        x->envp[4] = (char *) "USERMOUNT_FUSE_SHIM_FD=6";
-        x->envp[5] = (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-        x->envp[6] = (char *) "LANG=C";
-        x->envp[7] = NULL;
+        n = 0;
+        /* An empty shim_path: no shim (tests of the sandbox with programs of their own). */
+        if (!spec->shim_path || spec->shim_path[0]) {
+                x->envp[n++] = (char *) FUSEDRIVER_SHIM_PRELOAD;
+                x->envp[n++] = (char *) "USERMOUNT_FUSE_SHIM_FD=6";
+        }
+        x->envp[n++] = (char *) "USERMOUNT_FUSE_FD=4";
+        x->envp[n++] = (char *) "USERMOUNT_FUSE_SOURCE=" FUSEDRIVER_SOURCE;
+        x->envp[n++] = (char *) "USERMOUNT_FUSE_SOURCE_FD=5";
+        x->envp[n++] = (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+        x->envp[n++] = (char *) "LANG=C";
+        x->envp[n] = NULL;
         return 0;
 }
 
@@ -302,6 +306,7 @@ _noreturn_ static void driver_child(const FuseDriverSpec *spec, int conn_fd, int
                 .own_uid = spec->driver_uid,
         };
         const int keep[] = { conn_fd, source_fd, shim_fd };
+        const size_t n_keep = shim_fd >= 0 ? 3 : 2;
         const char *step = "session";
         sigset_t none;
         int r;
@@ -318,7 +323,7 @@ _noreturn_ static void driver_child(const FuseDriverSpec *spec, int conn_fd, int
                 r = sandbox_mounts(&mounts, &step);
         if (r >= 0) {
                 step = "file descriptors";
-                r = sandbox_fds(out_fd, err_fd, keep, ELEMENTSOF(keep));
+                r = sandbox_fds(out_fd, err_fd, keep, n_keep);
                 err_fd = 3;
         }
         if (r >= 0) {
@@ -585,8 +590,9 @@ int fusedriver_mount(const FuseDriverSpec *spec, int *ret_mount_fd, pid_t *ret_p
                 return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "The command line of the filesystem driver is too long.");
 
-        shim_fd = open(spec->shim_path ?: FUSEDRIVER_SHIM_PATH, O_RDONLY | O_CLOEXEC);
-        if (shim_fd < 0)
+        if (!spec->shim_path || spec->shim_path[0])
+                shim_fd = open(spec->shim_path ?: FUSEDRIVER_SHIM_PATH, O_RDONLY | O_CLOEXEC);
+        if (shim_fd < 0 && (!spec->shim_path || spec->shim_path[0]))
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "Could not open the drivers' preload library %s: %s.",
                                     spec->shim_path ?: FUSEDRIVER_SHIM_PATH, strerror(errno));

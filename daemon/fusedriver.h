@@ -63,7 +63,7 @@ typedef struct FuseDriverSpec {
                                  * (uid=, gid=), as for ownerless types */
         uid_t driver_uid;       /* the sandbox's own uid (== gid); never 0, never the caller's */
         uint64_t timeout_usec;  /* how long the driver may take to answer FUSE_INIT */
-        const char *shim_path;  /* the preload library; NULL: the installed one
+        const char *shim_path;  /* the preload library; NULL: the installed one; "": none
                                  * (usermount-fuse-shim.so in libexecdir) */
 } FuseDriverSpec;
 
