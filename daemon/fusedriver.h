@@ -63,8 +63,8 @@ typedef struct FuseDriverSpec {
                                  * (uid=, gid=), as for ownerless types */
         uid_t driver_uid;       /* the sandbox's own uid (== gid); never 0, never the caller's */
         uint64_t timeout_usec;  /* how long the driver may take to answer FUSE_INIT */
-        const char *shim_path;  /* the preload library; NULL: the installed one; "": none
-                                 * (usermount-fuse-shim.so in libexecdir) */
+        const char *shim_path;  /* the preload library; NULL: the installed one
+                                 * (usermount-fuse-shim.so in libexecdir); "": none */
 } FuseDriverSpec;
 
 /*
