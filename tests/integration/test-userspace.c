@@ -550,6 +550,31 @@ static void test_block_device(void) {
         assert_clean();
 }
 
+/* Partition 4 of a GPT image through fuse2fs, which reads it from its offset: the
+ * filesystem's own label, no loop device, the partition in the info. */
+static void test_partition(void) {
+        g_autofree char *script = g_build_filename(harness_source_root(), "tests",
+                                                   "make-partitioned-image.sh", NULL);
+        g_autofree char *image = g_strdup_printf("%s/images/us-gpt.img", harness_tmpdir());
+        g_autofree char *cmd = g_strdup_printf("/bin/sh '%s' gpt '%s' && chmod 666 '%s'",
+                                               script, image, image);
+        g_autofree char *target = make_target("partition");
+
+        run(cmd);
+        const Call c = { .kind = CALL_OPEN_MOUNT, .path = image, .target = target,
+                         .params = { { "partition", "u", "4" }, {} } };
+        g_autoptr(GHashTable) t = call(&c);
+
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        g_assert_cmpstr(report_get(t, "info-driver"), ==, "userspace");
+        g_assert_cmpstr(report_get(t, "info-label"), ==, "um-part4");
+        g_assert_cmpstr(report_get(t, "info-partition"), ==, "4");
+        g_assert_cmpstr(report_get(t, "image-loops"), ==, "0");
+        g_assert_cmpstr(report_get(t, "attach"), ==, "ok");
+        assert_clean();
+        g_assert_cmpint(unlink(image), ==, 0);
+}
+
 /* The CLI: --driver, what the summary line and the list say, and a bad value. */
 static void test_cli(void) {
         g_autofree char *dir = make_target("cli");
@@ -735,6 +760,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/userspace/supported-filesystems", test_supported_filesystems);
         g_test_add_func("/userspace/cli", test_cli);
         g_test_add_func("/userspace/block-device", test_block_device);
+        g_test_add_func("/userspace/partition", test_partition);
         g_test_add_func("/userspace/driver-killed", test_driver_killed);
         g_test_add_func("/userspace/restart", test_restart);
         g_test_add_func("/userspace/limits", test_limits);
