@@ -268,8 +268,11 @@ static int request_decide_driver(Request *req, UmError *error) {
         const ConfFsType *t = conf_fstype(req->conf, req->probe.fstype);
         const FuseDriver *d = fusedriver_fuse_present() ? fusedriver_find(req->probe.fstype)
                                                         : NULL;
-        /* What only the kernel can do: ids of a type with owners as in a user namespace. */
-        const bool can_serve = d && !(req->call.params.idmap == IDMAP_NAMESPACE && !d->ownerless);
+        /* What only the kernel can do: ids of a type with owners as in a user namespace,
+         * and a partition for a driver that reads only from the start of its source. */
+        const bool namespace_ok = !(req->call.params.idmap == IDMAP_NAMESPACE && d && !d->ownerless);
+        const bool partition_ok = req->partition.number == 0 || (d && d->has_offset);
+        const bool can_serve = d && namespace_ok && partition_ok;
         const DriverInput in = {
                 .fstype = req->probe.fstype,
                 .kind = request_source_kind(req),
@@ -283,7 +286,15 @@ static int request_decide_driver(Request *req, UmError *error) {
         int r;
 
         r = driver_decide(&in, &req->driver, error);
-        if (r < 0 && d && !can_serve) {
+        if (r < 0 && d && !partition_ok) {
+                *error = (UmError) {};
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EOPNOTSUPP,
+                                    "The userspace driver (%s) reads %s only from the start of "
+                                    "its source, not from a partition; the kernel's driver "
+                                    "(driver=kernel) can, where it has %s.",
+                                    d->name, req->probe.fstype, req->probe.fstype);
+        }
+        if (r < 0 && d && !namespace_ok) {
                 *error = (UmError) {};
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "idmap 'namespace' is not available with the userspace "
