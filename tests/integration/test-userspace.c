@@ -726,6 +726,79 @@ static void test_limits(void) {
         assert_clean_after_restart();
 }
 
+/* The daemon exits when idle while an OpenMount's driver runs: the driver goes on, and
+ * the next instance counts it (MaxDriversPerUser=1 refuses a second mount) until it ends. */
+static void test_idle_exit(void) {
+        const Call hold = { .kind = CALL_HOLD, .path = case_of("squashfs")->image };
+        const Call one = { .kind = CALL_OPEN_MOUNT, .path = case_of("squashfs")->image };
+        const char *const idle[] = { "--idle-timeout=1", NULL };
+        g_autoptr(HarnessCaller) holder = NULL;
+        g_autofree char *line = NULL;
+        pid_t idle_pid;
+
+        g_assert_cmpint(harness_write_etc("usermount/usermount.conf",
+                                          HARNESS_CONF_DEFAULT_USERSPACE
+                                          "[Limits]\nMaxDriversPerUser=1\n"), ==, 0);
+        g_assert_cmpint(harness_stop_daemon(daemon_pid, NULL), >=, 0);
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), idle, &idle_pid), ==, 0);
+        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_GID_USER1,
+                                             HARNESS_NEW_USERNS, caller, (void *) &hold,
+                                             &holder), ==, 0);
+        for (;;) {
+                g_clear_pointer(&line, g_free);
+                g_assert_cmpint(harness_caller_read_line(holder, 60000, &line), ==, 0);
+                if (streq(line, "held=yes"))
+                        break;
+        }
+        for (int i = 0; i < 500 && !harness_child_exited(idle_pid); i++)
+                g_usleep(20 * 1000);
+        g_assert_true(harness_child_exited(idle_pid));
+        await_drivers(1);
+        g_assert_cmpint(harness_stop_daemon(idle_pid, NULL), >=, 0);
+
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
+        g_autoptr(GHashTable) t = call(&one);
+        g_assert_cmpstr(report_get(t, "result"), ==, UM_ERROR_LIMIT_EXCEEDED);
+        g_assert_cmpint(harness_caller_release(holder), ==, 0);
+        g_assert_cmpint(harness_caller_wait(holder, 30000, NULL), ==, 0);
+        await_drivers(0);
+        write_conf(HARNESS_CONF_DEFAULT_USERSPACE);
+        assert_clean_after_restart();
+}
+
+/* idmap=user on ext4: every file appears as the caller's (fuse2fs's uid=, gid=), here
+ * on the host, where the caller is itself. */
+static void test_idmap_user(void) {
+        const Call c = { .kind = CALL_MOUNT_FD, .path = case_of("ext4")->image,
+                         .params = { { "idmap", "s", "user" }, {} } };
+        g_autoptr(GHashTable) t = call(&c);
+        const char *mp = report_get(t, "mount-point");
+        g_autofree char *hello = NULL;
+        struct stat st;
+
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        g_assert_cmpstr(report_get(t, "info-driver"), ==, "userspace");
+        g_assert_cmpstr(report_get(t, "info-idmap"), ==, "user");
+        /* Root may not look into it (no allow_other): the caller's own stat. */
+        hello = g_build_filename(mp, "hello.txt", NULL);
+        g_assert_cmpint(stat(hello, &st), ==, -1);
+        g_assert_cmpint(errno, ==, EACCES);
+        const Call un = { .kind = CALL_UNMOUNT, .path = mp };
+        g_autoptr(GHashTable) u = call(&un);
+        g_assert_cmpstr(report_get(u, "result"), ==, "ok");
+        assert_clean();
+
+        /* In a container: hello.txt is root's on the image (65534 without idmap, see
+         * /userspace/type/ext4) and appears as the caller, its namespace's root. */
+        g_autofree char *target = make_target("idmap-user");
+        const Call open = { .kind = CALL_OPEN_MOUNT, .path = case_of("ext4")->image,
+                            .target = target, .params = { { "idmap", "s", "user" }, {} } };
+        g_autoptr(GHashTable) o = call(&open);
+        g_assert_cmpstr(report_get(o, "result"), ==, "ok");
+        g_assert_cmpstr(report_get(o, "hello-uid"), ==, "0");
+        assert_clean();
+}
+
 /* A hostile image: garbage over ext4's inode tables. The driver may fail the mount or
  * serve errors; the kernel never parses it, and the daemon goes on. */
 static void test_hostile_image(void) {
@@ -781,6 +854,8 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/userspace/restart", test_restart);
         g_test_add_func("/userspace/limits", test_limits);
         g_test_add_func("/userspace/hostile-image", test_hostile_image);
+        g_test_add_func("/userspace/idle-exit", test_idle_exit);
+        g_test_add_func("/userspace/idmap-user", test_idmap_user);
 
         r = g_test_run();
         harness_stop_daemon(daemon_pid, NULL);
