@@ -349,12 +349,33 @@ static int verify_locked(int tree_fd, UmError *error) {
                             "the kernel did not lock the mount's flags; refusing to hand it out");
 }
 
+/*
+ * unshare(CLONE_NEWUSER) refuses (EINVAL) a process whose fs_struct another task shares,
+ * and the thread of an asuser_run() that came just before still shares it for a moment
+ * after pthread_join() returned: the kernel wakes the joiner when it clears the thread's
+ * tid, before the exiting thread lets go of the fs_struct. Nothing signals the end on the
+ * kernels we support (a thread pidfd would, from Linux 6.9), so the call is repeated for
+ * as long as that lasts; a process that is really multithreaded still gets EINVAL.
+ */
+#define UNSHARE_TRIES 10000
+
+static int unshare_userns(void) {
+        for (unsigned i = 0;; i++) {
+                if (unshare(CLONE_NEWUSER | CLONE_NEWNS) >= 0)
+                        return 0;
+                if (errno != EINVAL || i >= UNSHARE_TRIES)
+                        return -errno;
+                (void) sched_yield();
+        }
+}
+
 static int lock_and_clone(int *ret_tree_fd, UmError *error) {
         _cleanup_close_ int tree_fd = -EBADF;
         int r;
 
-        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+        r = unshare_userns();
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "could not enter a user namespace to lock the mount's flags "
                                     "(are user namespaces disabled?)");
         tree_fd = open_tree(AT_FDCWD, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);

@@ -14,6 +14,8 @@ typedef enum ClientMode {
         CLIENT_MOUNT_UNMOUNT, /* MountFd of the image, then Unmount: the Unmount is timed */
         CLIENT_BUS_PING,      /* Get of the Version property: a bus round trip to the daemon */
         CLIENT_HOLD,          /* connect, report "name=<unique name>", wait for the release */
+        CLIENT_OPEN_READ,     /* OpenMount, attach at target, time reading read_path through it
+                               * (needs a mount namespace of the caller's own) */
 } ClientMode;
 
 /* Written by one client only; read by the bench once done is set. */
@@ -30,11 +32,22 @@ typedef struct ClientJob {
         ClientMode mode;
         const char *image;      /* opened O_RDONLY once; each request passes that fd */
         const char *fstype;
+        const char *driver;     /* params["driver"] ("kernel", "userspace"), NULL: none; the
+                                 * reply's info["driver"] must say the same */
+        const char *cgroup;     /* the daemon's cgroup2 directory, where its userspace drivers
+                                 * run (NULL: look for them across the machine) */
+        const char *target;     /* CLIENT_OPEN_READ: an empty directory to attach the mount on */
+        const char *read_path;  /* CLIENT_OPEN_READ: the file to read, relative to the mount */
+        uint64_t read_size;     /* CLIENT_OPEN_READ: its size; reading less is a failure */
         unsigned warmup;        /* untimed requests first */
         unsigned count;         /* timed requests */
         bool start_on_release;  /* report "ready" and wait for harness_caller_release() */
         ClientResult *result;   /* shared memory */
-        uint64_t *latency_ns;   /* shared memory, count entries: send to reply received */
+        uint64_t *latency_ns;   /* shared memory, count entries: send to reply received;
+                                 * CLIENT_OPEN_READ: open of read_path to its last byte read */
+        uint64_t *cycle_ns;     /* CLIENT_OPEN_MOUNT, shared memory or NULL: send to reply
+                                 * received, plus the close of the mount fd and, for a
+                                 * userspace driver, until that driver exited */
 } ClientJob;
 
 /* A HarnessCallerFunc: runs job (a ClientJob *) in the forked caller; exit status 0, or

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What the benchmark reads about the daemon from /proc (see bench-proc.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -155,4 +158,80 @@ int proc_same_mount_ns(pid_t pid) {
         if (stat("/proc/self/ns/mnt", &ours) < 0 || stat(path, &theirs) < 0)
                 return -errno;
         return ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+}
+
+/* The State letter and the real uid from /proc/<pid>/status. */
+static int read_state_uid(pid_t pid, char *ret_state, uid_t *ret_uid) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[64], buf[2048];
+        const char *state, *uid;
+        unsigned u;
+        ssize_t k;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        k = read(fd, buf, sizeof(buf) - 1);
+        if (k < 0)
+                return -errno;
+        buf[k] = 0;
+        state = strstr(buf, "\nState:");
+        uid = strstr(buf, "\nUid:");
+        if (!state || !uid || sscanf(state, "\nState: %c", ret_state) != 1 ||
+            sscanf(uid, "\nUid: %u", &u) != 1)
+                return -EINVAL;
+        *ret_uid = (uid_t) u;
+        return 0;
+}
+
+static void scan_one(pid_t pid, uid_t first, unsigned count, ProcUidScan *s) {
+        char state;
+        uid_t uid;
+
+        /* A process that exits in the meantime is simply not counted. */
+        if (pid <= 0 || read_state_uid(pid, &state, &uid) < 0)
+                return;
+        if (uid < first || uid - first >= count || state == 'Z' || state == 'X')
+                return;
+        s->alive++;
+        if (pid > s->alive_pid)
+                s->alive_pid = pid;
+}
+
+static int scan_cgroup(const char *cgroup, uid_t first, unsigned count, ProcUidScan *s) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        char path[PATH_MAX];
+        int pid;
+
+        snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (fscanf(f, "%d", &pid) == 1)
+                scan_one(pid, first, count, s);
+        return 0;
+}
+
+static int scan_machine(uid_t first, unsigned count, ProcUidScan *s) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+
+        d = opendir("/proc");
+        if (!d)
+                return -errno;
+        while ((de = readdir(d)))
+                scan_one((pid_t) atoi(de->d_name), first, count, s);
+        return 0;
+}
+
+int proc_scan_uids(const char *cgroup, uid_t first, unsigned count, ProcUidScan *ret) {
+        ProcUidScan s = {};
+        int r;
+
+        r = cgroup ? scan_cgroup(cgroup, first, count, &s) : scan_machine(first, count, &s);
+        if (r < 0)
+                return r;
+        *ret = s;
+        return 0;
 }

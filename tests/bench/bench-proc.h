@@ -33,3 +33,14 @@ int proc_count_mounts(pid_t pid);
 
 /* 1 when pid is in this process's mount namespace, 0 when not, -errno. */
 int proc_same_mount_ns(pid_t pid);
+
+/* The running processes (not zombies) whose real uid is in [first, first + count), as
+ * this process's user namespace sees them, among those of the cgroup2 directory cgroup
+ * (NULL: of the whole machine): how many, and the highest pid among them. For the
+ * userspace drivers of one daemon, each of which runs as a uid of DriverUidRange=. */
+typedef struct ProcUidScan {
+        unsigned alive;
+        pid_t alive_pid;
+} ProcUidScan;
+
+int proc_scan_uids(const char *cgroup, uid_t first, unsigned count, ProcUidScan *ret);

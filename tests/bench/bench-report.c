@@ -142,6 +142,109 @@ static void print_concurrency(const Report *rep) {
                "the latency a client sees grows with the queue)\n");
 }
 
+/* The kernel's run of run's type, if it was measured (NULL for the kernel's own). */
+static const DriverRun *kernel_run_of(const DriversReport *d, const DriverRun *run) {
+        if (!run->userspace)
+                return NULL;
+        for (size_t i = 0; i < d->n_runs; i++) {
+                const DriverRun *k = &d->runs[i];
+
+                if (!k->userspace && streq(k->fstype, run->fstype) && k->open.name)
+                        return k;
+        }
+        return NULL;
+}
+
+/* "  4.56x", or "      -" where there is nothing to compare with. */
+static void print_ratio(bool have, double r) {
+        if (have)
+                printf(" %8.2fx", r);
+        else
+                printf(" %9s", "-");
+}
+
+static double mib_per_s(uint64_t bytes, uint64_t ns) {
+        return (double) bytes / 1048576.0 / MAX((double) ns / 1e9, 1e-9);
+}
+
+static void print_drivers_latency(const DriversReport *d) {
+        printf("\n  Kernel vs userspace drivers (OpenMount with params[\"driver\"]; ext4 and "
+               "squashfs: one image, both drivers)\n");
+        printf("  %-9s %-11s %9s %9s %9s %10s %10s %9s\n", "type", "driver", "open p50",
+               "open p99", "x kernel", "cycle p50", "cycle p99", "x kernel");
+        for (size_t i = 0; i < d->n_runs; i++) {
+                const DriverRun *run = &d->runs[i], *k = kernel_run_of(d, run);
+
+                printf("  %-9s %-11s", run->fstype, run->driver ?: "userspace");
+                if (!run->open.name) {
+                        printf(" not measured: %s\n", run->skipped ?: "a request failed");
+                        continue;
+                }
+                printf(" %9.3f %9.3f", stats_ms(run->open.s.p50_ns), stats_ms(run->open.s.p99_ns));
+                print_ratio(k, k ? ratio(run->open.s.p50_ns, k->open.s.p50_ns) : 0);
+                printf(" %10.3f %10.3f", stats_ms(run->cycle.s.p50_ns),
+                       stats_ms(run->cycle.s.p99_ns));
+                print_ratio(k, k ? ratio(run->cycle.s.p50_ns, k->cycle.s.p50_ns) : 0);
+                printf("\n");
+        }
+        printf("  (ms; open: send to mount fd received, as above; cycle: open, then the close of "
+               "the mount fd and,\n   for a userspace driver, until its process exited; x kernel: "
+               "p50 over the kernel driver's on the same image)\n");
+}
+
+/* The daemon's cgroup per mount (daemon, workers, driver), or what the counters of the
+ * daemon's process give without one. */
+static double cpu_of_mount(const CpuSnap *c) {
+        return c->tree >= 0 ? c->tree : c->daemon + c->workers;
+}
+
+static void print_drivers_cost(const DriversReport *d) {
+        printf("\n  %-9s %-11s %8s %8s %8s %8s %9s %10s %9s\n", "type", "driver", "daemon",
+               "workers", "driver", "cpu ms", "x kernel", "read MiB/s", "x kernel");
+        for (size_t i = 0; i < d->n_runs; i++) {
+                const DriverRun *run = &d->runs[i], *k = kernel_run_of(d, run);
+                const CpuSnap *c = &run->cpu;
+
+                if (!run->open.name)
+                        continue;
+                printf("  %-9s %-11s %8.2f %8.2f", run->fstype, run->driver, c->daemon,
+                       c->workers);
+                if (c->tree >= 0 && run->userspace)
+                        printf(" %8.2f", c->tree - c->daemon - c->workers);
+                else
+                        printf(" %8s", c->tree >= 0 ? "-" : "n/a");
+                printf(" %8.2f", cpu_of_mount(c));
+                print_ratio(k, k ? cpu_of_mount(c) / MAX(cpu_of_mount(&k->cpu), 1e-9) : 0);
+                if (run->read.name) {
+                        double mibs = mib_per_s(d->read_size, run->read.s.p50_ns);
+
+                        printf(" %10.1f", mibs);
+                        print_ratio(k && k->read.name,
+                                    k && k->read.name ? mibs / mib_per_s(d->read_size,
+                                                                         k->read.s.p50_ns)
+                                                      : 0);
+                } else
+                        printf(" %10s %9s", "-", "-");
+                printf("\n");
+        }
+        printf("  (CPU per mount in ms, warm-up included: the daemon's main process and its "
+               "workers (10 ms clock\n   ticks averaged); cpu ms: all of the daemon's cgroup, "
+               "which also holds the drivers, to the\n   microsecond; driver: the rest, nearly "
+               "all of it the userspace driver's.\n   read: a %.0f MiB file "
+               "by read(2) in 128 KiB steps through the mount attached in the caller's own\n"
+               "   mount namespace, median of %u, each on a fresh mount: the mounted filesystem's "
+               "page cache is\n   cold; the image file lives in the harness's tmpfs, in memory "
+               "for both drivers, so the figures\n   are the drivers' cost, not a disk's)\n",
+               (double) d->read_size / 1048576.0, d->read_repetitions);
+}
+
+static void print_drivers(const Report *rep) {
+        if (rep->drivers.n_runs == 0)
+                return;
+        print_drivers_latency(&rep->drivers);
+        print_drivers_cost(&rep->drivers);
+}
+
 static void print_daemon(const Report *rep) {
         printf("\n  daemon (main process)\n");
         printf("  %-42s %8.2f MiB\n", "RSS idle after start", (double) rep->rss_idle_kib / 1024.0);
@@ -221,6 +324,7 @@ void report_print(const Bench *b) {
         print_latency(&b->report);
         print_mounts(&b->report);
         print_concurrency(&b->report);
+        print_drivers(&b->report);
         print_daemon(&b->report);
         print_targets(&b->report);
         fflush(stdout);

@@ -55,11 +55,16 @@ static double cpu_of(pid_t pid, double *ret_children) {
 }
 
 void bench_cpu_snap(const Bench *b, CpuSnap *ret) {
+        uint64_t usec;
+
         *ret = (CpuSnap) {
                 .polkit = cpu_of(b->polkit_pid, NULL),
                 .bus = cpu_of(b->bus_pid, NULL),
+                .tree = -1,
         };
         ret->daemon = cpu_of(b->daemon_pid, &ret->workers);
+        if (b->cgroup && harness_cgroup_cpu_usec(&usec) >= 0)
+                ret->tree = (double) usec / 1000.0;
         (void) proc_machine_busy_ms(&ret->machine);
 }
 
@@ -70,6 +75,7 @@ void bench_cpu_per_request(const CpuSnap *before, const CpuSnap *after, unsigned
         *ret = (CpuSnap) {
                 .daemon = (after->daemon - before->daemon) / d,
                 .workers = (after->workers - before->workers) / d,
+                .tree = before->tree < 0 || after->tree < 0 ? -1 : (after->tree - before->tree) / d,
                 .polkit = (after->polkit - before->polkit) / d,
                 .bus = (after->bus - before->bus) / d,
                 .machine = (after->machine - before->machine) / d,
@@ -87,37 +93,48 @@ void bench_note_client_failure(Bench *b, const ClientResult *res, int status) {
                          status);
 }
 
-int bench_run_one_client(Bench *b, ClientMode mode, const char *name, Row *row,
-                         CpuSnap *ret_cpu) {
-        unsigned n = b->opt.iterations;
-        ClientResult *res = bench_shared_alloc(sizeof(ClientResult) + n * sizeof(uint64_t));
-        ClientJob job = {
-                .mode = mode,
-                .image = b->images[0],
-                .fstype = b->opt.fstype,
-                .warmup = bench_warmup(&b->opt),
-                .count = n,
-        };
+int bench_run_client(Bench *b, ClientJob *job, HarnessRunFlags flags, const char *name,
+                     Row *row, Row *cycle_row, CpuSnap *ret_cpu) {
+        unsigned n = job->count;
+        size_t size = sizeof(ClientResult) + (cycle_row ? 2 : 1) * n * sizeof(uint64_t);
+        ClientResult *res = bench_shared_alloc(size);
         CpuSnap before, after;
         int status;
 
         if (!res)
                 return bench_step_failed(b, "mmap", -errno);
-        job.result = res;
-        job.latency_ns = (uint64_t *) (res + 1);
+        job->result = res;
+        job->latency_ns = (uint64_t *) (res + 1);
+        job->cycle_ns = cycle_row ? job->latency_ns + n : NULL;
         bench_cpu_snap(b, &before);
-        status = harness_run_as(HARNESS_UID_USER1, HARNESS_GID_USER1, 0, client_main, &job, NULL);
+        status = harness_run_as(HARNESS_UID_USER1, HARNESS_GID_USER1, flags, client_main, job,
+                                NULL);
         bench_cpu_snap(b, &after);
         /* Warm-up included: the CPU counters cannot tell the requests apart. */
         if (ret_cpu)
-                bench_cpu_per_request(&before, &after, n + job.warmup, ret_cpu);
+                bench_cpu_per_request(&before, &after, n + job->warmup, ret_cpu);
         if (status != 0 || res->n_done != n) {
                 bench_note_client_failure(b, res, status);
-                (void) munmap(res, sizeof(ClientResult) + n * sizeof(uint64_t));
+                (void) munmap(res, size);
                 return -EIO;
         }
         row->name = name;
-        stats_summarize(job.latency_ns, n, &row->s);
-        (void) munmap(res, sizeof(ClientResult) + n * sizeof(uint64_t));
+        stats_summarize(job->latency_ns, n, &row->s);
+        if (cycle_row)
+                stats_summarize(job->cycle_ns, n, &cycle_row->s);
+        (void) munmap(res, size);
         return 0;
+}
+
+int bench_run_one_client(Bench *b, ClientMode mode, const char *name, Row *row,
+                         CpuSnap *ret_cpu) {
+        ClientJob job = {
+                .mode = mode,
+                .image = b->images[0],
+                .fstype = b->opt.fstype,
+                .warmup = bench_warmup(&b->opt),
+                .count = b->opt.iterations,
+        };
+
+        return bench_run_client(b, &job, 0, name, row, NULL, ret_cpu);
 }

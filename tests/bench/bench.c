@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The usermount benchmark (issues 6 and 13). In one run, on the same filesystem image, it
- * measures the latency of OpenMount as an unprivileged caller sees it (send to mount fd
+ * The usermount benchmark (issues 6, 13 and 14). In one run, on the same filesystem image,
+ * it measures the latency of OpenMount as an unprivileged caller sees it (send to mount fd
  * received) against the raw in-process mount of that image, Unmount against the raw
  * umount2, OpenMount with more mounts in the namespace (bench-mounts.c), the throughput of
- * 1, 4, 16 and 64 concurrent clients (bench-concurrency.c), the CPU each process spends
- * per request, the daemon's memory, fds and worker pool (bench-pool.c), and the pieces a
- * request is made of (fork, probe, bus and polkit round trips with both subjects
- * (bench-polkit.c), the daemon's own build worker). It runs in the integration harness
+ * 1, 4, 16 and 64 concurrent clients (bench-concurrency.c), the kernel's drivers against
+ * the userspace ones: latency, CPU and read throughput (bench-drivers.c), the CPU each
+ * process spends per request, the daemon's memory, fds and worker pool (bench-pool.c),
+ * and the pieces a request is made of (fork, probe, bus and polkit round trips with both
+ * subjects (bench-polkit.c), the daemon's own build worker). It runs in the integration harness
  * (tests/harness): a private bus, the real polkitd with rules that say yes, the real
  * daemon with raised limits, real images on real loop devices, all in a private mount
  * namespace. The parts share the state in bench.h; bench-report.c prints the table.
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "bench-concurrency.h"
+#include "bench-drivers.h"
 #include "bench-mounts.h"
 #include "bench-polkit.h"
 #include "bench-pool.h"
@@ -57,7 +59,8 @@ static void help(void) {
                "Measures usermountd's OpenMount and Unmount against the raw mount and unmount of\n"
                "the same image, polkit with both subjects, OpenMount with more mounts in the\n"
                "namespace and under 1..64 concurrent clients, the CPU each process spends per\n"
-               "request, and the daemon's memory, fds and worker pool, in the integration\n"
+               "request, kernel against userspace drivers (latency, CPU, read throughput),\n"
+               "and the daemon's memory, fds and worker pool, in the integration\n"
                "harness (private bus, real polkitd and daemon, loop devices); prints the\n"
                "design's targets as met or MISSED. Needs root.\n\n"
                "  -h --help            show this help\n"
@@ -276,6 +279,11 @@ static int bench_setup(Bench *b) {
                 fprintf(stderr, "bench: the daemon did not start: %s\n", strerror(-r));
                 return r;
         }
+        /* The daemon in a cgroup of its own, and with it what it starts from now on
+         * (workers, the userspace drivers they start): its CPU, exited processes included,
+         * to the microsecond. Without one, that figure is left out. */
+        if (harness_cgroup_new("bench-daemon") >= 0 && harness_cgroup_move(b->daemon_pid) >= 0)
+                b->cgroup = harness_cgroup_unified_dir();
         /* The harness's services are children of this process; for CPU accounting only. */
         (void) proc_find_child(getpid(), "polkitd", &b->polkit_pid);
         (void) proc_find_child(getpid(), "dbus-daemon", &b->bus_pid);
@@ -461,7 +469,7 @@ static int measure_daemon(Bench *b) {
                 if (r < 0)
                         return r;
         }
-        return 0;
+        return drivers_measure(b);
 }
 
 /* After the runs: the daemon back where it started (fds, loop devices, mounts); then it
@@ -483,6 +491,7 @@ static void measure_after(Bench *b) {
 static void bench_done(Bench *b) {
         g_strfreev(b->images);
         g_free(b->stage_dir);
+        g_free(b->cgroup);
 }
 
 int main(int argc, char *argv[]) {

@@ -35,9 +35,11 @@ typedef struct Row {
 } Row;
 
 /* CPU time used, in ms: the daemon's main process, its workers (the children it reaped),
- * polkitd, dbus-daemon, and the whole machine (which includes the clients). */
+ * the daemon's cgroup (the daemon and everything it started after bench_setup(): workers,
+ * the userspace drivers they start, exited ones included; -1 when unknown), polkitd,
+ * dbus-daemon, and the whole machine (which includes the clients). */
 typedef struct CpuSnap {
-        double daemon, workers, polkit, bus, machine;
+        double daemon, workers, tree, polkit, bus, machine;
 } CpuSnap;
 
 typedef struct ConcurrencyRun {
@@ -64,6 +66,28 @@ typedef struct PolkitReport {
         bool unknown_key_ok;   /* an unknown key in the unix-process subject was ignored */
 } PolkitReport;
 
+#define MAX_DRIVER_RUNS 8
+
+/* One filesystem image served by one driver (bench-drivers.c). */
+typedef struct DriverRun {
+        const char *fstype;
+        const char *driver;   /* "kernel", or the userspace driver's program */
+        bool userspace;
+        const char *skipped;  /* why it was not measured, or NULL */
+        Row open;             /* OpenMount: send to fd received */
+        Row cycle;            /* the same plus the close, and the driver's exit */
+        CpuSnap cpu;          /* per mount, warm-up included */
+        Row read;             /* the big file read through the mount; name NULL: not read */
+} DriverRun;
+
+/* Kernel against userspace drivers on the same images. */
+typedef struct DriversReport {
+        DriverRun runs[MAX_DRIVER_RUNS];
+        size_t n_runs;
+        uint64_t read_size;   /* bytes of the file the read runs read */
+        unsigned read_repetitions;
+} DriversReport;
+
 /* The daemon's "worker pool: S spawned, H hits, M misses" line, read after it exits. */
 typedef struct PoolReport {
         int found; /* 1: read; 0: the daemon wrote none; -errno: the log was not readable */
@@ -81,6 +105,7 @@ typedef struct Report {
         size_t n_mounts;
         const char *mounts_skipped; /* why the extra-mounts runs did not happen, or NULL */
         PoolReport pool;
+        DriversReport drivers;
         uint64_t rss_idle_kib, rss_peak_kib, hwm_end_kib, rss_end_kib;
         unsigned peak_workers, peak_workers_clients;
         int fds_before, fds_after;
@@ -96,6 +121,7 @@ typedef struct Bench {
         size_t n_images;
         char *stage_dir; /* root-only, for the reproduced build worker */
         off_t log_start; /* where the daemon's output begins in our stderr, -1: unknown */
+        char *cgroup;    /* the cgroup2 directory of the daemon's own cgroup, or NULL */
         HarnessSnapshot baseline;
         Report report;
 } Bench;
@@ -122,6 +148,13 @@ int bench_step_raw_worker(Bench *b, void *userdata, uint64_t *ret_ns);
  * row; the CPU used per request (warm-up included) in *ret_cpu (may be NULL). */
 int bench_run_one_client(Bench *b, ClientMode mode, const char *name, Row *row,
                          CpuSnap *ret_cpu);
+
+/* The same for a job the caller describes (mode, image, fstype, driver, target, read_path,
+ * read_size, warmup, count; result, latency_ns and cycle_ns are set here), in a forked
+ * caller with flags: its latencies in row, named name; with cycle_row (named by the
+ * caller; may be NULL) the OpenMount cycles as well. */
+int bench_run_client(Bench *b, ClientJob *job, HarnessRunFlags flags, const char *name,
+                     Row *row, Row *cycle_row, CpuSnap *ret_cpu);
 
 /* The CPU counters now, and their difference per request. */
 void bench_cpu_snap(const Bench *b, CpuSnap *ret);

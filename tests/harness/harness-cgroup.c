@@ -9,9 +9,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "harness-private.h"
@@ -87,17 +90,54 @@ static char **read_list(void) {
         return contents ? g_strsplit(g_strstrip(contents), "\n", -1) : NULL;
 }
 
-int harness_cgroup_enter(void) {
+int harness_cgroup_move(pid_t pid) {
         g_auto(GStrv) dirs = read_list();
+        char value[32];
 
+        snprintf(value, sizeof(value), "%d", (int) pid);
         for (size_t i = 0; dirs && dirs[i]; i++) {
                 g_autofree char *procs = g_build_filename(dirs[i], "cgroup.procs", NULL);
-                int r = harness_write_attribute(procs, "0");
+                int r = harness_write_attribute(procs, value);
 
                 if (r < 0)
                         return r;
         }
         return dirs ? 0 : -ENOENT;
+}
+
+int harness_cgroup_enter(void) {
+        return harness_cgroup_move(0);
+}
+
+char *harness_cgroup_unified_dir(void) {
+        g_auto(GStrv) dirs = read_list();
+
+        for (size_t i = 0; dirs && dirs[i]; i++) {
+                struct statfs fs;
+
+                if (statfs(dirs[i], &fs) >= 0 && fs.f_type == CGROUP2_SUPER_MAGIC)
+                        return g_strdup(dirs[i]);
+        }
+        return NULL;
+}
+
+int harness_cgroup_cpu_usec(uint64_t *ret_usec) {
+        g_autofree char *dir = harness_cgroup_unified_dir();
+        g_autofree char *path = NULL, *contents = NULL;
+        const char *line;
+        uint64_t usec;
+
+        if (!dir)
+                return -ENOENT;
+        path = g_build_filename(dir, "cpu.stat", NULL);
+        if (!g_file_get_contents(path, &contents, NULL, NULL))
+                return -EIO;
+        line = g_str_has_prefix(contents, "usage_usec ") ? contents
+                                                         : strstr(contents, "\nusage_usec ");
+        if (!line || sscanf(line, " usage_usec %" SCNu64, &usec) != 1)
+                return -EINVAL;
+        *ret_usec = usec;
+        return 0;
 }
 
 static int rmdir_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {

@@ -577,11 +577,22 @@ static _noreturn_ void supervisor_run(pid_t child) {
         for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
                 sigaction(forwarded[i], &sa, NULL);
 
-        while (waitpid(child, &status, 0) < 0)
-                if (errno != EINTR) {
+        /* A subreaper adopts the orphans below it (a daemon's userspace drivers, once the
+         * worker that started them has exited): each is reaped as it exits, as init would,
+         * so that none lingers as a zombie that keeps its uid and its /proc entry. */
+        for (;;) {
+                int st = 0;
+                pid_t pid = waitpid(-1, &st, 0);
+
+                if (pid == child) {
+                        status = st;
+                        break;
+                }
+                if (pid < 0 && errno != EINTR) {
                         status = 1 << 8;
                         break;
                 }
+        }
         supervised_pid = 0;
 
         /* A process stuck in the kernel (a hung filesystem) must not hang the test run. */

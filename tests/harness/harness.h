@@ -382,6 +382,16 @@ int harness_udev_trigger(const char *node, const char *action);
  * harness_cgroup_remove(), at teardown, or by the supervisor, once nothing runs in it. */
 int harness_cgroup_new(const char *name);
 int harness_cgroup_enter(void);
+/* Moves process pid (all its threads; 0: the calling process) into it; what the process
+ * forks afterwards is born there, wherever it was before. */
+int harness_cgroup_move(pid_t pid);
+/* The CPU time (user + system) used in its unified (cgroup2) directory since it was made,
+ * by every process that ran there, exited ones included (cpu.stat usage_usec); -ENOENT
+ * when there is no unified hierarchy. */
+int harness_cgroup_cpu_usec(uint64_t *ret_usec);
+/* Its unified (cgroup2) directory (g_free()), where cgroup.procs lists who runs in it;
+ * NULL when there is none. */
+char *harness_cgroup_unified_dir(void);
 /* Removes the tree; -EBUSY while a process still runs in it. */
 int harness_cgroup_remove(void);
 
