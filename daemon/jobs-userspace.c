@@ -164,31 +164,40 @@ static int id_helper_finish(IdHelper *h, int fd, uint64_t *ret_id) {
 }
 
 /*
- * The source the driver gets. A block device was opened read-only by the probe (a write
- * open waits for polkit); the kernel's driver reopens it by its node, a userspace driver
- * gets this reopening of the very device, read-write, now that polkit said yes. An image
- * stays the caller's fd, with the caller's access mode.
+ * The source the driver gets: a file description of its own on the very file (reopened
+ * through /proc/self/fd, which leads to the open file, never to a name), so that the
+ * driver's reads move no offset the caller or another driver of the same fd shares
+ * (fusefat reads its boot sector at the current offset). A block device was opened
+ * read-only by the probe (a write open waits for polkit): now that polkit said yes, it is
+ * reopened read-write unless the mount is read-only. An image keeps the caller's access
+ * mode; one the worker may not reopen (on a FUSE mount of the caller's, which lets root
+ * in no more than ours do) stays the caller's fd. *ret_fd -EBADF: use source_fd.
  */
 static int driver_source(const BuildJob *job, int source_fd, bool read_only, int *ret_fd,
                          UmError *error) {
-        _cleanup_close_ int fd = -EBADF;
-        char path[64];
-        struct stat st;
+        const bool block = job->source.type == SOURCE_BLOCK_DEVICE;
         int flags = fcntl(source_fd, F_GETFL);
+        _cleanup_close_ int fd = -EBADF;
+        struct stat now, was;
+        char path[64];
 
         *ret_fd = -EBADF;
-        if (job->source.type != SOURCE_BLOCK_DEVICE || read_only || flags < 0 ||
-            (flags & O_ACCMODE) != O_RDONLY)
-                return 0;
+        if (flags < 0 || fstat(source_fd, &was) < 0)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, errno,
+                                    "the source cannot be inspected: %s", strerror(errno));
         snprintf(path, sizeof(path), "/proc/self/fd/%d", source_fd);
-        fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+        fd = open(path, (block ? (read_only ? O_RDONLY : O_RDWR) : (flags & O_ACCMODE)) |
+                                O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 && !block)
+                return 0;
         if (fd < 0)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, errno,
-                                    "the device could not be opened for writing: %s",
+                                    "the device could not be opened for the driver: %s",
                                     strerror(errno));
-        if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != job->source.rdev)
+        if (fstat(fd, &now) < 0 || now.st_dev != was.st_dev || now.st_ino != was.st_ino ||
+            (block && (!S_ISBLK(now.st_mode) || now.st_rdev != job->source.rdev)))
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EBUSY,
-                                    "the device changed while the request was being "
+                                    "the source changed while the request was being "
                                     "authorized; nothing was mounted");
         *ret_fd = TAKE_FD(fd);
         return 0;

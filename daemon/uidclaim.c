@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -83,6 +85,35 @@ static int id_has_processes(unsigned id) {
         return 0;
 }
 
+/* Marks in used[] (a bit per id of [first, first + count)) the ids any process runs with
+ * as one of its uids or gids: one pass over /proc for a whole claim. -errno. */
+static int ids_in_use(unsigned first, unsigned count, uint8_t *used) {
+        _cleanup_(closedirp) DIR *d = opendir("/proc");
+        struct dirent *de;
+
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int fd = -EBADF;
+                char path[sizeof(de->d_name) + 8];
+                ProcStatus st;
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "%s/status", de->d_name);
+                fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || proc_status_read_fd(fd, &st) < 0)
+                        continue; /* gone meanwhile */
+                for (unsigned k = 0; k < 4; k++) {
+                        if (st.uids[k] >= first && st.uids[k] - first < count)
+                                used[(st.uids[k] - first) / 8] |= 1u << ((st.uids[k] - first) % 8);
+                        if (st.gids[k] >= first && st.gids[k] - first < count)
+                                used[(st.gids[k] - first) / 8] |= 1u << ((st.gids[k] - first) % 8);
+                }
+        }
+        return 0;
+}
+
 int uid_claim_id_unused(unsigned id) {
         struct passwd pw, *pwp = NULL;
         struct group gr, *grp = NULL;
@@ -106,6 +137,7 @@ int uid_claim_id_unused(unsigned id) {
 int uid_claim(const char *lock_dir, const char *prefix, uid_t first, unsigned count,
               const char *what, UidClaim *ret, UmError *error) {
         UidClaim c = UID_CLAIM_NULL;
+        _cleanup_free_ uint8_t *used = NULL;
         int r;
 
         if (count == 0 || count > UID_CLAIM_COUNT_MAX || first == 0 ||
@@ -117,10 +149,26 @@ int uid_claim(const char *lock_dir, const char *prefix, uid_t first, unsigned co
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "Could not open the directory of the uid locks of %s: %s.",
                                     what, strerror(errno));
+        /* One pass over /proc skips the uids processes hold (a driver's, for as long as
+         * its mount exists); the one chosen is checked again once locked, as that pass may
+         * predate a process that took it and let its lock go. */
+        used = calloc((count + 7) / 8, 1);
+        if (!used) {
+                uid_claim_release(&c);
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "Out of memory.");
+        }
+        r = ids_in_use((unsigned) first, count, used);
+        if (r < 0) {
+                uid_claim_release(&c);
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "Could not read the processes' ids: %s.", strerror(-r));
+        }
         for (unsigned i = 0; i < count; i++) {
                 unsigned uid = (unsigned) first + i;
                 int fd = -EBADF;
 
+                if (used[i / 8] & (1u << (i % 8)))
+                        continue;
                 snprintf(c.lock_name, sizeof(c.lock_name), "%s%u", prefix, uid);
                 r = lock_uid_file(c.dir_fd, c.lock_name, &fd);
                 if (r == 0)

@@ -80,6 +80,7 @@ typedef struct Call {
         const char *target;   /* CALL_OPEN_MOUNT: attach here */
         bool write;           /* CALL_OPEN_MOUNT: write "written.txt" */
         bool second;          /* CALL_OPEN_MOUNT: a second OpenMount while the first is held */
+        bool same_fd;         /* the second with the first's source fd */
 } Call;
 
 static int clear_attr(int fd, uint64_t attr) {
@@ -138,10 +139,11 @@ static void use_mount(int fd, const Call *c) {
         harness_report("detach=%s", calls_errno_name(r));
 }
 
-static int open_mount(sd_bus *bus, const Call *c, int *ret_fd, sd_bus_error *error,
-                      sd_bus_message **ret_reply) {
+static int open_mount(sd_bus *bus, const Call *c, int source_fd, int *ret_fd,
+                      sd_bus_error *error, sd_bus_message **ret_reply) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
-        _cleanup_close_ int source = open(c->path, O_RDWR | O_CLOEXEC);
+        _cleanup_close_ int own = source_fd >= 0 ? -EBADF : open(c->path, O_RDWR | O_CLOEXEC);
+        int source = source_fd >= 0 ? source_fd : own;
         int r, fd;
 
         g_assert_cmpint(source, >=, 0);
@@ -167,7 +169,10 @@ static int caller(void *userdata) {
 
         g_assert_cmpint(harness_sd_bus_connect(&bus), >=, 0);
         if (c->kind == CALL_OPEN_MOUNT || c->kind == CALL_HOLD) {
-                r = open_mount(bus, c, &mount_fd, &error, &reply);
+                _cleanup_close_ int shared = c->same_fd ? open(c->path, O_RDWR | O_CLOEXEC)
+                                                        : -EBADF;
+
+                r = open_mount(bus, c, shared, &mount_fd, &error, &reply);
                 if (calls_report_result(r, &error) >= 0) {
                         calls_report_info(reply, "info-");
                         harness_report("image-loops=%d", calls_count_loops_on(c->path));
@@ -177,7 +182,7 @@ static int caller(void *userdata) {
                         _cleanup_(sd_bus_message_unrefp) sd_bus_message *r2 = NULL;
                         _cleanup_close_ int fd2 = -EBADF;
 
-                        r = open_mount(bus, c, &fd2, &e2, &r2);
+                        r = open_mount(bus, c, shared, &fd2, &e2, &r2);
                         harness_report("second=%s", r >= 0 ? "ok" : e2.name);
                         harness_report("second-message=%s", strempty(e2.message));
                 }
@@ -525,6 +530,19 @@ static void test_auto_namespace_is_kernel(void) {
         assert_clean();
 }
 
+/* Two mounts of one vfat image from one fd: each driver reads through a file description
+ * of its own (fusefat reads its boot sector at the current offset, which the first one
+ * moved otherwise). */
+static void test_same_fd_twice(void) {
+        const Call c = { .kind = CALL_OPEN_MOUNT, .path = case_of("vfat")->image,
+                         .second = true, .same_fd = true };
+        g_autoptr(GHashTable) t = call(&c);
+
+        g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        g_assert_cmpstr(report_get(t, "second"), ==, "ok");
+        assert_clean();
+}
+
 /* A block device (a zram disk; not removable, so Driver=auto gives it to the kernel) with
  * driver=userspace: the driver reads the device through the daemon's fd; the mount is the
  * caller's, unmounted by the caller, and the driver goes with it. */
@@ -849,6 +867,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/userspace/supported-filesystems", test_supported_filesystems);
         g_test_add_func("/userspace/cli", test_cli);
         g_test_add_func("/userspace/block-device", test_block_device);
+        g_test_add_func("/userspace/same-fd-twice", test_same_fd_twice);
         g_test_add_func("/userspace/partition", test_partition);
         g_test_add_func("/userspace/driver-killed", test_driver_killed);
         g_test_add_func("/userspace/restart", test_restart);

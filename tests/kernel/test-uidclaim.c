@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * uidclaim.h with real processes and real lock files: a uid a process runs as is skipped,
+ * two claims held at once get two uids, a released claim's uid is free again, a full
+ * range is -EBUSY. Needs root (a child takes the uid of the range it occupies).
+ */
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "uidclaim.h"
+
+/* Far from any account: the top of the block systemd leaves unused. */
+#define FIRST 2147000000u
+
+static pid_t occupy(uid_t uid) {
+        pid_t pid = fork();
+
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0) {
+                if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(1);
+                pause();
+                _exit(0);
+        }
+        /* Until the child runs as uid, a claim could take it: wait for that. */
+        for (int i = 0; i < 500; i++) {
+                g_autofree char *path = g_strdup_printf("/proc/%d/status", (int) pid);
+                g_autofree char *status = NULL;
+                g_autofree char *want = g_strdup_printf("Uid:\t%u\t", (unsigned) uid);
+
+                if (g_file_get_contents(path, &status, NULL, NULL) && strstr(status, want))
+                        return pid;
+                g_usleep(2000);
+        }
+        g_assert_not_reached();
+}
+
+static void test_claim(void) {
+        g_autofree char *dir = g_dir_make_tmp("test-uidclaim-XXXXXX", NULL);
+        UidClaim a = UID_CLAIM_NULL, b = UID_CLAIM_NULL, c = UID_CLAIM_NULL;
+        UmError e = {};
+        pid_t child;
+
+        g_assert_nonnull(dir);
+        child = occupy(FIRST);
+        /* FIRST runs a process: the first claim takes FIRST + 1, the second FIRST + 2. */
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, "the test", &a, &e), ==, 0);
+        g_assert_cmpuint(a.uid, ==, FIRST + 1);
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, "the test", &b, &e), ==, 0);
+        g_assert_cmpuint(b.uid, ==, FIRST + 2);
+        /* Full: the process and two claims. */
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, "the test", &c, &e), ==, -EBUSY);
+        g_assert_nonnull(strstr(e.message, "is in use"));
+        e = (UmError) {};
+        /* Released: free again. */
+        uid_claim_release(&a);
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, "the test", &c, &e), ==, 0);
+        g_assert_cmpuint(c.uid, ==, FIRST + 1);
+        /* The process gone: its uid is free too. */
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        uid_claim_release(&b);
+        uid_claim_release(&c);
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, "the test", &a, &e), ==, 0);
+        g_assert_cmpuint(a.uid, ==, FIRST);
+        uid_claim_release(&a);
+        /* Nothing is left of the locks. */
+        g_assert_cmpint(rmdir(dir), ==, 0);
+}
+
+static void test_bad_ranges(void) {
+        UidClaim a = UID_CLAIM_NULL;
+        UmError e = {};
+
+        g_assert_cmpint(uid_claim("/", "t-", 0, 3, "the test", &a, &e), ==, -EINVAL);
+        g_assert_cmpint(uid_claim("/", "t-", FIRST, 0, "the test", &a, &e), ==, -EINVAL);
+        g_assert_cmpint(uid_claim("/", "t-", 4294967000u, 1000, "the test", &a, &e), ==, -EINVAL);
+        g_assert_cmpint(uid_claim("/nonexistent", "t-", FIRST, 3, "the test", &a, &e), ==, -ENOENT);
+}
+
+int main(int argc, char **argv) {
+        g_test_init(&argc, &argv, NULL);
+        if (geteuid() != 0) {
+                printf("1..0 # SKIP needs root\n");
+                return 0;
+        }
+        g_test_add_func("/uidclaim/claim", test_claim);
+        g_test_add_func("/uidclaim/bad-ranges", test_bad_ranges);
+        return g_test_run();
+}
