@@ -303,6 +303,20 @@ static int request_decide_driver(Request *req, UmError *error) {
                                     "yours) or 'none', or the kernel's driver (driver=kernel).",
                                     d->name, req->probe.fstype);
         }
+        if (r >= 0 && d && !can_serve && req->driver.driver == DRIVER_KERNEL) {
+                /* The kernel only because of idmap=namespace: where the userspace driver is
+                 * the rule this is the kernel against the rule, as with driver=kernel, or a
+                 * caller who controls the bytes would get the kernel's parser by asking. */
+                DriverInput rule_in = in;
+                DriverDecision rule = {};
+                UmError ignored = {};
+
+                rule_in.userspace_available = true;
+                rule_in.requested = -1;
+                if (driver_decide(&rule_in, &rule, &ignored) >= 0 &&
+                    rule.driver == DRIVER_USERSPACE)
+                        req->driver.kernel_override = true;
+        }
         if (r < 0 || req->driver.driver != DRIVER_USERSPACE)
                 return r;
         req->fuse_driver = d;
