@@ -112,16 +112,27 @@ pid_t sandbox_clone(int *ret_pidfd) {
         return (pid_t) syscall(SYS_clone3, &args, sizeof(args));
 }
 
-/* The mount family: a driver serves a mount the daemon made; it makes, moves and
- * unmounts none. Its C library's mount() and umount2() calls are answered by the
- * preload shim before they get here (fuse-shim.c). */
-static const unsigned mount_calls[] = {
-        __NR_mount,      __NR_umount2,    __NR_fsopen,     __NR_fsconfig,
-        __NR_fsmount,    __NR_fspick,     __NR_move_mount, __NR_open_tree,
-        __NR_pivot_root, __NR_mount_setattr,
+/*
+ * What a driver never needs:
+ *  - the mount family: it serves a mount the daemon made, and makes, moves and unmounts
+ *    none (its C library's mount() and umount2() are answered by the preload shim before
+ *    they get here, fuse-shim.c);
+ *  - sockets: it talks to the kernel through its FUSE fd alone. The read-only tree does
+ *    not stop connect() to a Unix socket of the host's that is outside /run, /tmp and
+ *    /dev (the network namespace stops only the abstract ones and IP); syslog() then fails
+ *    quietly;
+ *  - the kernel's keyrings: a keyring of its uid would outlive it, for the next driver
+ *    that is given the same uid, another user's.
+ */
+static const unsigned driver_refused_calls[] = {
+        __NR_mount,       __NR_umount2,    __NR_fsopen,     __NR_fsconfig,
+        __NR_fsmount,     __NR_fspick,     __NR_move_mount, __NR_open_tree,
+        __NR_pivot_root,  __NR_mount_setattr,
+        __NR_socket,      __NR_socketpair,
+        __NR_add_key,     __NR_keyctl,     __NR_request_key,
 };
 
-int sandbox_seccomp(bool refuse_mounts) {
+int sandbox_seccomp(bool driver) {
         struct sock_filter head[] = {
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
                 BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SANDBOX_AUDIT_ARCH, 1, 0),
@@ -156,13 +167,13 @@ int sandbox_seccomp(bool refuse_mounts) {
                 SANDBOX_IF_NR(__NR_setns, 1),
                 SANDBOX_DENY(EPERM),
         };
-        struct sock_filter filter[ELEMENTSOF(head) + 2 * ELEMENTSOF(mount_calls) + 1];
+        struct sock_filter filter[ELEMENTSOF(head) + 2 * ELEMENTSOF(driver_refused_calls) + 1];
         struct sock_fprog prog = { .filter = filter };
         size_t n = ELEMENTSOF(head);
 
         memcpy(filter, head, sizeof(head));
-        for (size_t i = 0; refuse_mounts && i < ELEMENTSOF(mount_calls); i++) {
-                filter[n++] = (struct sock_filter) SANDBOX_IF_NR(mount_calls[i], 1);
+        for (size_t i = 0; driver && i < ELEMENTSOF(driver_refused_calls); i++) {
+                filter[n++] = (struct sock_filter) SANDBOX_IF_NR(driver_refused_calls[i], 1);
                 filter[n++] = (struct sock_filter) SANDBOX_DENY(EPERM);
         }
         filter[n++] = (struct sock_filter) SANDBOX_RET(SECCOMP_RET_ALLOW);

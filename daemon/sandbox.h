@@ -9,7 +9,7 @@
  *   3. sandbox_fds()              stdin /dev/null, stdout+stderr a pipe, kept fds, no others
  *   4. sandbox_limits()           rlimits
  *   5. sandbox_drop_privileges()  unprivileged uid/gid, no capabilities, no_new_privs
- *   6. sandbox_seccomp()          no new namespaces, no loop ioctls[, no mount calls]
+ *   6. sandbox_seccomp()          no new namespaces, no loop ioctls[, a driver's more]
  *   7. execve()
  *
  * A step that fails is reported with sandbox_fail() over the close-on-exec pipe
@@ -98,11 +98,12 @@ int sandbox_drop_privileges(uid_t uid, gid_t gid);
 /*
  * In the child, last before execve(): a seccomp filter that refuses loop ioctls, new
  * namespaces (unshare()/clone() with CLONE_NEW*, setns(); clone3() gets ENOSYS so the C
- * library falls back to clone()), system calls of other ABIs, and, with refuse_mounts, the
- * mount family (mount, umount2, fsopen, fsconfig, fsmount, fspick, move_mount, open_tree,
- * pivot_root, mount_setattr): EPERM.
+ * library falls back to clone()), system calls of other ABIs, and, for a driver, the mount
+ * family (mount, umount2, fsopen, fsconfig, fsmount, fspick, move_mount, open_tree,
+ * pivot_root, mount_setattr), sockets (socket, socketpair) and the keyrings (add_key,
+ * keyctl, request_key): EPERM. sandbox.c says why each.
  */
-int sandbox_seccomp(bool refuse_mounts);
+int sandbox_seccomp(bool driver);
 
 /* In the child: reports r (-errno) at step over fd err_fd and exits 127. */
 _noreturn_ void sandbox_fail(int err_fd, int r, const char *step);
