@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/param.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,6 +115,28 @@ static int ids_in_use(unsigned first, unsigned count, uint8_t *used) {
         return 0;
 }
 
+/*
+ * Marks in used[] the ids of [first, first + count) that /etc/subuid or /etc/subgid
+ * delegate to a user: that user's containers run processes as them, which could signal or
+ * trace a process of ours that runs as one too. Lines are "name:start:count"; what does
+ * not parse is skipped (the file is the administrator's, and read-only here).
+ */
+static void ids_delegated(const char *path, unsigned first, unsigned count, uint8_t *used) {
+        _cleanup_(fclosep) FILE *f = fopen(path, "re");
+        char line[512];
+
+        while (f && fgets(line, sizeof(line), f)) {
+                unsigned long long start, n;
+                char *colon = strchr(line, ':');
+
+                if (!colon || sscanf(colon + 1, "%llu:%llu", &start, &n) != 2)
+                        continue;
+                for (unsigned long long id = MAX(start, (unsigned long long) first);
+                     id < start + n && id < (unsigned long long) first + count; id++)
+                        used[(id - first) / 8] |= 1u << ((id - first) % 8);
+        }
+}
+
 int uid_claim_id_unused(unsigned id) {
         struct passwd pw, *pwp = NULL;
         struct group gr, *grp = NULL;
@@ -157,6 +180,8 @@ int uid_claim(const char *lock_dir, const char *prefix, uid_t first, unsigned co
                 uid_claim_release(&c);
                 return um_error_set(error, UM_ERROR_KIND_FAILED, ENOMEM, "Out of memory.");
         }
+        ids_delegated("/etc/subuid", (unsigned) first, count, used);
+        ids_delegated("/etc/subgid", (unsigned) first, count, used);
         r = ids_in_use((unsigned) first, count, used);
         if (r < 0) {
                 uid_claim_release(&c);

@@ -2,8 +2,9 @@
 /*
  * A uid of one's own from a range, for a process that parses hostile data (an image
  * check, fscheck.h; a userspace driver, fusedriver.h): the first uid of the range that no
- * other claimer holds (a lock file per uid in a root-only directory) and no account, group
- * or process uses, with the same number as gid. Two such processes never share a uid, so a
+ * other claimer holds (a lock file per uid in a root-only directory), no account, group
+ * or process uses and /etc/subuid and /etc/subgid delegate to nobody, with the same number
+ * as gid. Two such processes never share a uid, so a
  * compromised one cannot use up the other's per-uid limits (processes, pipe buffers,
  * inotify, keyrings), share its user keyring or signal it.
  *

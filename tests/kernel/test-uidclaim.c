@@ -7,7 +7,9 @@
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,6 +74,43 @@ static void test_claim(void) {
         g_assert_cmpint(rmdir(dir), ==, 0);
 }
 
+/* A range /etc/subuid delegates to a user is that user's containers': skipped. The test
+ * runs in a mount namespace of its own with a private copy bound over /etc/subuid. */
+static void test_delegated(void) {
+        g_autofree char *dir = g_dir_make_tmp("test-uidclaim-XXXXXX", NULL);
+        g_autofree char *copy = g_build_filename(dir, "subuid", NULL);
+        g_autofree char *orig = NULL, *text = NULL;
+        UidClaim a = UID_CLAIM_NULL;
+        UmError e = {};
+        pid_t pid;
+        int status;
+
+        if (!g_file_get_contents("/etc/subuid", &orig, NULL, NULL)) {
+                /* Nothing to bind the copy over; the parsing is the same either way. */
+                g_test_skip("this system has no /etc/subuid");
+                g_assert_cmpint(rmdir(dir), ==, 0);
+                return;
+        }
+        text = g_strdup_printf("%someone:%u:2\n", strempty(orig), FIRST);
+        g_assert_true(g_file_set_contents(copy, text, -1, NULL));
+        pid = fork();
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0) {
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                    mount(copy, "/etc/subuid", NULL, MS_BIND, NULL) < 0)
+                        _exit(2);
+                if (uid_claim(dir, "t-", FIRST, 3, "the test", &a, &e) < 0 || a.uid != FIRST + 2)
+                        _exit(1);
+                uid_claim_release(&a);
+                _exit(0);
+        }
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+        g_assert_cmpint(unlink(copy), ==, 0);
+        g_assert_cmpint(rmdir(dir), ==, 0);
+}
+
 static void test_bad_ranges(void) {
         UidClaim a = UID_CLAIM_NULL;
         UmError e = {};
@@ -89,6 +128,7 @@ int main(int argc, char **argv) {
                 return 0;
         }
         g_test_add_func("/uidclaim/claim", test_claim);
+        g_test_add_func("/uidclaim/delegated", test_delegated);
         g_test_add_func("/uidclaim/bad-ranges", test_bad_ranges);
         return g_test_run();
 }
