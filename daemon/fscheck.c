@@ -253,22 +253,10 @@ typedef struct SandboxResult {
 } SandboxResult;
 
 
-/* Keeps the first FSCHECK_OUTPUT_MAX bytes and drains the rest; false at EOF. */
 static bool read_output(int fd, SandboxResult *res) {
-        char buf[4096];
-        ssize_t n = read(fd, buf, sizeof(buf));
-
-        if (n < 0)
-                return errno == EINTR || errno == EAGAIN;
-        if (n == 0)
-                return false;
-        size_t keep = MIN((size_t) n, FSCHECK_OUTPUT_MAX - res->output_len);
-        memcpy(res->output + res->output_len, buf, keep);
-        res->output_len += keep;
-        return true;
+        return sandbox_read_output(fd, res->output, FSCHECK_OUTPUT_MAX, &res->output_len);
 }
 
-/* Waits for the output's EOF and the init's exit, or the deadline; then reaps. */
 static int sandbox_wait(int pidfd, int out_fd, uint64_t timeout_usec, SandboxResult *res) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
         bool open = true, exited = false;
@@ -339,19 +327,13 @@ static int sandbox_run(const CheckTarget *t, const FsCheckSpec *spec, const FsCh
         return 0;
 }
 
-static bool has_prefix_in(const char *line, const char *const *prefixes) {
-        for (const char *const *p = prefixes; p && *p; p++)
-                if (strncmp(line, *p, strlen(*p)) == 0)
-                        return true;
-        return false;
-}
-
 /* Whether a line of the output starts with one of the checker's damage markers. */
 static bool output_shows_damage(const FsChecker *c, const SandboxResult *res) {
         for (const char *l = res->output; l && *l;) {
                 const char *end = strchr(l, '\n');
 
-                if (has_prefix_in(l, c->damage_prefixes))
+                if (sandbox_line_has_prefix(l, end ? (size_t) (end - l) : strlen(l),
+                                            c->damage_prefixes))
                         return true;
                 l = end ? end + 1 : NULL;
         }
@@ -360,24 +342,7 @@ static bool output_shows_damage(const FsChecker *c, const SandboxResult *res) {
 
 /* The first non-chatter lines of the output, joined with "; ", escaped, into buf. */
 static void output_summary(const FsChecker *c, const SandboxResult *res, char *buf, size_t n) {
-        char joined[512] = "";
-        size_t o = 0;
-        const char *l = res->output;
-
-        while (l && *l && o + 1 < sizeof(joined)) {
-                const char *end = strchr(l, '\n');
-                size_t len = end ? (size_t) (end - l) : strlen(l);
-
-                while (len > 0 && (l[len - 1] == ' ' || l[len - 1] == '\r'))
-                        len--;
-                if (len > 0 && !has_prefix_in(l, c->quiet_prefixes)) {
-                        int w = snprintf(joined + o, sizeof(joined) - o, "%s%.*s",
-                                         o > 0 ? "; " : "", (int) len, l);
-                        o = MIN(o + (size_t) MAX(w, 0), sizeof(joined) - 1);
-                }
-                l = end ? end + 1 : NULL;
-        }
-        um_escape(o > 0 ? joined : "(no output)", buf, n);
+        sandbox_output_summary(res->output, c->quiet_prefixes, buf, n);
 }
 
 /* Turns what happened into the verdict: 0, -EUCLEAN, -ETIMEDOUT or the setup's errno. */

@@ -386,19 +386,8 @@ typedef struct DriverStart {
         size_t output_len;
 } DriverStart;
 
-/* Keeps the first FUSEDRIVER_OUTPUT_MAX bytes and drains the rest; false at EOF. */
 static bool read_output(int fd, DriverStart *s) {
-        char buf[4096];
-        ssize_t n = read(fd, buf, sizeof(buf));
-
-        if (n < 0)
-                return errno == EINTR || errno == EAGAIN;
-        if (n == 0)
-                return false;
-        size_t keep = MIN((size_t) n, FUSEDRIVER_OUTPUT_MAX - s->output_len);
-        memcpy(s->output + s->output_len, buf, keep);
-        s->output_len += keep;
-        return true;
+        return sandbox_read_output(fd, s->output, FUSEDRIVER_OUTPUT_MAX, &s->output_len);
 }
 
 /* Until the driver answered FUSE_INIT, exited, or the deadline passed. */
@@ -443,40 +432,9 @@ static void driver_stop(int pidfd, DriverStart *s) {
                 ;
 }
 
-static bool has_prefix_in(const char *line, size_t len, const char *const *prefixes) {
-        for (const char *const *p = prefixes; p && *p; p++) {
-                size_t n = strlen(*p);
-
-                if (len >= n && strncmp(line, *p, n) == 0)
-                        return true;
-        }
-        return false;
-}
-
 /* The first meaningful lines of the output, joined with "; ", escaped, into buf. */
 static void output_summary(const FuseDriver *d, const DriverStart *s, char *buf, size_t n) {
-        char joined[512] = "";
-        size_t o = 0;
-        const char *l = s->output;
-
-        while (l && *l && o + 1 < sizeof(joined)) {
-                const char *end = strchr(l, '\n');
-                const char *next = end ? end + 1 : NULL;
-                size_t len;
-
-                while (*l == ' ' || *l == '\t')
-                        l++;
-                len = end ? (size_t) (end - l) : strlen(l);
-                while (len > 0 && (l[len - 1] == ' ' || l[len - 1] == '\r'))
-                        len--;
-                if (len > 0 && !has_prefix_in(l, len, d->quiet_prefixes)) {
-                        int w = snprintf(joined + o, sizeof(joined) - o, "%s%.*s",
-                                         o > 0 ? "; " : "", (int) len, l);
-                        o = MIN(o + (size_t) MAX(w, 0), sizeof(joined) - 1);
-                }
-                l = next;
-        }
-        um_escape(o > 0 ? joined : "(no output)", buf, n);
+        sandbox_output_summary(s->output, d->quiet_prefixes, buf, n);
 }
 
 static int start_verdict(const FuseDriverSpec *spec, const DriverStart *s, UmError *error) {

@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/param.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -54,6 +55,7 @@
 #include <linux/securebits.h>
 
 #include "kernel-compat.h"
+#include "um-error.h"
 #include "sandbox.h"
 
 #if defined(__x86_64__)
@@ -361,4 +363,55 @@ void sandbox_read_failure(int err_fd, SandboxFailure *ret) {
         if (read(err_fd, ret, sizeof(*ret)) != sizeof(*ret))
                 *ret = (SandboxFailure) {};
         ret->step[sizeof(ret->step) - 1] = 0;
+}
+
+bool sandbox_read_output(int fd, char *buf, size_t max, size_t *len) {
+        char chunk[4096];
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+
+        if (n < 0)
+                return errno == EINTR || errno == EAGAIN;
+        if (n == 0)
+                return false;
+        size_t keep = MIN((size_t) n, max - *len);
+        memcpy(buf + *len, chunk, keep);
+        *len += keep;
+        buf[*len] = 0;
+        return true;
+}
+
+bool sandbox_line_has_prefix(const char *line, size_t len, const char *const *prefixes) {
+        for (const char *const *p = prefixes; p && *p; p++) {
+                size_t n = strlen(*p);
+
+                if (len >= n && strncmp(line, *p, n) == 0)
+                        return true;
+        }
+        return false;
+}
+
+void sandbox_output_summary(const char *output, const char *const *quiet_prefixes, char *ret,
+                            size_t n) {
+        char joined[512] = "";
+        size_t o = 0;
+        const char *l = output;
+
+        while (l && *l && o + 1 < sizeof(joined)) {
+                const char *end = strchr(l, '\n');
+                const char *next = end ? end + 1 : NULL;
+                size_t len;
+
+                while (*l == ' ' || *l == '\t')
+                        l++;
+                len = end ? (size_t) (end - l) : strlen(l);
+                while (len > 0 && (l[len - 1] == ' ' || l[len - 1] == '\r'))
+                        len--;
+                if (len > 0 && !sandbox_line_has_prefix(l, len, quiet_prefixes)) {
+                        int w = snprintf(joined + o, sizeof(joined) - o, "%s%.*s",
+                                         o > 0 ? "; " : "", (int) len, l);
+                        o = MIN(o + (size_t) MAX(w, 0), sizeof(joined) - 1);
+                }
+                l = next;
+        }
+        um_escape(o > 0 ? joined : "(no output)", ret, n);
 }

@@ -105,6 +105,20 @@ int sandbox_drop_privileges(uid_t uid, gid_t gid);
  */
 int sandbox_seccomp(bool driver);
 
+/* In the parent, while the program runs: reads what it wrote to its output pipe fd,
+ * keeping the first max bytes in buf (*len so far; buf has max + 1 bytes and stays
+ * NUL-terminated) and draining the rest. false at end of file. */
+bool sandbox_read_output(int fd, char *buf, size_t max, size_t *len);
+
+/* The output's lines that do not start with one of quiet_prefixes (NULL-terminated, or
+ * NULL), trimmed, joined with "; " and escaped into ret (size n): the sentence of an
+ * error; "(no output)" when none is left. */
+void sandbox_output_summary(const char *output, const char *const *quiet_prefixes, char *ret,
+                            size_t n);
+
+/* Whether line (len bytes) starts with one of prefixes (NULL-terminated, or NULL). */
+bool sandbox_line_has_prefix(const char *line, size_t len, const char *const *prefixes);
+
 /* In the child: reports r (-errno) at step over fd err_fd and exits 127. */
 _noreturn_ void sandbox_fail(int err_fd, int r, const char *step);
 

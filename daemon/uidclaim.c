@@ -60,32 +60,6 @@ static int lock_uid_file(int dir_fd, const char *name, int *ret_fd) {
         return -EAGAIN;
 }
 
-/* 1 if a process runs with id as one of its uids or gids, 0 if none, -errno. */
-static int id_has_processes(unsigned id) {
-        _cleanup_(closedirp) DIR *d = opendir("/proc");
-        struct dirent *de;
-
-        if (!d)
-                return -errno;
-        while ((de = readdir(d))) {
-                _cleanup_close_ int fd = -EBADF;
-                char path[sizeof(de->d_name) + 8];
-                ProcStatus st;
-
-                if (de->d_name[0] < '1' || de->d_name[0] > '9')
-                        continue;
-                snprintf(path, sizeof(path), "%s/status", de->d_name);
-                fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        continue; /* gone meanwhile */
-                if (proc_status_read_fd(fd, &st) < 0)
-                        continue;
-                if (proc_status_uses_id(&st, id))
-                        return 1;
-        }
-        return 0;
-}
-
 /* Marks in used[] (a bit per id of [first, first + count)) the ids any process runs with
  * as one of its uids or gids: one pass over /proc for a whole claim. -errno. */
 static int ids_in_use(unsigned first, unsigned count, uint8_t *used) {
@@ -153,8 +127,10 @@ int uid_claim_id_unused(unsigned id) {
                 return -r;
         if (grp)
                 return 0;
-        r = id_has_processes(id);
-        return r < 0 ? r : !r;
+        uint8_t used = 0;
+
+        r = ids_in_use(id, 1, &used);
+        return r < 0 ? r : !used;
 }
 
 int uid_claim(const char *lock_dir, const char *prefix, uid_t first, unsigned count,

@@ -258,3 +258,51 @@ int calls_count_loops_on(const char *path) {
         }
         return k;
 }
+
+/* ---- Userspace drivers ------------------------------------------------------------------ */
+
+bool calls_process_uid(pid_t pid, unsigned *ret_uid) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/status", (int) pid);
+        g_autofree char *status = NULL;
+        const char *line;
+
+        if (!g_file_get_contents(path, &status, NULL, NULL))
+                return false;
+        line = strstr(status, "\nUid:");
+        return line && sscanf(line, "\nUid:\t%u", ret_uid) == 1;
+}
+
+GArray *calls_running_drivers(void) {
+        GArray *pids = g_array_new(false, false, sizeof(pid_t));
+        g_autoptr(GDir) d = g_dir_open("/proc", 0, NULL);
+        const char *name;
+
+        g_assert_nonnull(d);
+        while ((name = g_dir_read_name(d))) {
+                pid_t pid = (pid_t) g_ascii_strtoll(name, NULL, 10);
+                HarnessProcessStat st;
+                unsigned uid;
+
+                if (pid <= 0 || !calls_process_uid(pid, &uid))
+                        continue;
+                if (uid < CALLS_DRIVER_UID_FIRST ||
+                    uid >= CALLS_DRIVER_UID_FIRST + CALLS_DRIVER_UID_COUNT)
+                        continue;
+                if (harness_process_stat(pid, &st) < 0 || st.state == 'Z')
+                        continue;
+                g_array_append_val(pids, pid);
+        }
+        return pids;
+}
+
+void calls_await_drivers(guint n) {
+        for (int i = 0; i < 500; i++) {
+                g_autoptr(GArray) pids = calls_running_drivers();
+
+                if (pids->len == n)
+                        return;
+                g_usleep(20 * 1000);
+        }
+        g_autoptr(GArray) pids = calls_running_drivers();
+        g_error("%u drivers run, expected %u", pids->len, n);
+}

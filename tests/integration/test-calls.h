@@ -75,5 +75,19 @@ char *calls_example_rule(const char *file, const char *variable, const char *val
  */
 char *calls_disk_copy(const char *image, uid_t uid);
 
+/* The default DriverUidRange= of usermount.conf. */
+#define CALLS_DRIVER_UID_FIRST 1879048448u
+#define CALLS_DRIVER_UID_COUNT 1024u
+
+/* The real uid of process pid, from /proc; false when it is gone. */
+bool calls_process_uid(pid_t pid, unsigned *ret_uid);
+
+/* The userspace drivers running (not zombies): the processes whose uid is in the default
+ * DriverUidRange=. Owned (g_array_unref). */
+GArray *calls_running_drivers(void);
+
+/* Waits (up to 10 s) until n drivers run; a test failure if they never do. */
+void calls_await_drivers(guint n);
+
 /* Loop devices bound to the file at path (by the path sysfs shows), in any process. */
 int calls_count_loops_on(const char *path);

@@ -24,9 +24,7 @@
 #include "test-calls.h"
 #include "usermount-names.h"
 
-/* The default DriverUidRange=. */
-#define DRIVER_UID_FIRST 1879048448u
-#define DRIVER_UID_COUNT 1024u
+/* The shipped Driver=auto, instead of the harness's default configuration. */
 #define CONF_AUTO "[General]\nDriver=auto\n"
 
 static pid_t daemon_pid;
@@ -257,62 +255,16 @@ static void release_holder(HarnessCaller *h) {
         harness_caller_free(h);
 }
 
-static bool proc_uid(pid_t pid, unsigned *ret_uid) {
-        g_autofree char *path = g_strdup_printf("/proc/%d/status", (int) pid);
-        g_autofree char *status = NULL;
-        const char *line;
-
-        if (!g_file_get_contents(path, &status, NULL, NULL))
-                return false;
-        line = strstr(status, "\nUid:");
-        return line && sscanf(line, "\nUid:\t%u", ret_uid) == 1;
-}
-
-/* The drivers running (not zombies): processes whose uid is in DriverUidRange=. */
-static GArray *running_drivers(void) {
-        GArray *pids = g_array_new(false, false, sizeof(pid_t));
-        g_autoptr(GDir) d = g_dir_open("/proc", 0, NULL);
-        const char *name;
-
-        g_assert_nonnull(d);
-        while ((name = g_dir_read_name(d))) {
-                HarnessProcessStat st;
-                unsigned uid;
-                pid_t pid = (pid_t) g_ascii_strtoll(name, NULL, 10);
-
-                if (pid <= 0 || !proc_uid(pid, &uid))
-                        continue;
-                if (uid < DRIVER_UID_FIRST || uid >= DRIVER_UID_FIRST + DRIVER_UID_COUNT)
-                        continue;
-                if (harness_process_stat(pid, &st) < 0 || st.state == 'Z')
-                        continue;
-                g_array_append_val(pids, pid);
-        }
-        return pids;
-}
-
-static void await_drivers(guint n) {
-        for (int i = 0; i < 500; i++) {
-                g_autoptr(GArray) pids = running_drivers();
-
-                if (pids->len == n)
-                        return;
-                g_usleep(20 * 1000);
-        }
-        g_autoptr(GArray) pids = running_drivers();
-        g_error("%u drivers run, expected %u", pids->len, n);
-}
-
 static pid_t the_driver(void) {
         g_autoptr(GArray) pids = NULL;
 
-        await_drivers(1);
-        pids = running_drivers();
+        calls_await_drivers(1);
+        pids = calls_running_drivers();
         return g_array_index(pids, pid_t, 0);
 }
 
 static void assert_clean(void) {
-        await_drivers(0);
+        calls_await_drivers(0);
         calls_assert_clean(daemon_pid, &baseline);
 }
 
@@ -569,7 +521,7 @@ static void test_kill_own_driver(void) {
 
                 g_assert_cmpint(kill(the_driver(), SIGKILL), ==, 0);
                 release_holder(h);
-                await_drivers(0);
+                calls_await_drivers(0);
         }
         const ACall list = { .kind = ACALL_LIST };
         g_autoptr(GHashTable) l = acall(HARNESS_UID_USER1, &list);
@@ -602,12 +554,12 @@ static void test_concurrent_uids(void) {
                                       streq(line, "result=ok"));
                 } while (!streq(line, "held=yes"));
         }
-        pids = running_drivers();
+        pids = calls_running_drivers();
         g_assert_cmpuint(pids->len, ==, G_N_ELEMENTS(h));
         for (guint i = 0; i < pids->len; i++) {
                 unsigned uid;
 
-                g_assert_true(proc_uid(g_array_index(pids, pid_t, i), &uid));
+                g_assert_true(calls_process_uid(g_array_index(pids, pid_t, i), &uid));
                 g_assert_false(g_hash_table_contains(seen, GUINT_TO_POINTER(uid)));
                 g_hash_table_add(seen, GUINT_TO_POINTER(uid));
         }

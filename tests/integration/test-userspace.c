@@ -23,9 +23,6 @@
 #include "test-calls.h"
 #include "usermount-names.h"
 
-/* The default DriverUidRange=. */
-#define DRIVER_UID_FIRST 1879048448u
-#define DRIVER_UID_COUNT 1024u
 /* The shipped Driver=auto, instead of the harness's default configuration. */
 #define HARNESS_CONF_DEFAULT_USERSPACE "[General]\nDriver=auto\n"
 
@@ -281,53 +278,9 @@ static GHashTable *call(const Call *c) {
         return call_as(HARNESS_UID_USER1, c);
 }
 
-/* The drivers running (not zombies): processes whose uid is in DriverUidRange=. */
-static GArray *running_drivers(void) {
-        GArray *pids = g_array_new(false, false, sizeof(pid_t));
-        g_autoptr(GDir) d = g_dir_open("/proc", 0, NULL);
-        const char *name;
-
-        g_assert_nonnull(d);
-        while ((name = g_dir_read_name(d))) {
-                g_autofree char *path = NULL, *status = NULL;
-                HarnessProcessStat st;
-                unsigned uid;
-                char *line;
-                pid_t pid = (pid_t) g_ascii_strtoll(name, NULL, 10);
-
-                if (pid <= 0)
-                        continue;
-                path = g_strdup_printf("/proc/%s/status", name);
-                if (!g_file_get_contents(path, &status, NULL, NULL))
-                        continue;
-                line = strstr(status, "\nUid:");
-                if (!line || sscanf(line, "\nUid:\t%u", &uid) != 1)
-                        continue;
-                if (uid < DRIVER_UID_FIRST || uid >= DRIVER_UID_FIRST + DRIVER_UID_COUNT)
-                        continue;
-                if (harness_process_stat(pid, &st) < 0 || st.state == 'Z')
-                        continue;
-                g_array_append_val(pids, pid);
-        }
-        return pids;
-}
-
-/* Waits (up to 10 s) until n drivers run. */
-static void await_drivers(guint n) {
-        for (int i = 0; i < 500; i++) {
-                g_autoptr(GArray) pids = running_drivers();
-
-                if (pids->len == n)
-                        return;
-                g_usleep(20 * 1000);
-        }
-        g_autoptr(GArray) pids = running_drivers();
-        g_error("%u drivers run, expected %u", pids->len, n);
-}
-
 static void assert_clean(void) {
         /* A driver exits when its mount goes, a moment after the caller let go. */
-        await_drivers(0);
+        calls_await_drivers(0);
         calls_assert_clean(daemon_pid, &baseline);
 }
 
@@ -352,7 +305,7 @@ static void restart_daemon(bool kill9) {
 static void assert_clean_after_restart(void) {
         HarnessSnapshot now;
 
-        await_drivers(0);
+        calls_await_drivers(0);
         g_assert_cmpint(harness_snapshot(daemon_pid, &now), ==, 0);
         g_assert_cmpint(now.mounts, ==, baseline.mounts);
         g_assert_cmpint(now.loop_devices, ==, baseline.loop_devices);
@@ -565,7 +518,7 @@ static void test_block_device(void) {
         calls_forget_signals();
         u = call(&un);
         g_assert_cmpstr(report_get(u, "result"), ==, "ok");
-        await_drivers(0);
+        calls_await_drivers(0);
         g_assert_cmpint(harness_zram_free(node), ==, 0);
         assert_clean();
 }
@@ -665,7 +618,7 @@ static void test_driver_killed(void) {
         g_assert_cmpstr(report_get(t, "result"), ==, "ok");
         g_assert_cmpstr(report_get(t, "info-driver"), ==, "userspace");
         calls_await_signal("MountAdded", mp);
-        pids = running_drivers();
+        pids = calls_running_drivers();
         g_assert_cmpuint(pids->len, ==, 1);
         g_assert_cmpint(kill(g_array_index(pids, pid_t, 0), SIGKILL), ==, 0);
         calls_await_signal("MountRemoved", mp);
@@ -685,7 +638,7 @@ static void test_restart(void) {
         const char *mp = report_get(t, "mount-point");
 
         g_assert_cmpstr(report_get(t, "result"), ==, "ok");
-        await_drivers(1);
+        calls_await_drivers(1);
         restart_daemon(true);
         g_autoptr(GHashTable) l = call(&list);
         g_assert_cmpstr(report_get(l, "count"), ==, "1");
@@ -698,7 +651,7 @@ static void test_restart(void) {
                 /* Still served across the restart (root is not the caller: no access). */
                 g_assert_false(g_file_get_contents(hello, &contents, NULL, NULL));
         }
-        g_autoptr(GArray) pids = running_drivers();
+        g_autoptr(GArray) pids = calls_running_drivers();
         g_assert_cmpuint(pids->len, ==, 1);
         g_assert_cmpint(kill(g_array_index(pids, pid_t, 0), SIGKILL), ==, 0);
         calls_await_signal("MountRemoved", mp);
@@ -739,7 +692,7 @@ static void test_limits(void) {
         g_assert_cmpint(harness_caller_release(holder), ==, 0);
         g_assert_cmpint(harness_caller_wait(holder, 30000, NULL), ==, 0);
         /* Gone with its mount: the limit has room again. */
-        await_drivers(0);
+        calls_await_drivers(0);
         g_autoptr(GHashTable) t3 = call(&one);
         g_assert_cmpstr(report_get(t3, "result"), ==, "ok");
         write_conf(HARNESS_CONF_DEFAULT_USERSPACE);
@@ -773,7 +726,7 @@ static void test_idle_exit(void) {
         for (int i = 0; i < 500 && !harness_child_exited(idle_pid); i++)
                 g_usleep(20 * 1000);
         g_assert_true(harness_child_exited(idle_pid));
-        await_drivers(1);
+        calls_await_drivers(1);
         g_assert_cmpint(harness_stop_daemon(idle_pid, NULL), >=, 0);
 
         g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
@@ -781,7 +734,7 @@ static void test_idle_exit(void) {
         g_assert_cmpstr(report_get(t, "result"), ==, UM_ERROR_LIMIT_EXCEEDED);
         g_assert_cmpint(harness_caller_release(holder), ==, 0);
         g_assert_cmpint(harness_caller_wait(holder, 30000, NULL), ==, 0);
-        await_drivers(0);
+        calls_await_drivers(0);
         write_conf(HARNESS_CONF_DEFAULT_USERSPACE);
         assert_clean_after_restart();
 }
