@@ -399,14 +399,18 @@ void sandbox_output_summary(const char *output, const char *const *quiet_prefixe
         while (l && *l && o + 1 < sizeof(joined)) {
                 const char *end = strchr(l, '\n');
                 const char *next = end ? end + 1 : NULL;
+                const char *raw = l;
                 size_t len;
 
+                /* A quiet prefix may name the line's indentation (xfs_repair's progress)
+                 * or not (a driver's banner): both are tried. */
                 while (*l == ' ' || *l == '\t')
                         l++;
                 len = end ? (size_t) (end - l) : strlen(l);
                 while (len > 0 && (l[len - 1] == ' ' || l[len - 1] == '\r'))
                         len--;
-                if (len > 0 && !sandbox_line_has_prefix(l, len, quiet_prefixes)) {
+                if (len > 0 && !sandbox_line_has_prefix(l, len, quiet_prefixes) &&
+                    !sandbox_line_has_prefix(raw, len + (size_t) (l - raw), quiet_prefixes)) {
                         int w = snprintf(joined + o, sizeof(joined) - o, "%s%.*s",
                                          o > 0 ? "; " : "", (int) len, l);
                         o = MIN(o + (size_t) MAX(w, 0), sizeof(joined) - 1);
