@@ -337,6 +337,8 @@ static void test_tree_complete(void) {
                 INSTALL_MANDIR "/man5/org.freedesktop.UserMount1.5",
                 INSTALL_PREFIX "/lib/udev/rules.d/59-usermount-loop.rules",
                 INSTALL_COMPLETIONDIR "/usermount",
+                INSTALL_ZSHCOMPLETIONDIR "/_usermount",
+                INSTALL_FISHCOMPLETIONDIR "/usermount.fish",
         };
         const char *const executables[] = { INSTALL_BINDIR "/usermount", INSTALLED_DAEMON,
                                             INSTALLED_WORKER };
