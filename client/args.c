@@ -14,7 +14,8 @@ static int unexpected(const char *arg) {
         return -EINVAL;
 }
 
-int args_parse_json_only(int argc, char *argv[], void (*help)(void), bool *json) {
+int args_parse_json_operand(int argc, char *argv[], void (*help)(void), bool *json,
+                            const char **ret_operand) {
         enum {
                 ARG_JSON = 0x100,
         };
@@ -23,6 +24,7 @@ int args_parse_json_only(int argc, char *argv[], void (*help)(void), bool *json)
                 { "json", no_argument, NULL, ARG_JSON },
                 {}
         };
+        const char *operand = NULL;
         int c;
 
         optind = 0;
@@ -35,13 +37,26 @@ int args_parse_json_only(int argc, char *argv[], void (*help)(void), bool *json)
                         *json = true;
                         break;
                 case 1:
-                        return unexpected(optarg);
+                        if (!ret_operand || operand)
+                                return unexpected(optarg);
+                        operand = optarg;
+                        break;
                 default:
                         /* '?': getopt has said what was wrong. */
                         return -EINVAL;
                 }
         }
-        if (optind < argc)
-                return unexpected(argv[optind]);
+        /* Operands after "--". */
+        for (; optind < argc; optind++) {
+                if (!ret_operand || operand)
+                        return unexpected(argv[optind]);
+                operand = argv[optind];
+        }
+        if (ret_operand)
+                *ret_operand = operand;
         return 1;
+}
+
+int args_parse_json_only(int argc, char *argv[], void (*help)(void), bool *json) {
+        return args_parse_json_operand(argc, argv, help, json, NULL);
 }

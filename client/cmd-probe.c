@@ -5,13 +5,13 @@
  * the file; usermountd is not asked. For choosing --partition of usermount mount.
  */
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "args.h"
 #include "mount-json.h"
 #include "output.h"
 #include "parttable.h"
@@ -271,50 +271,13 @@ ExitStatus probe_read_table(const char *source, int source_fd, PartTable *ret) {
 }
 
 static int probe_parse_argv(int argc, char *argv[], ProbeArgs *args) {
-        enum {
-                ARG_JSON = 0x100,
-        };
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "json", no_argument, NULL, ARG_JSON },
-                {}
-        };
-        int c;
+        int r = args_parse_json_operand(argc, argv, probe_help, &args->json, &args->source);
 
-        optind = 0;
-        while ((c = getopt_long(argc, argv, "-h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        probe_help();
-                        return 0;
-                case ARG_JSON:
-                        args->json = true;
-                        break;
-                case 1:
-                        if (args->source) {
-                                _cleanup_free_ char *e = output_escape(optarg);
-
-                                log_error("Too many arguments, starting with '%s'.", strempty(e));
-                                return -EINVAL;
-                        }
-                        args->source = optarg;
-                        break;
-                default:
-                        return -EINVAL;
-                }
-        }
-        for (; optind < argc; optind++) {
-                if (args->source) {
-                        log_error("Too many arguments.");
-                        return -EINVAL;
-                }
-                args->source = argv[optind];
-        }
-        if (isempty(args->source)) {
+        if (r > 0 && isempty(args->source)) {
                 log_error("Missing IMAGE or DEVICE.");
                 return -EINVAL;
         }
-        return 1;
+        return r;
 }
 
 int verb_probe(int argc, char *argv[]) {
