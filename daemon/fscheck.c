@@ -284,15 +284,7 @@ static int sandbox_wait(int pidfd, int out_fd, uint64_t timeout_usec, SandboxRes
                 if (p[1].revents)
                         exited = true;
         }
-        /* Killing the PID namespace's init kills every process in it. */
-        if (res->timed_out)
-                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-        for (;;) {
-                if (waitid((idtype_t) P_PIDFD, (id_t) pidfd, &res->status, WEXITED) >= 0)
-                        return 0;
-                if (errno != EINTR)
-                        return -errno;
-        }
+        return sandbox_reap(pidfd, res->timed_out, &res->status);
 }
 
 static int sandbox_run(const CheckTarget *t, const FsCheckSpec *spec, const FsChecker *checker,

@@ -426,10 +426,7 @@ static void start_wait(int pidfd, int out_fd, int done_fd, uint64_t timeout_usec
 
 /* Kills the driver (and with it its PID namespace) and reaps it. */
 static void driver_stop(int pidfd, DriverStart *s) {
-        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-        while (waitid((idtype_t) P_PIDFD, (id_t) pidfd, &s->status, WEXITED) < 0 &&
-               errno == EINTR)
-                ;
+        (void) sandbox_reap(pidfd, true, &s->status);
 }
 
 /* The first meaningful lines of the output, joined with "; ", escaped, into buf. */

@@ -49,6 +49,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/sched.h> /* struct clone_args */
@@ -418,4 +419,15 @@ void sandbox_output_summary(const char *output, const char *const *quiet_prefixe
                 l = next;
         }
         um_escape(o > 0 ? joined : "(no output)", ret, n);
+}
+
+int sandbox_reap(int pidfd, bool kill, siginfo_t *ret_status) {
+        if (kill)
+                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        for (;;) {
+                if (waitid((idtype_t) P_PIDFD, (id_t) pidfd, ret_status, WEXITED) >= 0)
+                        return 0;
+                if (errno != EINTR)
+                        return -errno;
+        }
 }

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include "macro.h"
@@ -118,6 +119,10 @@ void sandbox_output_summary(const char *output, const char *const *quiet_prefixe
 
 /* Whether line (len bytes) starts with one of prefixes (NULL-terminated, or NULL). */
 bool sandbox_line_has_prefix(const char *line, size_t len, const char *const *prefixes);
+
+/* In the parent: kills the sandbox first when kill is set (killing the PID namespace's
+ * init kills every process in it), then reaps it into *ret_status. -errno. */
+int sandbox_reap(int pidfd, bool kill, siginfo_t *ret_status);
 
 /* In the child: reports r (-errno) at step over fd err_fd and exits 127. */
 _noreturn_ void sandbox_fail(int err_fd, int r, const char *step);
