@@ -41,10 +41,6 @@ const char *source_kind_name(SourceKind k) {
         return k >= 0 && k < _SOURCE_KIND_MAX ? source_kind_names[k] : NULL;
 }
 
-const char *driver_setting_name(DriverSetting s) {
-        return s >= 0 && s < (int) ELEMENTSOF(setting_names) ? setting_names[s] : "";
-}
-
 static DriverSetting setting_from_name(const char *s, size_t n) {
         for (int i = DRIVER_SETTING_AUTO; i < (int) ELEMENTSOF(setting_names); i++)
                 if (strlen(setting_names[i]) == n && strncmp(s, setting_names[i], n) == 0)

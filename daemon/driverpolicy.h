@@ -52,8 +52,6 @@ const char *driver_kind_name(DriverKind k);
 int driver_kind_from_name(const char *s);
 /* "image", "removable", "system". */
 const char *source_kind_name(SourceKind k);
-/* "auto", "kernel", "userspace"; "" for UNSET. */
-const char *driver_setting_name(DriverSetting s);
 
 /*
  * Parses a Driver= value into *ret: one setting for every kind, or KIND:VALUE items
