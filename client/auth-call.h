@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <systemd/sd-bus.h>
 
-#include "usermount.h"
+#include "cli.h"
 
 /*
  * Builds and sends one call on bus, with params["interactive"] = interactive; error and

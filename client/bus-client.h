@@ -7,7 +7,7 @@
 
 #include <systemd/sd-bus.h>
 
-#include "usermount.h"
+#include "cli.h"
 
 /*
  * usermountd may probe the device, ask polkit (25 s) and build or take down the mount in a

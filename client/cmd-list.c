@@ -14,7 +14,7 @@
 #include "mount-table.h"
 #include "args.h"
 #include "output.h"
-#include "usermount.h"
+#include "cli.h"
 
 typedef struct ListArgs {
         bool json;

@@ -14,7 +14,7 @@
 #include "args.h"
 #include "output.h"
 #include "usermount-names.h"
-#include "usermount.h"
+#include "cli.h"
 
 typedef struct MonitorArgs {
         bool json;

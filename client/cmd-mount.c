@@ -24,7 +24,7 @@
 #include "path.h"
 #include "route.h"
 #include "usermount-names.h"
-#include "usermount.h"
+#include "cli.h"
 
 typedef struct MountArgs {
         const char *source;

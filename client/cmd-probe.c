@@ -16,7 +16,7 @@
 #include "output.h"
 #include "parttable.h"
 #include "table.h"
-#include "usermount.h"
+#include "cli.h"
 
 typedef struct ProbeArgs {
         const char *source;

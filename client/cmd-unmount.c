@@ -16,7 +16,7 @@
 #include "path.h"
 #include "route.h"
 #include "usermount-names.h"
-#include "usermount.h"
+#include "cli.h"
 
 typedef struct UnmountArgs {
         const char *what;

@@ -19,7 +19,7 @@
 
 #include "config.h"
 #include "output.h"
-#include "usermount.h"
+#include "cli.h"
 
 bool arg_ask_password = true;
 
