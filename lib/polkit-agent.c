@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "namespace.h"
+#include "userns.h"
 #include "polkit-agent.h"
 
 /* The notify fd as the agent sees it. */
@@ -25,7 +25,7 @@
 extern char **environ;
 
 PolkitAgentUse polkit_agent_use(void) {
-        int in_userns = namespace_in_user_namespace();
+        int in_userns = userns_detect();
 
         if (in_userns > 0)
                 return POLKIT_AGENT_IN_USERNS;

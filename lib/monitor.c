@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Watching usermountd's MountAdded and MountRemoved signals (usermount_monitor_new(3)):
+ * matches on the client's connection, a Subscribe call (made again whenever usermountd's
+ * name gets a new owner: a restarted daemon does not know the old subscription), and the
+ * connection's fd for the caller's event loop.
+ */
+#include <stdlib.h>
+
+#include "lib-internal.h"
+#include "usermount-names.h"
+
+struct usermount_monitor {
+        usermount_client *client;
+        usermount_monitor_func func;
+        void *userdata;
+        sd_bus_slot *slots[4];
+        int stop;          /* < 0: what func returned to stop, or -ECONNRESET */
+};
+
+static int on_mount_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        usermount_monitor *monitor = userdata;
+        _cleanup_(usermount_info_freep) usermount_info *info = NULL;
+        usermount_event event = sd_bus_message_is_signal(m, UM_MANAGER_INTERFACE, "MountAdded") > 0 ?
+                                USERMOUNT_EVENT_ADDED : USERMOUNT_EVENT_REMOVED;
+        const char *mount_point = NULL;
+        int r;
+
+        if (monitor->stop < 0)
+                return 0;
+        r = sd_bus_message_read(m, "s", &mount_point);
+        if (r >= 0)
+                r = info_read(m, &info);
+        /* A signal this library cannot read: func hears of it, without info. */
+        r = monitor->func(monitor, event, r >= 0 ? mount_point : NULL, info,
+                          monitor->userdata);
+        if (r < 0)
+                monitor->stop = r;
+        return 0;
+}
+
+static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        usermount_monitor *monitor = userdata;
+
+        if (monitor->stop >= 0)
+                monitor->stop = -ECONNRESET;
+        return 0;
+}
+
+/* usermountd restarted (its name has a new owner): the subscription was the old one's. */
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const char *name, *old_owner, *new_owner;
+
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
+            !streq(name, UM_BUS_NAME) || new_owner[0] == 0)
+                return 0;
+        return sd_bus_call_method_async(sd_bus_message_get_bus(m), NULL, UM_BUS_NAME,
+                                        UM_OBJECT_PATH, UM_MANAGER_INTERFACE, "Subscribe",
+                                        NULL, NULL, "");
+}
+
+_public_ int usermount_monitor_new(usermount_client *c, usermount_monitor_func func,
+                                   void *userdata, usermount_monitor **ret) {
+        usermount_monitor *monitor;
+        int r;
+
+        if (!c || !func || !ret)
+                return -EINVAL;
+        monitor = calloc(1, sizeof(*monitor));
+        if (!monitor)
+                return -ENOMEM;
+        *monitor = (usermount_monitor) {
+                .client = client_ref(c),
+                .func = func,
+                .userdata = userdata,
+        };
+
+        client_reset_error(c);
+        r = sd_bus_match_signal(c->bus, &monitor->slots[0], "org.freedesktop.DBus",
+                                "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                "NameOwnerChanged", on_name_owner_changed, monitor);
+        if (r >= 0)
+                r = sd_bus_match_signal(c->bus, &monitor->slots[1], UM_BUS_NAME, UM_OBJECT_PATH,
+                                        UM_MANAGER_INTERFACE, "MountAdded", on_mount_signal,
+                                        monitor);
+        if (r >= 0)
+                r = sd_bus_match_signal(c->bus, &monitor->slots[2], UM_BUS_NAME, UM_OBJECT_PATH,
+                                        UM_MANAGER_INTERFACE, "MountRemoved", on_mount_signal,
+                                        monitor);
+        /* sd-bus reports the end of the connection as this local signal. */
+        if (r >= 0)
+                r = sd_bus_match_signal(c->bus, &monitor->slots[3], "org.freedesktop.DBus.Local",
+                                        "/org/freedesktop/DBus/Local",
+                                        "org.freedesktop.DBus.Local", "Disconnected",
+                                        on_disconnected, monitor);
+        /* After the matches: no signal sent once the daemon knows us can be missed. */
+        if (r >= 0)
+                r = client_call(c, "Subscribe", NULL, NULL, NULL);
+        if (r < 0) {
+                usermount_monitor_free(monitor);
+                return r;
+        }
+        *ret = monitor;
+        return 0;
+}
+
+_public_ usermount_monitor *usermount_monitor_free(usermount_monitor *monitor) {
+        if (!monitor)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(monitor->slots); i++)
+                sd_bus_slot_unref(monitor->slots[i]);
+        usermount_client_unref(monitor->client);
+        free(monitor);
+        return NULL;
+}
+
+_public_ int usermount_monitor_get_fd(usermount_monitor *monitor) {
+        if (!monitor)
+                return -EINVAL;
+        return sd_bus_get_fd(monitor->client->bus);
+}
+
+_public_ int usermount_monitor_get_events(usermount_monitor *monitor) {
+        if (!monitor)
+                return -EINVAL;
+        return sd_bus_get_events(monitor->client->bus);
+}
+
+_public_ int usermount_monitor_get_timeout(usermount_monitor *monitor, uint64_t *ret_usec) {
+        if (!monitor || !ret_usec)
+                return -EINVAL;
+        return sd_bus_get_timeout(monitor->client->bus, ret_usec);
+}
+
+_public_ int usermount_monitor_process(usermount_monitor *monitor) {
+        int r;
+
+        if (!monitor)
+                return -EINVAL;
+        /* Everything that is there now, so that the fd does not stay readable for nothing. */
+        do {
+                if (monitor->stop < 0)
+                        return monitor->stop;
+                r = sd_bus_process(monitor->client->bus, NULL);
+        } while (r > 0);
+        if (monitor->stop < 0)
+                return monitor->stop;
+        if (r == -ECONNRESET || r == -ENOTCONN)
+                return -ECONNRESET;
+        return r;
+}
+
+_public_ int usermount_monitor_wait(usermount_monitor *monitor, uint64_t timeout_usec) {
+        int r;
+
+        r = usermount_monitor_process(monitor);
+        if (r < 0)
+                return r;
+        r = sd_bus_wait(monitor->client->bus, timeout_usec);
+        if (r == -ENOTCONN || r == -ECONNRESET)
+                return -ECONNRESET;
+        if (r < 0 && r != -EINTR)
+                return r;
+        return usermount_monitor_process(monitor);
+}
+
+_public_ int usermount_monitor_run(usermount_monitor *monitor) {
+        int r;
+
+        do
+                r = usermount_monitor_wait(monitor, UINT64_MAX);
+        while (r >= 0);
+        return r;
+}
