@@ -22,7 +22,9 @@ result() { # result NAME OK [DIAGNOSTIC...]
         fi
 }
 
-for page in usermount.1 usermountd.8 usermount.conf.5 org.freedesktop.UserMount1.5; do
+for page in usermount.1 usermountd.8 usermount.conf.5 org.freedesktop.UserMount1.5 \
+           libusermount.3 usermount_client_new.3 usermount_open_mount.3 usermount_unmount.3 \
+           usermount_list.3 usermount_monitor_new.3; do
         out=$(groff -man -ww -z "$src/man/$page" 2>&1)
         result "$page renders with groff -ww without warnings" "$([ -z "$out" ]; echo $?)" "$out"
         if command -v man >/dev/null; then
@@ -68,6 +70,19 @@ result "usermountd.8 names every option of daemon/main.c" "$([ -z "$m" ]; echo $
 m=$(missing usermount.conf.5 $keys)
 result "usermount.conf.5 names every key of daemon/conf.c" "$([ -z "$m" ]; echo $?)" \
         "missing: $m"
+
+# Every function of libusermount's header has a page that names it in NAME and SYNOPSIS.
+functions=$(grep -v '^ *\(/\*\|\*\)' "$src/lib/usermount.h" | grep -o '\busermount_[a-z_]*(' |
+            tr -d '(' | sort -u)
+m=""
+for f in $functions; do
+        grep -lqF -- "$f," "$src"/man/*.3 2>/dev/null ||
+                grep -qF -- "$f \\-" "$src"/man/*.3 || m="$m $f"
+        grep -qF -- "\"$f(" "$src"/man/*.3 || grep -qF -- " *$f(" "$src"/man/*.3 ||
+                grep -qF -- " $f(" "$src"/man/*.3 || m="$m $f(synopsis)"
+done
+result "every function of lib/usermount.h is in a section 3 page's NAME and SYNOPSIS" \
+        "$([ -n "$functions" ] && [ -z "$m" ]; echo $?)" "missing:$m"
 
 echo "1..$n"
 exit $failed
