@@ -704,8 +704,26 @@ static void self_copy_remove(void) {
         (void) rmdir(self_copy_dir);
 }
 
+static char self_copy_exe[128];
+static pid_t self_copy_owner;
+
+/*
+ * A failed assertion aborts and the test runner's timeout sends SIGTERM: neither runs
+ * atexit(), so the copy is removed here too (unlink and rmdir are async-signal-safe; the
+ * directory holds only the copy), and the signal then does what it would have done. Only
+ * in the process that made it: a forked child that aborts or is killed leaves it.
+ */
+static void self_copy_remove_on_signal(int sig) {
+        if (getpid() == self_copy_owner) {
+                (void) unlink(self_copy_exe);
+                (void) rmdir(self_copy_dir);
+        }
+        signal(sig, SIG_DFL);
+        raise(sig);
+}
+
 const char *ku_self_copy(void) {
-        static char exe[128];
+        char *exe = self_copy_exe;
         g_autofree char *contents = NULL;
         gsize size = 0;
 
@@ -716,7 +734,10 @@ const char *ku_self_copy(void) {
         g_assert_nonnull(mkdtemp(self_copy_dir));
         g_assert_cmpint(chmod(self_copy_dir, 0755), ==, 0);
         atexit(self_copy_remove);
-        snprintf(exe, sizeof(exe), "%s/fake-checker", self_copy_dir);
+        snprintf(exe, sizeof(self_copy_exe), "%s/fake-checker", self_copy_dir);
+        self_copy_owner = getpid();
+        signal(SIGABRT, self_copy_remove_on_signal);
+        signal(SIGTERM, self_copy_remove_on_signal);
         g_assert_true(g_file_set_contents(exe, contents, (gssize) size, NULL));
         g_assert_cmpint(chmod(exe, 0755), ==, 0);
         return exe;
