@@ -233,6 +233,37 @@ static void make_images(void) {
         add_image("empty", empty);
 }
 
+/*
+ * What a kernel test makes outside its mount namespace ("/tmp/usermount-kernel-PID-XXXXXX"
+ * and "/var/tmp/um-kernel-test-PID-XXXXXX") carries the pid of the test that made it. A
+ * test killed with SIGKILL, or one whose assertion failed in the middle of making images,
+ * cannot remove its own; the next test removes those whose process is gone.
+ */
+static void sweep_dead_owners(const char *parent, const char *prefix) {
+        _cleanup_(closedirp) DIR *d = opendir(parent);
+        struct dirent *de;
+        size_t n = strlen(prefix);
+
+        while (d && (de = readdir(d))) {
+                char *end = NULL;
+                long pid;
+
+                if (strncmp(de->d_name, prefix, n) != 0)
+                        continue;
+                errno = 0;
+                pid = strtol(de->d_name + n, &end, 10);
+                if (errno != 0 || pid <= 0 || !end || *end != '-')
+                        continue;
+                if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+                        continue;
+
+                g_autofree char *path = g_build_filename(parent, de->d_name, NULL);
+                const char *const argv[] = { "/bin/rm", "-rf", "--one-file-system", path, NULL };
+
+                run_or_die(argv);
+        }
+}
+
 void ku_images_setup(void) {
         g_autoptr(GError) err = NULL;
 
@@ -256,7 +287,12 @@ void ku_images_setup(void) {
                                 add_image(names[i], p);
                 }
         } else {
-                test_dir = g_dir_make_tmp("usermount-kernel-XXXXXX", &err);
+                g_autofree char *template = g_strdup_printf("usermount-kernel-%d-XXXXXX",
+                                                            (int) getpid());
+
+                sweep_dead_owners(g_get_tmp_dir(), "usermount-kernel-");
+                sweep_dead_owners("/var/tmp", "um-kernel-test-");
+                test_dir = g_dir_make_tmp(template, &err);
                 g_assert_no_error(err);
                 g_setenv(KU_ENV_DIR, test_dir, TRUE);
         }
@@ -730,7 +766,8 @@ const char *ku_self_copy(void) {
         if (exe[0])
                 return exe;
         g_assert_true(g_file_get_contents("/proc/self/exe", &contents, &size, NULL));
-        snprintf(self_copy_dir, sizeof(self_copy_dir), "/var/tmp/um-kernel-test-XXXXXX");
+        snprintf(self_copy_dir, sizeof(self_copy_dir), "/var/tmp/um-kernel-test-%d-XXXXXX",
+                 (int) getpid());
         g_assert_nonnull(mkdtemp(self_copy_dir));
         g_assert_cmpint(chmod(self_copy_dir, 0755), ==, 0);
         atexit(self_copy_remove);
