@@ -1,0 +1,774 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * usermount automount: a per-user automounter, as udiskie is for udisks2. It watches
+ * udev for block devices that get a filesystem, asks usermountd to mount each at its
+ * default mount point without interaction (polkit decides), and tells the user what
+ * happened: when it mounted something, could not, or when a mount went away. --once
+ * mounts what is there now and exits.
+ *
+ * The stages of a device (Entry) and where each happens:
+ *   udev "add"/"change" with a filesystem  automount_on_device(): ignored by the settings,
+ *                                          already mounted, or Mount (once per device and
+ *                                          filesystem: a refusal is not retried)
+ *   usermountd's MountRemoved              on_mount_removed(): unmounted (told after a
+ *                                          moment, unless the device was pulled)
+ *   udev "remove"                          the device was pulled: usermountd detaches its
+ *                                          mount itself (reconcile.c); we tell the user
+ *
+ * It never unmounts anything when it stops: the user may be using what it mounted.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/sysmacros.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "automount-config.h"
+#include "automount-notify.h"
+#include "automount-udev.h"
+#include "bus-client.h"
+#include "mount-call.h"
+#include "mount-info.h"
+#include "output.h"
+#include "usermount-names.h"
+#include "usermount.h"
+
+/* How long to wait for usermountd or the bus, doubling from the first to the last. */
+#define RETRY_FIRST_USEC (1ULL * 1000000ULL)
+#define RETRY_MAX_USEC (30ULL * 1000000ULL)
+/* After MountRemoved, how long a udev "remove" may take to say the device was pulled. */
+#define UNMOUNT_GRACE_USEC (1ULL * 1000000ULL)
+
+typedef struct Automount Automount;
+
+typedef enum EntryState {
+        ENTRY_MOUNTED,   /* we mounted it, and it is mounted */
+        ENTRY_UNMOUNTED, /* we mounted it; it was unmounted since: not mounted again */
+        ENTRY_LEFT,      /* ignored, already mounted, or refused: left alone */
+} EntryState;
+
+/* A device automount has dealt with, for as long as it has the same filesystem. */
+typedef struct Entry {
+        dev_t devnum;
+        char *uuid;        /* the filesystem's, to notice a new one; NULL: none */
+        char *name;        /* label, else UUID, else device: what the user is told */
+        char *devname;
+        char *mount_point; /* ENTRY_MOUNTED, ENTRY_UNMOUNTED */
+        EntryState state;
+        sd_event_source *unmount_timer;
+        struct Automount *owner;
+        struct Entry *next;
+} Entry;
+
+struct Automount {
+        AutomountConfig config;
+        bool once;
+        sd_event *event;
+        sd_bus *bus;      /* the system bus; NULL while it is not there */
+        bool subscribed;  /* usermountd answered Subscribe */
+        sd_device_monitor *monitor;
+        AutomountWatch watch;
+        Notifier notifier;
+        Entry *entries;
+        sd_event_source *retry_timer;
+        uint64_t retry_usec;
+        bool unavailable_logged;
+        unsigned n_failed; /* --once: devices that could not be mounted */
+        bool unavailable;  /* --once: usermountd could not be reached */
+};
+
+static void automount_help(void) {
+        printf("Usage: usermount automount [OPTIONS]\n"
+               "\n"
+               "Mount filesystems as they appear, like a desktop does with USB sticks: watch udev\n"
+               "for block devices that get a filesystem (ID_FS_USAGE=filesystem), and ask\n"
+               "usermountd to mount each at its default mount point, /run/media/USER/NAME\n"
+               "(NAME is the label, else the UUID), in this mount namespace. Devices already\n"
+               "mounted, partition tables, swap, encrypted (LUKS) and RAID members, usermountd's\n"
+               "own loop devices and devices udev marks UDISKS_IGNORE=1 are left alone. The\n"
+               "filesystems present at start are mounted too.\n"
+               "\n"
+               "Nobody is asked for a password: polkit decides (by default, removable media of\n"
+               "the active local session are allowed). A refused device is reported once and\n"
+               "not tried again until it is plugged in again or gets a new filesystem; mount it\n"
+               "yourself with usermount mount DEVICE. A mount that you unmount is not mounted\n"
+               "again. When a device is pulled, usermountd takes its mount down itself.\n"
+               "\n"
+               "What happens is logged on standard error (the journal, under systemd) and, when a\n"
+               "notification server (org.freedesktop.Notifications) is on the session bus, shown\n"
+               "as a desktop notification: \"Mounted STICK at /run/media/alice/STICK\", \"STICK\n"
+               "was removed\", \"STICK was unmounted\", \"Could not mount STICK (/dev/sdb1)\" with\n"
+               "the reason.\n"
+               "\n"
+               "It runs until SIGTERM or SIGINT (exit status 0), and leaves what it mounted\n"
+               "mounted: you may be using it. When the system bus or usermountd is not there, or\n"
+               "goes away, it says so once and tries again, every 1 to 30 seconds; while it is\n"
+               "running, usermountd stays too (automount subscribes to its signals). The\n"
+               "systemd user unit usermount-automount.service runs it for your session:\n"
+               "  systemctl --user enable --now usermount-automount.service\n"
+               "\n"
+               "Options:\n"
+               "      --once             Mount the filesystems present now, print what was\n"
+               "                         done on standard output, and exit.\n"
+               "  -r, --read-only        Mount read-only.\n"
+               "      --idmap=MAPPING    'none' (files' owners as stored; the default) or 'user'\n"
+               "                         (the owner of the root directory appears as you).\n"
+               "      --ignore-label=LABEL\n"
+               "                         Leave filesystems labelled LABEL alone.\n"
+               "      --ignore-uuid=UUID Leave the filesystem with this UUID alone (any case).\n"
+               "      --ignore-fstype=TYPE\n"
+               "                         Leave filesystems of type TYPE (ext4, vfat...) alone.\n"
+               "                         The --ignore options may be repeated.\n"
+               "      --no-notify        No desktop notifications, only the log.\n"
+               "      --config=FILE      Read the settings from FILE instead of\n"
+               "                         $XDG_CONFIG_HOME/usermount/automount.conf (by default\n"
+               "                         ~/.config/usermount/automount.conf); FILE must exist.\n"
+               "  -h, --help             Show this help.\n"
+               "\n"
+               "Configuration file:\n"
+               "  Optional; the options take precedence over it, and the --ignore options add\n"
+               "  to its lists. A bad file is refused with its name and line (exit status 2).\n"
+               "    [Automount]\n"
+               "    IgnoreLabel=Backup disk        one label a line, spaces kept\n"
+               "    IgnoreUUID=1234-ABCD           UUIDs, separated by spaces\n"
+               "    IgnoreFilesystemType=ntfs      types, separated by spaces\n"
+               "    ReadOnly=no                    yes or no\n"
+               "    IdMap=none                     none or user\n"
+               "    Notify=yes                     yes or no\n"
+               "\n"
+               "Environment:\n"
+               "  XDG_CONFIG_HOME, HOME  Where the configuration file is.\n"
+               "  DBUS_SESSION_BUS_ADDRESS\n"
+               "                     The session bus for notifications (default\n"
+               "                     $XDG_RUNTIME_DIR/bus).\n"
+               "  DBUS_SYSTEM_BUS_ADDRESS\n"
+               "                     The system bus, where usermountd is.\n"
+               "\n"
+               "Examples:\n"
+               "  usermount automount\n"
+               "  usermount automount --once --read-only\n"
+               "  usermount automount --ignore-fstype=ntfs --ignore-label=BACKUP --idmap=user\n"
+               "\n"
+               "Exit status:\n"
+               "  0  Stopped by SIGTERM or SIGINT; with --once: every filesystem found was\n"
+               "     mounted, ignored or already mounted (or there was none).\n"
+               "  1  With --once: at least one filesystem could not be mounted (each is\n"
+               "     reported on standard error). Otherwise: udev cannot be watched.\n"
+               "  2  Usage error: a bad option, or a bad configuration file.\n"
+               "  8  With --once: usermountd cannot be reached.\n");
+}
+
+/* ---- Devices ------------------------------------------------------------------------- */
+
+static Entry *entry_free(Entry *e) {
+        if (!e)
+                return NULL;
+        sd_event_source_disable_unref(e->unmount_timer);
+        free(e->uuid);
+        free(e->name);
+        free(e->devname);
+        free(e->mount_point);
+        return mfree(e);
+}
+
+static Entry *automount_find(Automount *a, dev_t devnum) {
+        for (Entry *e = a->entries; e; e = e->next)
+                if (e->devnum == devnum)
+                        return e;
+        return NULL;
+}
+
+static void automount_forget(Automount *a, Entry *gone) {
+        for (Entry **p = &a->entries; *p; p = &(*p)->next)
+                if (*p == gone) {
+                        *p = gone->next;
+                        entry_free(gone);
+                        return;
+                }
+}
+
+/* Adds an entry for d in state; NULL when out of memory (then the device is tried again). */
+static Entry *automount_add(Automount *a, const AutomountDevice *d, EntryState state) {
+        Entry *e = calloc(1, sizeof(Entry));
+        const char *name = d->label ?: d->uuid ?: d->devname;
+
+        if (!e)
+                return NULL;
+        *e = (Entry) { .devnum = d->devnum, .state = state, .owner = a };
+        e->name = strdup(name);
+        e->devname = strdup(d->devname);
+        e->uuid = d->uuid ? strdup(d->uuid) : NULL;
+        if (!e->name || !e->devname || (d->uuid && !e->uuid))
+                return entry_free(e);
+        e->next = a->entries;
+        a->entries = e;
+        return e;
+}
+
+/*
+ * Tells the user: a log line on stderr, or in --once mode what went well on standard
+ * output; and a desktop notification.
+ */
+static void automount_tell(Automount *a, bool failure, const char *summary, const char *body) {
+        if (a->once && !failure) {
+                _cleanup_free_ char *s = output_escape(summary), *b = output_escape(body);
+
+                printf("%s%s%s\n", strempty(s), body ? ": " : "", body ? strempty(b) : "");
+                fflush(stdout);
+        } else
+                notifier_log(summary, body);
+        notifier_notify(&a->notifier, failure, summary, body);
+}
+
+static void automount_schedule_retry(Automount *a);
+
+/* Why a failed Mount failed, in words for a notification. */
+static char *mount_failure_reason(const sd_bus_error *error, int r) {
+        char *s = NULL;
+
+        if (sd_bus_error_has_name(error, UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN))
+                s = strdup("polkit allows it only after authentication, which automount does "
+                           "not ask for; use 'usermount mount' on a terminal");
+        else if (sd_bus_error_is_set(error))
+                s = strdup(error->message ?: error->name);
+        else if (asprintf(&s, "%s", strerror(-r)) < 0)
+                s = NULL;
+        return s;
+}
+
+static void automount_mount(Automount *a, const AutomountDevice *d) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(mount_info_done) MountInfo info = {};
+        _cleanup_free_ char *summary = NULL, *body = NULL, *reason = NULL;
+        const MountCall call = {
+                .method = "Mount",
+                .device = d->devname,
+                .source_fd = -EBADF,
+                .userns_fd = -EBADF,
+                .read_only = a->config.read_only > 0,
+                .idmap = a->config.idmap_user > 0 ? "user" : NULL,
+        };
+        const char *mount_point;
+        Entry *e;
+        int r;
+
+        /* Never interactive: nobody is there to be asked. */
+        r = mount_call(a->bus, false, (void *) &call, &error, &reply);
+        if (r < 0 && client_bus_error_status(&error, r) == EXIT_STATUS_UNAVAILABLE) {
+                /* Not the device's fault: tried again once usermountd is back. */
+                client_bus_log_error(a->bus, &error, r);
+                a->unavailable = true;
+                a->subscribed = false;
+                automount_schedule_retry(a);
+                return;
+        }
+        if (r < 0) {
+                reason = mount_failure_reason(&error, r);
+                if (asprintf(&summary, "Could not mount %s (%s)", d->label ?: d->uuid ?: d->devname,
+                             d->devname) >= 0)
+                        automount_tell(a, true, summary, reason);
+                a->n_failed++;
+                (void) automount_add(a, d, ENTRY_LEFT);
+                return;
+        }
+
+        r = sd_bus_message_read(reply, "s", &mount_point);
+        if (r >= 0)
+                r = mount_info_read(reply, &info);
+        if (r < 0) {
+                log_error_errno(r, "usermountd sent a reply this usermount cannot read: %m");
+                return;
+        }
+        e = automount_add(a, d, ENTRY_MOUNTED);
+        if (e)
+                e->mount_point = strdup(mount_point);
+        if (asprintf(&summary, "Mounted %s at %s", d->label ?: d->uuid ?: d->devname,
+                     mount_point) < 0 ||
+            asprintf(&body, "%s, %s%s%s", d->devname, strempty(info.fstype),
+                     mount_info_has_attribute(&info, "ro") ? ", read-only" : "",
+                     mount_info_has_attribute(&info, "idmap") ? ", id-mapped" : "") < 0)
+                return;
+        automount_tell(a, false, summary, body);
+}
+
+/* A device is there, new or changed: mounts it unless there is a reason not to. */
+static void automount_on_present(Automount *a, const AutomountDevice *d) {
+        Entry *e = automount_find(a, d->devnum);
+        _cleanup_free_ char *summary = NULL;
+        const char *why;
+
+        if (automount_device_verdict(d) != AUTOMOUNT_MOUNT) {
+                /* Its filesystem went away (wiped): a new one will be a new device. */
+                if (e && e->state != ENTRY_MOUNTED)
+                        automount_forget(a, e);
+                return;
+        }
+        if (e && streq_ptr(e->uuid, d->uuid))
+                return; /* dealt with already: this is udev saying it changed */
+        if (e)
+                automount_forget(a, e); /* a new filesystem on it */
+        if (!a->subscribed)
+                return; /* mounted once usermountd is there: we enumerate then */
+
+        why = automount_config_ignores(&a->config, d->label, d->uuid, d->fs_type);
+        if (why) {
+                if (asprintf(&summary, "Ignoring %s (%s): its %s is in the ignore list",
+                             d->label ?: d->uuid ?: d->devname, d->devname, why) >= 0) {
+                        if (a->once)
+                                automount_tell(a, false, summary, NULL);
+                        else
+                                notifier_log(summary, NULL);
+                }
+                (void) automount_add(a, d, ENTRY_LEFT);
+                return;
+        }
+        if (automount_device_is_mounted(d->devnum) > 0) {
+                (void) automount_add(a, d, ENTRY_LEFT);
+                return;
+        }
+        automount_mount(a, d);
+}
+
+/* A device was pulled. usermountd detaches its mount itself; we tell the user. */
+static void automount_on_removed(Automount *a, const AutomountDevice *d) {
+        Entry *e = automount_find(a, d->devnum);
+        _cleanup_free_ char *summary = NULL;
+
+        if (!e)
+                return;
+        if ((e->state == ENTRY_MOUNTED || e->state == ENTRY_UNMOUNTED) &&
+            asprintf(&summary, "%s was removed", e->name) >= 0)
+                automount_tell(a, false, summary, e->mount_point);
+        automount_forget(a, e);
+}
+
+static void automount_on_device(const AutomountDevice *d, bool removed, void *userdata) {
+        Automount *a = userdata;
+
+        if (!d->devname || d->devnum == 0)
+                return;
+        if (removed)
+                automount_on_removed(a, d);
+        else
+                automount_on_present(a, d);
+}
+
+/* ---- usermountd ---------------------------------------------------------------------- */
+
+static int on_unmount_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Entry *e = userdata;
+        _cleanup_free_ char *summary = NULL;
+
+        e->unmount_timer = sd_event_source_disable_unref(e->unmount_timer);
+        if (asprintf(&summary, "%s was unmounted", e->name) >= 0)
+                automount_tell(e->owner, false, summary, e->mount_point);
+        return 0;
+}
+
+static int on_mount_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Automount *a = userdata;
+        const char *mount_point;
+
+        if (sd_bus_message_read(m, "s", &mount_point) < 0)
+                return 0;
+        for (Entry *e = a->entries; e; e = e->next)
+                if (e->state == ENTRY_MOUNTED && streq_ptr(e->mount_point, mount_point)) {
+                        /* Not mounted again; said after a moment, unless it was pulled. */
+                        e->state = ENTRY_UNMOUNTED;
+                        (void) sd_event_add_time_relative(a->event, &e->unmount_timer,
+                                                          CLOCK_MONOTONIC, UNMOUNT_GRACE_USEC,
+                                                          0, on_unmount_timer, e);
+                }
+        return 0;
+}
+
+static void automount_enumerate(Automount *a) {
+        int r = automount_udev_enumerate(automount_on_device, a);
+
+        if (r < 0)
+                log_error_errno(r, "Cannot list the block devices udev knows: %m");
+}
+
+static int on_subscribed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Automount *a = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+
+        if (e) {
+                automount_schedule_retry(a);
+                return 0;
+        }
+        a->subscribed = true;
+        a->retry_usec = 0;
+        if (a->unavailable_logged)
+                log_error("usermountd is there now.");
+        a->unavailable_logged = false;
+        automount_enumerate(a);
+        return 0;
+}
+
+/* usermountd restarted: the subscription was the old one's. */
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Automount *a = userdata;
+        const char *name, *old_owner, *new_owner;
+
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
+            !streq(name, UM_BUS_NAME) || new_owner[0] == 0)
+                return 0;
+        return sd_bus_call_method_async(a->bus, NULL, UM_BUS_NAME, UM_OBJECT_PATH,
+                                        UM_MANAGER_INTERFACE, "Subscribe", on_subscribed, a,
+                                        "");
+}
+
+static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Automount *a = userdata;
+
+        log_error("The system bus connection was closed; connecting again.");
+        a->subscribed = false;
+        automount_schedule_retry(a);
+        return 0;
+}
+
+/* Connects to the system bus and subscribes to usermountd's signals, synchronously. */
+static int automount_connect(Automount *a, sd_bus_error *error) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        r = client_bus_open(&bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_attach_event(bus, a->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return r;
+        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                "org.freedesktop.DBus", "NameOwnerChanged",
+                                on_name_owner_changed, a);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, NULL, UM_BUS_NAME, UM_OBJECT_PATH,
+                                        UM_MANAGER_INTERFACE, "MountRemoved", on_mount_removed,
+                                        a);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus.Local",
+                                        "/org/freedesktop/DBus/Local",
+                                        "org.freedesktop.DBus.Local", "Disconnected",
+                                        on_disconnected, a);
+        if (r < 0)
+                return r;
+        /* After the matches, so that no signal is missed; starts usermountd if need be. */
+        r = sd_bus_call_method(bus, UM_BUS_NAME, UM_OBJECT_PATH, UM_MANAGER_INTERFACE,
+                               "Subscribe", error, NULL, "");
+        if (r < 0)
+                return r;
+        sd_bus_flush_close_unref(a->bus);
+        a->bus = TAKE_PTR(bus);
+        a->subscribed = true;
+        return 0;
+}
+
+/* Connects (again); on failure says why, the first time, and schedules the next try. */
+static void automount_try_connect(Automount *a) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = automount_connect(a, &error);
+        if (r < 0) {
+                if (!a->unavailable_logged) {
+                        client_bus_log_error(NULL, &error, r);
+                        if (!a->once)
+                                log_error("Trying again in the background.");
+                }
+                a->unavailable_logged = true;
+                a->unavailable = true;
+                if (!a->once)
+                        automount_schedule_retry(a);
+                return;
+        }
+        a->retry_usec = 0;
+        a->unavailable = false;
+        if (a->unavailable_logged)
+                log_error("usermountd is there now.");
+        a->unavailable_logged = false;
+        automount_enumerate(a);
+}
+
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Automount *a = userdata;
+
+        a->retry_timer = sd_event_source_disable_unref(a->retry_timer);
+        automount_try_connect(a);
+        return 0;
+}
+
+static void automount_schedule_retry(Automount *a) {
+        int r;
+
+        if (a->once || a->retry_timer)
+                return;
+        a->retry_usec = a->retry_usec ? a->retry_usec * 2 : RETRY_FIRST_USEC;
+        if (a->retry_usec > RETRY_MAX_USEC)
+                a->retry_usec = RETRY_MAX_USEC;
+        r = sd_event_add_time_relative(a->event, &a->retry_timer, CLOCK_MONOTONIC, a->retry_usec,
+                                       0, on_retry, a);
+        if (r < 0) {
+                log_error_errno(r, "Cannot set up a timer: %m");
+                sd_event_exit(a->event, EXIT_STATUS_FAILURE);
+        }
+}
+
+/* ---- Running ------------------------------------------------------------------------- */
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        /* Nothing is unmounted: the user may be using what we mounted. */
+        return sd_event_exit(sd_event_source_get_event(s), EXIT_STATUS_OK);
+}
+
+static void automount_done(Automount *a) {
+        while (a->entries) {
+                Entry *e = a->entries;
+
+                a->entries = e->next;
+                entry_free(e);
+        }
+        a->retry_timer = sd_event_source_disable_unref(a->retry_timer);
+        a->monitor = sd_device_monitor_unref(a->monitor);
+        a->bus = sd_bus_flush_close_unref(a->bus);
+        notifier_done(&a->notifier);
+        a->event = sd_event_unref(a->event);
+        automount_config_done(&a->config);
+}
+
+/* --once: what is there now, then the exit status. */
+static ExitStatus automount_run_once(Automount *a) {
+        automount_try_connect(a);
+        if (a->unavailable)
+                return EXIT_STATUS_UNAVAILABLE;
+        return a->n_failed > 0 ? EXIT_STATUS_FAILURE : EXIT_STATUS_OK;
+}
+
+static ExitStatus automount_run_loop(Automount *a) {
+        sigset_t mask;
+        int r;
+
+        /* sd-event takes signals through a signalfd; they must not be delivered first. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
+                log_error_errno(errno, "Cannot block SIGINT and SIGTERM: %m");
+                return EXIT_STATUS_FAILURE;
+        }
+        r = sd_event_add_signal(a->event, NULL, SIGINT, on_signal, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(a->event, NULL, SIGTERM, on_signal, NULL);
+        if (r < 0) {
+                log_error_errno(r, "Cannot set up the event loop: %m");
+                return EXIT_STATUS_FAILURE;
+        }
+
+        /* Watch before listing, so that nothing that comes in between is missed. */
+        a->watch = (AutomountWatch) { .func = automount_on_device, .userdata = a };
+        r = automount_udev_watch(a->event, &a->watch, &a->monitor);
+        if (r < 0) {
+                log_error_errno(r, "Cannot watch udev for block devices: %m");
+                return EXIT_STATUS_FAILURE;
+        }
+        automount_try_connect(a);
+
+        r = sd_event_loop(a->event);
+        if (r < 0) {
+                log_error_errno(r, "The event loop failed: %m");
+                return EXIT_STATUS_FAILURE;
+        }
+        return r;
+}
+
+/* ---- The command line ---------------------------------------------------------------- */
+
+typedef struct AutomountArgs {
+        AutomountConfig options;
+        const char *config_path; /* --config; NULL: the default path, which may be absent */
+        bool once;
+} AutomountArgs;
+
+static int add_option_value(StrList *l, const char *option, const char *value) {
+        if (isempty(value) || !output_utf8_is_valid(value)) {
+                log_error("%s needs a value in UTF-8.", option);
+                return -EINVAL;
+        }
+        return strlist_add(l, value);
+}
+
+/* Returns 1 to go on, 0 when help was shown, -EINVAL after a usage error, -ENOMEM. */
+static int automount_parse_argv(int argc, char *argv[], AutomountArgs *args) {
+        enum {
+                ARG_ONCE = 0x100,
+                ARG_IDMAP,
+                ARG_IGNORE_LABEL,
+                ARG_IGNORE_UUID,
+                ARG_IGNORE_FSTYPE,
+                ARG_NO_NOTIFY,
+                ARG_CONFIG,
+                ARG_NO_ASK_PASSWORD,
+        };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "once", no_argument, NULL, ARG_ONCE },
+                { "read-only", no_argument, NULL, 'r' },
+                { "idmap", required_argument, NULL, ARG_IDMAP },
+                { "ignore-label", required_argument, NULL, ARG_IGNORE_LABEL },
+                { "ignore-uuid", required_argument, NULL, ARG_IGNORE_UUID },
+                { "ignore-fstype", required_argument, NULL, ARG_IGNORE_FSTYPE },
+                { "no-notify", no_argument, NULL, ARG_NO_NOTIFY },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                /* Accepted for symmetry with the other commands: automount never asks. */
+                { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
+                {}
+        };
+        AutomountConfig *o = &args->options;
+        _cleanup_free_ char *e = NULL;
+        int c, r;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "-hr", options, NULL)) >= 0) {
+                r = 0;
+                switch (c) {
+                case 'h':
+                        automount_help();
+                        return 0;
+                case ARG_ONCE:
+                        args->once = true;
+                        break;
+                case 'r':
+                        o->read_only = 1;
+                        break;
+                case ARG_IDMAP:
+                        o->idmap_user = automount_parse_idmap(optarg);
+                        if (o->idmap_user < 0) {
+                                e = output_escape(optarg);
+                                log_error("--idmap needs 'none' or 'user', not '%s'.", strempty(e));
+                                return -EINVAL;
+                        }
+                        break;
+                case ARG_IGNORE_LABEL:
+                        r = add_option_value(&o->ignore_labels, "--ignore-label", optarg);
+                        break;
+                case ARG_IGNORE_UUID:
+                        r = add_option_value(&o->ignore_uuids, "--ignore-uuid", optarg);
+                        break;
+                case ARG_IGNORE_FSTYPE:
+                        r = add_option_value(&o->ignore_fstypes, "--ignore-fstype", optarg);
+                        break;
+                case ARG_NO_NOTIFY:
+                        o->notify = 0;
+                        break;
+                case ARG_CONFIG:
+                        if (isempty(optarg)) {
+                                log_error("--config needs a FILE.");
+                                return -EINVAL;
+                        }
+                        args->config_path = optarg;
+                        break;
+                case ARG_NO_ASK_PASSWORD:
+                        break;
+                case 1:
+                        e = output_escape(optarg);
+                        log_error("automount takes no arguments, but '%s' was given.", strempty(e));
+                        return -EINVAL;
+                default:
+                        return -EINVAL;
+                }
+                if (r < 0)
+                        return r;
+        }
+        if (optind < argc) {
+                e = output_escape(argv[optind]);
+                log_error("automount takes no arguments, but '%s' was given.", strempty(e));
+                return -EINVAL;
+        }
+        return 1;
+}
+
+/*
+ * The settings in effect: the file (--config, or the default one if it exists) with the
+ * options over it. Prints what is wrong; EXIT_STATUS_USAGE for a bad file.
+ */
+static ExitStatus automount_load_config(const AutomountArgs *args, AutomountConfig *ret) {
+        _cleanup_free_ char *path = NULL, *error = NULL, *e = NULL;
+        int r;
+
+        if (args->config_path) {
+                path = strdup(args->config_path);
+                if (!path)
+                        return log_error_errno(ENOMEM, "%m"), EXIT_STATUS_FAILURE;
+        } else {
+                r = automount_config_default_path(&path);
+                if (r == -ENXIO)
+                        path = NULL; /* no home: no file */
+                else if (r < 0)
+                        return log_error_errno(r, "Cannot find the configuration: %m"),
+                               EXIT_STATUS_FAILURE;
+        }
+        if (path) {
+                r = automount_config_load(path, ret, &error);
+                e = output_escape(path);
+                if (r == -EINVAL) {
+                        /* error is escaped already. */
+                        log_error("Bad configuration: %s", error);
+                        return EXIT_STATUS_USAGE;
+                }
+                if (r == -ENOENT && !args->config_path)
+                        r = 0;
+                if (r < 0) {
+                        log_error_errno(r, "Cannot read the configuration %s: %m", strempty(e));
+                        return args->config_path ? EXIT_STATUS_USAGE : EXIT_STATUS_FAILURE;
+                }
+        }
+        r = automount_config_merge(ret, &args->options);
+        if (r < 0) {
+                log_error_errno(r, "%m");
+                return EXIT_STATUS_FAILURE;
+        }
+        return EXIT_STATUS_OK;
+}
+
+int verb_automount(int argc, char *argv[]) {
+        AutomountArgs args = { .options = AUTOMOUNT_CONFIG_INIT };
+        Automount a = { .config = AUTOMOUNT_CONFIG_INIT };
+        ExitStatus status;
+        int r;
+
+        r = automount_parse_argv(argc, argv, &args);
+        if (r == -ENOMEM)
+                log_error_errno(ENOMEM, "%m");
+        if (r < 0) {
+                automount_config_done(&args.options);
+                return r == -ENOMEM ? EXIT_STATUS_FAILURE : usage_hint("automount");
+        }
+        if (r == 0) {
+                automount_config_done(&args.options);
+                return EXIT_STATUS_OK;
+        }
+
+        status = automount_load_config(&args, &a.config);
+        automount_config_done(&args.options);
+        if (status != EXIT_STATUS_OK) {
+                automount_done(&a);
+                return status;
+        }
+        a.once = args.once;
+        a.notifier.enabled = a.config.notify != 0;
+
+        r = sd_event_new(&a.event);
+        if (r < 0) {
+                log_error_errno(r, "Cannot set up the event loop: %m");
+                automount_done(&a);
+                return EXIT_STATUS_FAILURE;
+        }
+        status = a.once ? automount_run_once(&a) : automount_run_loop(&a);
+        automount_done(&a);
+        return status;
+}
