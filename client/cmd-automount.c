@@ -302,12 +302,13 @@ static void automount_on_present(Automount *a, const AutomountDevice *d) {
         _cleanup_free_ char *summary = NULL;
         const char *why;
 
-        if (automount_device_verdict(d) != AUTOMOUNT_MOUNT) {
-                /* Its filesystem went away (wiped): a new one will be a new device. */
-                if (e && e->state != ENTRY_MOUNTED)
-                        automount_forget(a, e);
+        /*
+         * Nothing to mount (now: blkid may also have failed to read the device for once).
+         * An entry stays: a new filesystem on the device has a new UUID, which is what
+         * makes it new, not an event without one.
+         */
+        if (automount_device_verdict(d) != AUTOMOUNT_MOUNT)
                 return;
-        }
         if (e && streq_ptr(e->uuid, d->uuid))
                 return; /* dealt with already: this is udev saying it changed */
         if (e)
