@@ -277,14 +277,16 @@ static void automount_done(Automount *a) {
 
 /* ---- Disks and mounts ------------------------------------------------------------------- */
 
-/* A zram disk with a filesystem, as udevd sees it once the kernel said it changed. */
+/* A zram disk with a filesystem (mkfs: ext2 or ext4) whose root directory is the test
+ * user's, as udevd sees it once the kernel said it changed. */
 static char *disk_new(const char *mkfs, const char *label, const char *uuid) {
         g_autofree char *cmd = NULL;
         char *node = NULL;
 
         g_assert_cmpint(harness_zram_new("64M", &node), ==, 0);
-        cmd = g_strdup_printf("%s -q -L %s%s%s %s", mkfs, label, uuid ? " -U " : "",
-                              uuid ?: "", node);
+        /* The root directory is the user's: usermountd id-maps it only when asked to. */
+        cmd = g_strdup_printf("%s -q -E root_owner=%u:%u -L %s%s%s %s", mkfs, HARNESS_UID_USER1,
+                              HARNESS_GID_USER1, label, uuid ? " -U " : "", uuid ?: "", node);
         g_assert_cmpint(system(cmd), ==, 0);
         g_assert_cmpint(harness_udev_trigger(node, "change"), ==, 0);
         g_assert_cmpint(harness_udev_settle(), ==, 0);
@@ -335,10 +337,12 @@ static void test_mount_and_remove(void) {
         automount_start(&a, NULL, true);
         disk = disk_new("mkfs.ext4", "umauto-one", NULL);
         s = notifications_await(&n, "Mounted umauto-one at " MEDIA "umauto-one|");
-        g_assert_nonnull(strstr(s, "ext4"));
+        g_assert_true(g_str_has_prefix(s, "Mounted umauto-one at " MEDIA "umauto-one|/dev/zram"));
+        g_assert_true(g_str_has_suffix(s, ", ext4"));
         options = mount_options(MEDIA "umauto-one");
         g_assert_nonnull(options);
         g_assert_false(has_option(options, "ro"));
+        g_assert_false(has_option(options, "idmapped"));
         g_assert_true(has_option(options, "nosuid"));
         automount_await_log(&a, "usermount: Mounted umauto-one at " MEDIA "umauto-one");
 
