@@ -130,6 +130,7 @@ static void automount_help(void) {
                "      --config=FILE      Read the settings from FILE instead of\n"
                "                         $XDG_CONFIG_HOME/usermount/automount.conf (by default\n"
                "                         ~/.config/usermount/automount.conf); FILE must exist.\n"
+               "      --no-ask-password  Accepted, and changes nothing: automount never asks.\n"
                "  -h, --help             Show this help.\n"
                "\n"
                "Configuration file:\n"
