@@ -79,6 +79,7 @@ struct Automount {
         bool unavailable_logged;
         unsigned n_failed; /* --once: devices that could not be mounted */
         bool unavailable;  /* --once: usermountd could not be reached */
+        bool enumerating;  /* the devices come from the list of those present, not events */
 };
 
 static void automount_help(void) {
@@ -95,8 +96,10 @@ static void automount_help(void) {
                "Nobody is asked for a password: polkit decides (by default, removable media of\n"
                "the active local session are allowed). A refused device is reported once and\n"
                "not tried again until it is plugged in again or gets a new filesystem; mount it\n"
-               "yourself with usermount mount DEVICE. A mount that you unmount is not mounted\n"
-               "again. When a device is pulled, usermountd takes its mount down itself.\n"
+               "yourself with usermount mount DEVICE. Refusals of devices that were there at\n"
+               "start (mostly the machine's own disks) are logged without a notification. A\n"
+               "mount that you unmount is not mounted again. When a device is pulled,\n"
+               "usermountd takes its mount down itself.\n"
                "\n"
                "What happens is logged on standard error (the journal, under systemd) and, when a\n"
                "notification server (org.freedesktop.Notifications) is on the session bus, shown\n"
@@ -274,7 +277,17 @@ static void automount_mount(Automount *a, const AutomountDevice *d) {
         if (r < 0) {
                 reason = mount_failure_reason(&error, r);
                 if (asprintf(&summary, "Could not mount %s (%s)", d->label ?: d->uuid ?: d->devname,
-                             d->devname) >= 0)
+                             d->devname) < 0)
+                        summary = NULL;
+                /*
+                 * What polkit refuses among the devices there at start is mostly the
+                 * machine's own (an EFI or a Windows partition): said in the log, not in a
+                 * notification at every login. A device plugged in gets one.
+                 */
+                else if (a->enumerating && !a->once &&
+                         client_bus_error_status(&error, r) == EXIT_STATUS_NOT_AUTHORIZED)
+                        notifier_log(summary, reason);
+                else
                         automount_tell(a, true, summary, reason);
                 a->n_failed++;
                 (void) automount_add(a, d, ENTRY_LEFT);
@@ -393,7 +406,11 @@ static int on_mount_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret
 }
 
 static void automount_enumerate(Automount *a) {
-        int r = automount_udev_enumerate(automount_on_device, a);
+        int r;
+
+        a->enumerating = true;
+        r = automount_udev_enumerate(automount_on_device, a);
+        a->enumerating = false;
 
         if (r < 0)
                 log_error_errno(r, "Cannot list the block devices udev knows: %m");
