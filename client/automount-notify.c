@@ -53,7 +53,14 @@ static sd_bus *notifier_bus(Notifier *n) {
                 r = sd_bus_set_close_on_exit(n->bus, true);
         if (r < 0) {
                 n->bus = sd_bus_flush_close_unref(n->bus);
-                if (!n->bus_failed_logged)
+                if (n->bus_failed_logged)
+                        ;
+                else if (r == -ENOMEDIUM)
+                        /* sd-bus's way of saying that it does not know where to look. */
+                        log_error("No session bus (neither $DBUS_SESSION_BUS_ADDRESS nor "
+                                  "$XDG_RUNTIME_DIR is set), so no desktop notifications; "
+                                  "messages go to the log only.");
+                else
                         log_error_errno(r, "No session bus, so no desktop notifications (%m); "
                                         "messages go to the log only.");
                 n->bus_failed_logged = true;

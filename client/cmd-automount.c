@@ -233,6 +233,32 @@ static void automount_tell(Automount *a, bool failure, const char *summary, cons
 
 static void automount_schedule_retry(Automount *a);
 
+/*
+ * The system bus or usermountd is not there (error and r as the failed call returned
+ * them): said once, until it is back; then tried again in the background.
+ */
+static void automount_unavailable(Automount *a, const sd_bus_error *error, int r) {
+        if (!a->unavailable_logged) {
+                client_bus_log_error(NULL, error, r);
+                if (!a->once)
+                        log_error("Trying again in the background.");
+        }
+        a->unavailable_logged = true;
+        a->unavailable = true;
+        a->subscribed = false;
+        automount_schedule_retry(a);
+}
+
+/* The system bus and usermountd are there (again). */
+static void automount_available(Automount *a) {
+        a->subscribed = true;
+        a->retry_usec = 0;
+        a->unavailable = false;
+        if (a->unavailable_logged)
+                log_error("usermountd is there now.");
+        a->unavailable_logged = false;
+}
+
 /* Why a failed Mount failed, in words for a notification. */
 static char *mount_failure_reason(const sd_bus_error *error, int r) {
         char *s = NULL;
@@ -266,12 +292,10 @@ static void automount_mount(Automount *a, const AutomountDevice *d) {
 
         /* Never interactive: nobody is there to be asked. */
         r = mount_call(a->bus, false, (void *) &call, &error, &reply);
-        if (r < 0 && client_bus_error_status(&error, r) == EXIT_STATUS_UNAVAILABLE) {
+        if (r < 0 && (client_bus_error_status(&error, r) == EXIT_STATUS_UNAVAILABLE ||
+                      sd_bus_is_open(a->bus) <= 0)) {
                 /* Not the device's fault: tried again once usermountd is back. */
-                client_bus_log_error(a->bus, &error, r);
-                a->unavailable = true;
-                a->subscribed = false;
-                automount_schedule_retry(a);
+                automount_unavailable(a, &error, r);
                 return;
         }
         if (r < 0) {
@@ -421,14 +445,12 @@ static int on_subscribed(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
         const sd_bus_error *e = sd_bus_message_get_error(m);
 
         if (e) {
-                automount_schedule_retry(a);
+                automount_unavailable(a, e, -EIO);
                 return 0;
         }
-        a->subscribed = true;
-        a->retry_usec = 0;
-        if (a->unavailable_logged)
-                log_error("usermountd is there now.");
-        a->unavailable_logged = false;
+        /* A retry may have come first; the timer is not needed any more. */
+        a->retry_timer = sd_event_source_disable_unref(a->retry_timer);
+        automount_available(a);
         automount_enumerate(a);
         return 0;
 }
@@ -450,6 +472,7 @@ static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *ret_
         Automount *a = userdata;
 
         log_error("The system bus connection was closed; connecting again.");
+        a->unavailable_logged = true;
         a->subscribed = false;
         automount_schedule_retry(a);
         return 0;
@@ -487,7 +510,6 @@ static int automount_connect(Automount *a, sd_bus_error *error) {
                 return r;
         sd_bus_flush_close_unref(a->bus);
         a->bus = TAKE_PTR(bus);
-        a->subscribed = true;
         return 0;
 }
 
@@ -498,22 +520,10 @@ static void automount_try_connect(Automount *a) {
 
         r = automount_connect(a, &error);
         if (r < 0) {
-                if (!a->unavailable_logged) {
-                        client_bus_log_error(NULL, &error, r);
-                        if (!a->once)
-                                log_error("Trying again in the background.");
-                }
-                a->unavailable_logged = true;
-                a->unavailable = true;
-                if (!a->once)
-                        automount_schedule_retry(a);
+                automount_unavailable(a, &error, r);
                 return;
         }
-        a->retry_usec = 0;
-        a->unavailable = false;
-        if (a->unavailable_logged)
-                log_error("usermountd is there now.");
-        a->unavailable_logged = false;
+        automount_available(a);
         automount_enumerate(a);
 }
 

@@ -567,6 +567,38 @@ static void test_daemon_later(void) {
         assert_clean();
 }
 
+/*
+ * usermountd goes away while automount runs: a device that comes meanwhile fails for that
+ * reason (said once, not as the device's failure), and is mounted when usermountd is back.
+ */
+static void test_daemon_restart(void) {
+        HarnessSnapshot before = baseline;
+        Automount a;
+        char *first, *disk;
+
+        automount_start(&a, NULL, false);
+        /* Once this one is mounted, automount is subscribed to usermountd. */
+        first = disk_new("mkfs.ext4", "umauto-first", NULL);
+        automount_await_log(&a, "Mounted umauto-first at ");
+        g_assert_cmpint(harness_stop_daemon(daemon_pid, NULL), ==, 0);
+        disk = disk_new("mkfs.ext4", "umauto-restart", NULL);
+        automount_await_log(&a, "usermountd is not running");
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
+        automount_await_log(&a, "Mounted umauto-restart at " MEDIA "umauto-restart");
+        g_autofree char *log = read_file(a.err_path);
+        g_assert_cmpuint(harness_count_substrings(log, "usermountd is not running"), ==, 1);
+        g_assert_null(strstr(log, "Could not mount"));
+        disk_free(disk);
+        automount_await_log(&a, "umauto-restart was removed");
+        disk_free(first);
+        automount_await_log(&a, "umauto-first was removed");
+        automount_stop(&a);
+        g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
+        g_assert_cmpint(baseline.mounts, ==, before.mounts);
+        g_assert_cmpint(baseline.loop_devices, ==, before.loop_devices);
+        assert_clean();
+}
+
 int main(int argc, char *argv[]) {
         int r;
 
@@ -598,6 +630,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/automount/bad-config", test_bad_config);
         g_test_add_func("/automount/sigterm", test_sigterm);
         g_test_add_func("/automount/daemon-later", test_daemon_later);
+        g_test_add_func("/automount/daemon-restart", test_daemon_restart);
         r = g_test_run();
         session_bus = harness_caller_free(session_bus);
         return r;
