@@ -16,20 +16,38 @@ void notifier_done(Notifier *n) {
         n->bus = sd_bus_flush_close_unref(n->bus);
 }
 
+/* The entity that stands for c in the body's markup, or NULL for c itself. */
+static const char *markup_entity(char c) {
+        switch (c) {
+        case '&':
+                return "&amp;";
+        case '<':
+                return "&lt;";
+        case '>':
+                return "&gt;";
+        case '"':
+                return "&quot;";
+        case '\'':
+                return "&apos;";
+        default:
+                return NULL;
+        }
+}
+
 char *notifier_escape_markup(const char *s) {
         size_t len = 0;
         char *out, *o;
 
         for (const char *p = s; *p; p++)
-                len += *p == '&' ? 5 : (*p == '<' || *p == '>') ? 4 : (*p == '"' || *p == '\'') ? 6 : 1;
+                len += markup_entity(*p) ? strlen(markup_entity(*p)) : 1;
         out = o = malloc(len + 1);
         if (!out)
                 return NULL;
         for (const char *p = s; *p; p++) {
-                const char *rep = *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : *p == '>' ? "&gt;" :
-                                  *p == '"' ? "&quot;" : *p == '\'' ? "&apos;" : NULL;
-                if (rep)
-                        o = stpcpy(o, rep);
+                const char *entity = markup_entity(*p);
+
+                if (entity)
+                        o = stpcpy(o, entity);
                 else
                         *o++ = *p;
         }

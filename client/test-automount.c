@@ -89,10 +89,12 @@ static const struct {
         { "ReadOnly=yes\n", "a.conf:1: settings must follow a [Automount] line" },
         { "[Automount]\nReadOnly=maybe\n", "a.conf:2: ReadOnly= needs yes or no, not 'maybe'" },
         { "[Automount]\nNotify=1\nNotify=0\n", "a.conf:3: Notify= is set twice" },
-        { "[Automount]\nIdMap=namespace\n", "a.conf:2: IdMap= needs none or user, not 'namespace'" },
+        { "[Automount]\nIdMap=namespace\n",
+          "a.conf:2: IdMap= needs none or user, not 'namespace'" },
         { "[Automount]\n\nIgnoreLabels=x\n", "a.conf:3: unknown setting 'IgnoreLabels'" },
         { "[Automount]\nIgnoreLabel=\n", "a.conf:2: IgnoreLabel= needs a label" },
-        { "[General]\nReadOnly=yes\n", "a.conf:2: unknown section [General]; the file has only [Automount]" },
+        { "[General]\nReadOnly=yes\n",
+          "a.conf:2: unknown section [General]; the file has only [Automount]" },
         { "[Automount]\nReadOnly yes\n", "a.conf:2: not a [Section] or Key=value line" },
         { "[Automount\n", "a.conf:1: not a [Section] or Key=value line" },
         { "[Automount]\nFoo=1\nbar\n", "a.conf:2: unknown setting 'Foo'" },
@@ -175,7 +177,8 @@ static void test_parse_values(void) {
         check(automount_parse_boolean("") == -EINVAL && automount_parse_boolean("y") == -EINVAL,
               "booleans: anything else");
         check(automount_parse_idmap("user") == 1 && automount_parse_idmap("none") == 0 &&
-              automount_parse_idmap("namespace") == -EINVAL && automount_parse_idmap("User") == -EINVAL,
+              automount_parse_idmap("namespace") == -EINVAL &&
+              automount_parse_idmap("User") == -EINVAL,
               "id-mappings: none and user only");
 }
 

@@ -66,7 +66,8 @@ static void session_bus_start(void) {
         g_autofree char *dir = g_build_filename(home, "session", NULL);
         g_autofree char *config = g_build_filename(home, "session.conf", NULL);
         g_autofree char *xml = g_strdup_printf(
-                "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
+                "<!DOCTYPE busconfig PUBLIC\n"
+                " \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
                 " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
                 "<busconfig>\n"
                 "  <type>session</type>\n"
