@@ -361,6 +361,39 @@ static void test_mount_and_remove(void) {
         assert_clean();
 }
 
+static int run_unmount(void *userdata) {
+        execl(g_getenv("UM_USERMOUNT"), "usermount", "unmount", (const char *) userdata,
+              (char *) NULL);
+        return 127;
+}
+
+/* The user unmounts what automount mounted: told, and not mounted again on udev's next word. */
+static void test_unmounted(void) {
+        Notifications n;
+        Automount a;
+        char *disk, *other;
+
+        notifications_start(&n);
+        automount_start(&a, NULL, true);
+        disk = disk_new("mkfs.ext4", "umauto-un", NULL);
+        notifications_await(&n, "Mounted umauto-un at ");
+        g_assert_cmpint(harness_run_as(HARNESS_UID_USER1, HARNESS_GID_USER1, 0, run_unmount,
+                                       (void *) MEDIA "umauto-un", NULL), ==, 0);
+        notifications_await(&n, "umauto-un was unmounted|" MEDIA "umauto-un");
+        g_assert_cmpint(harness_udev_trigger(disk, "change"), ==, 0);
+        g_assert_cmpint(harness_udev_settle(), ==, 0);
+        other = disk_new("mkfs.ext4", "umauto-un2", NULL);
+        notifications_await(&n, "Mounted umauto-un2 at ");
+        g_assert_false(is_mounted(MEDIA "umauto-un"));
+        g_assert_cmpuint(notifications_count(&n, "Mounted umauto-un at "), ==, 1);
+        disk_free(disk);
+        disk_free(other);
+        notifications_await(&n, "umauto-un2 was removed");
+        automount_stop(&a);
+        notifications_stop(&n);
+        assert_clean();
+}
+
 /* Ignored by label and UUID (options) and by type (the file); the service goes on. */
 static void test_ignore(void) {
         const char *const args[] = { "--ignore-label=umauto-ign-l",
@@ -628,6 +661,7 @@ int main(int argc, char *argv[]) {
         g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
 
         g_test_add_func("/automount/mount-and-remove", test_mount_and_remove);
+        g_test_add_func("/automount/unmounted", test_unmounted);
         g_test_add_func("/automount/ignore", test_ignore);
         g_test_add_func("/automount/read-only-idmap", test_read_only_idmap);
         g_test_add_func("/automount/no-notification-server", test_no_notification_server);
