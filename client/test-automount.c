@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "automount-config.h"
 #include "automount-notify.h"
@@ -226,6 +228,15 @@ static void test_decode(void) {
         free(s);
 }
 
+static void test_is_mounted(void) {
+        struct stat st;
+
+        check(stat("/proc", &st) == 0 && automount_device_is_mounted(st.st_dev) == 1,
+              "the device of /proc is mounted");
+        check(automount_device_is_mounted(makedev(4095, 1048575)) == 0,
+              "a device that does not exist is not mounted");
+}
+
 static void test_markup(void) {
         char *s = notifier_escape_markup("<b>A & B</b> \"q\" 'a'");
 
@@ -244,6 +255,7 @@ int main(void) {
         test_parse_values();
         test_verdicts();
         test_decode();
+        test_is_mounted();
         test_markup();
         printf("1..%u\n", n_tests);
         return n_failed > 0;
