@@ -109,7 +109,10 @@ static void automount_schedule_retry(Automount *a);
  */
 static void automount_unavailable(Automount *a, const sd_bus_error *error, int r) {
         if (!a->unavailable_logged) {
-                client_bus_log_error(NULL, error, r);
+                if (sd_bus_error_is_set(error))
+                        client_bus_log_error(NULL, error, r);
+                else
+                        log_error_errno(r, "Cannot reach usermountd: no system bus (%m).");
                 if (!a->once)
                         log_error("Trying again in the background.");
         }
