@@ -17,6 +17,7 @@
 
 #include "auth-call.h"
 #include "bus-client.h"
+#include "mount-call.h"
 #include "mount-info.h"
 #include "namespace.h"
 #include "output.h"
@@ -408,97 +409,10 @@ static ExitStatus log_attach_error(const char *target, int r) {
         return EXIT_STATUS_TARGET;
 }
 
-/* Appends the params dict (DBUS-API.md) of args; target NULL leaves the key out, and
- * userns_fd < 0 the user namespace. */
-static int append_params(sd_bus_message *m, const MountArgs *args, bool read_only,
-                         const char *target, int userns_fd, uint32_t partition,
-                         bool interactive) {
-        int r;
-
-        r = sd_bus_message_open_container(m, SD_BUS_TYPE_ARRAY, "{sv}");
-        if (r < 0)
-                return r;
-        if (target) {
-                r = sd_bus_message_append(m, "{sv}", "target", "s", target);
-                if (r < 0)
-                        return r;
-        }
-        if (read_only) {
-                r = sd_bus_message_append(m, "{sv}", "read-only", "b", 1);
-                if (r < 0)
-                        return r;
-        }
-        if (args->exec) {
-                r = sd_bus_message_append(m, "{sv}", "exec", "b", 1);
-                if (r < 0)
-                        return r;
-        }
-        if (args->idmap) {
-                r = sd_bus_message_append(m, "{sv}", "idmap", "s", args->idmap);
-                if (r < 0)
-                        return r;
-        }
-        if (userns_fd >= 0) {
-                r = sd_bus_message_append(m, "{sv}", "userns", "h", userns_fd);
-                if (r < 0)
-                        return r;
-        }
-        if (partition > 0) {
-                r = sd_bus_message_append(m, "{sv}", "partition", "u", partition);
-                if (r < 0)
-                        return r;
-        }
-        if (args->driver) {
-                r = sd_bus_message_append(m, "{sv}", "driver", "s", args->driver);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_append(m, "{sv}", "interactive", "b", (int) interactive);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(m);
-}
-
-/* One mount request, as auth_call() sends it (once, or twice when polkit wants a password). */
-typedef struct MountCall {
-        const char *method; /* Mount, MountFd or OpenMount */
-        const char *device; /* Mount: the device path; else NULL and source_fd is sent */
-        int source_fd;      /* stays open: a second attempt sends it again */
-        int userns_fd;      /* --userns, or -EBADF */
-        const MountArgs *args;
-        bool read_only;
-        const char *target; /* NULL: no params["target"] */
-        uint32_t partition; /* 0: no params["partition"] */
-} MountCall;
-
-/* An AuthCallFunc: sends the MountCall userdata; error and reply as sd_bus_call(). */
-static int call_mount(sd_bus *bus, bool interactive, void *userdata, sd_bus_error *error,
-                      sd_bus_message **ret_reply) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        const MountCall *c = userdata;
-        int r;
-
-        r = sd_bus_message_new_method_call(bus, &m, UM_BUS_NAME, UM_OBJECT_PATH,
-                                           UM_MANAGER_INTERFACE, c->method);
-        if (r < 0)
-                return r;
-        if (c->device)
-                r = sd_bus_message_append(m, "s", c->device);
-        else
-                r = sd_bus_message_append(m, "h", c->source_fd);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "ss", strempty(c->args->fstype),
-                                  strempty(c->args->options));
-        if (r < 0)
-                return r;
-        r = append_params(m, c->args, c->read_only, c->target, c->userns_fd, c->partition,
-                          interactive);
-        if (r < 0)
-                return r;
-
-        return sd_bus_call(bus, m, CLIENT_CALL_TIMEOUT_USEC, error, ret_reply);
-}
+/* The MountCall fields that come straight from the command line. */
+#define MOUNT_CALL_ARGS(a)                                                               \
+        .fstype = (a)->fstype, .options = (a)->options, .exec = (a)->exec,               \
+        .idmap = (a)->idmap, .driver = (a)->driver
 
 /* Takes the mount fd (a copy we own) and the info dict out of an OpenMount reply. */
 static int read_open_mount_reply(sd_bus_message *reply, int *ret_mount_fd, MountInfo *info) {
@@ -648,9 +562,9 @@ static ExitStatus mount_run_open_mount(const MountArgs *args) {
         if (status != EXIT_STATUS_OK)
                 return status;
 
-        status = auth_call(bus, call_mount,
+        status = auth_call(bus, mount_call,
                            &(MountCall) { .method = "OpenMount", .source_fd = source_fd,
-                                          .userns_fd = userns_fd, .args = args,
+                                          .userns_fd = userns_fd, MOUNT_CALL_ARGS(args),
                                           .partition = partition,
                                           .read_only = args->read_only || write_error < 0 },
                            &reply);
@@ -735,10 +649,10 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
         if (status != EXIT_STATUS_OK)
                 return status;
 
-        status = auth_call(bus, call_mount,
+        status = auth_call(bus, mount_call,
                            &(MountCall) { .method = by_fd ? "MountFd" : "Mount",
                                           .device = device, .source_fd = source_fd,
-                                          .userns_fd = userns_fd, .args = args,
+                                          .userns_fd = userns_fd, MOUNT_CALL_ARGS(args),
                                           .read_only = args->read_only || write_error < 0,
                                           .target = target, .partition = partition },
                            &reply);

@@ -34,6 +34,7 @@ static const Verb verbs[] = {
         { "list", verb_list },
         { "monitor", verb_monitor },
         { "probe", verb_probe },
+        { "automount", verb_automount },
 };
 
 static void help(void) {
@@ -57,6 +58,9 @@ static void help(void) {
                "  probe [--json] IMAGE|DEVICE\n"
                "                     Show the partition table of a disk image or device, to\n"
                "                     choose what mount --partition mounts.\n"
+               "  automount [OPTIONS]\n"
+               "                     Mount filesystems as their devices appear, under\n"
+               "                     /run/media/USER, and say so on the desktop.\n"
                "See usermount COMMAND --help for each command's options and output.\n"
                "\n"
                "Options:\n"

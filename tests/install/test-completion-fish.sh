@@ -19,6 +19,12 @@ failed=0
 # the files fish also offers there cannot mix with them.
 mkdir "$tmp/bin" "$tmp/compl" "$tmp/files" "$tmp/files/dir1" "$tmp/files/dir2" "$tmp/home"
 : > "$tmp/files/disk.img"
+# A /dev/disk of the test's own, named as udev names its links.
+mkdir -p "$tmp/disk/by-label" "$tmp/disk/by-uuid"
+ln -s ../../sdb1 "$tmp/disk/by-label/STICK"
+ln -s ../../sdc1 "$tmp/disk/by-label/My\\x20Photos"
+ln -s ../../sdb1 "$tmp/disk/by-uuid/1234-ABCD"
+export USERMOUNT_DISK_DIR=$tmp/disk
 cp -- "$completion" "$tmp/compl/usermount.fish"
 cat > "$tmp/bin/usermount" <<STANDIN
 #!/bin/sh
@@ -53,7 +59,7 @@ check() {
 }
 
 f=$tmp/files
-check "commands" "list|monitor|mount|probe|unmount" "usermount "
+check "commands" "automount|list|monitor|mount|probe|unmount" "usermount "
 check "command prefix" "monitor|mount" "usermount mo"
 check "global options" "--help|--no-ask-password|--version" "usermount --"
 check "command after a global option" "unmount" "usermount --no-ask-password u"
@@ -92,6 +98,17 @@ check "monitor options" "--help|--json" "usermount monitor --"
 check "probe options" "--help|--json" "usermount probe --"
 check "probe takes a file" "$f/disk.img" "usermount probe --json $f/disk"
 check "probe takes one" "" "usermount probe $f/disk.img "
+automount_options="--config|--help|--idmap|--ignore-fstype|--ignore-label|--ignore-uuid"
+automount_options+="|--no-ask-password|--no-notify|--once|--read-only"
+check "automount options" "$automount_options" "usermount automount --"
+check "automount idmap values" "--idmap=none|--idmap=user" "usermount automount --idmap="
+check "automount ignores a type" "erofs|exfat|ext2|ext3|ext4" "usermount automount --ignore-fstype e"
+check "automount ignores a label of /dev/disk/by-label" \
+        "--ignore-label=My Photos|--ignore-label=STICK" "usermount automount --ignore-label="
+check "automount ignores a UUID of /dev/disk/by-uuid" "1234-ABCD" \
+        "usermount automount --once --ignore-uuid 1"
+check "automount's --config is a file" "--config=$f/disk.img" "usermount automount --config=$f/disk"
+check "no operand for automount" "" "usermount automount "
 
 echo "1..$n"
 exit $failed
