@@ -721,9 +721,15 @@ static ExitStatus mount_run_open_mount(const MountArgs *args, const Container *c
 
         if (container) {
                 /* On failure the mount goes away when mount_fd is closed. */
+                _cleanup_free_ char *where = NULL;
+
                 status = container_attach(container, mount_fd, args->target);
                 if (status != EXIT_STATUS_OK)
                         return status;
+                if (asprintf(&where, "%s in the container of process %d", args->target,
+                             (int) container->pid) < 0)
+                        return print_summary(&info, args->source, args->target);
+                return print_summary(&info, args->source, where);
         } else if (move_mount(mount_fd, "", target_fd, "",
                               MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
                 return log_attach_error(args->target, -errno);

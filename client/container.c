@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -334,9 +335,43 @@ static ChildResult child_unmount(const Container *c, const char *target, void *u
         return (ChildResult) { CHILD_DONE, 0 };
 }
 
-/* Runs func in a child in the container's namespaces; its result, or CHILD_SETNS. */
+static int cmp_int(const void *a, const void *b) {
+        return *(const int *) a - *(const int *) b;
+}
+
+/* Closes every fd from 3 up but those in keep (n of them, all >= 3). */
+static void close_all_but(int *keep, size_t n) {
+        unsigned first = 3;
+
+        qsort(keep, n, sizeof(int), cmp_int);
+        for (size_t i = 0; i < n; i++) {
+                if ((unsigned) keep[i] > first)
+                        (void) close_range(first, (unsigned) keep[i] - 1, 0);
+                first = (unsigned) keep[i] + 1;
+        }
+        (void) close_range(first, ~0U, 0);
+}
+
+/*
+ * Once the child is in the container's user namespace, the container's root holds
+ * capabilities over its credentials: the child must not be something to ptrace (not
+ * dumpable: its memory stays the host's) nor hold anything of the host's but what it
+ * needs (the connection to the system bus above all), since the container is not trusted
+ * with more than the mount it is given.
+ */
+static int child_harden(const Container *c, int extra_fd, int pipe_fd) {
+        int keep[] = { c->userns_fd, c->mntns_fd, c->root_fd, pipe_fd, extra_fd };
+
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                return -errno;
+        close_all_but(keep, ELEMENTSOF(keep) - (extra_fd < 0));
+        return 0;
+}
+
+/* Runs func in a child in the container's namespaces; its result, or CHILD_SETNS.
+ * extra_fd (or -1) is an fd func needs beside the container's. */
 static ChildResult container_run(const Container *c, const char *target, ChildFunc func,
-                                 void *userdata) {
+                                 void *userdata, int extra_fd) {
         ChildResult result = { CHILD_SETNS, -EIO };
         int pipefd[2], status;
         pid_t child;
@@ -356,7 +391,9 @@ static ChildResult container_run(const Container *c, const char *target, ChildFu
                 int r;
 
                 safe_close(pipefd[0]);
-                r = child_join(c);
+                r = child_harden(c, extra_fd, pipefd[1]);
+                if (r >= 0)
+                        r = child_join(c);
                 result = r < 0 ? (ChildResult) { CHILD_SETNS, r } : func(c, target, userdata);
                 n = write(pipefd[1], &result, sizeof(result));
                 _exit(n == sizeof(result) ? 0 : 1);
@@ -432,13 +469,13 @@ static ExitStatus log_child_error(const Container *c, const char *target, ChildR
 }
 
 ExitStatus container_attach(const Container *c, int mount_fd, const char *target) {
-        ChildResult r = container_run(c, target, child_attach, &mount_fd);
+        ChildResult r = container_run(c, target, child_attach, &mount_fd, mount_fd);
 
         return r.stage == CHILD_DONE ? EXIT_STATUS_OK : log_child_error(c, target, r);
 }
 
 ExitStatus container_unmount(const Container *c, const char *target, bool force) {
-        ChildResult r = container_run(c, target, child_unmount, &force);
+        ChildResult r = container_run(c, target, child_unmount, &force, -1);
         _cleanup_free_ char *e = NULL;
 
         if (r.stage != CHILD_DONE)

@@ -514,6 +514,7 @@ static void test_podman(void) {
         status = run_as(HARNESS_UID_USER1, (const char *const[]) { "usermount", "mount", opt,
                         image, "/mnt", NULL }, NULL, &out);
         g_assert_cmpint(status, ==, 0);
+        assert_contains(out, "at /mnt in the container of process ");
         assert_contains(out, "id-mapped (namespace: uids 0:61001:1,1:2000000000:65536");
         g_clear_pointer(&out, g_free);
 
