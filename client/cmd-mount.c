@@ -830,6 +830,10 @@ static ExitStatus mount_run_container(MountArgs *args) {
         status = container_open(args->container, &c);
         if (status != EXIT_STATUS_OK)
                 return status;
+        /* A wrong target is told before a loop device is made for nothing. */
+        status = container_check_target_dir(&c, args->target);
+        if (status != EXIT_STATUS_OK)
+                return status;
         /* Files owned as the container's users expect them. */
         if (!args->idmap)
                 args->idmap = "namespace";

@@ -287,9 +287,10 @@ static int dir_is_empty(int fd) {
         return errno ? -errno : 1;
 }
 
-static ChildResult child_attach(const Container *c, const char *target, void *userdata) {
+/* TARGET, opened for reading if it is an empty directory, into *ret_fd. */
+static ChildResult child_open_empty_dir(const Container *c, const char *target, int *ret_fd) {
         _cleanup_close_ int fd = -EBADF;
-        int mount_fd = *(const int *) userdata, r;
+        int r;
 
         fd = child_open_target(c, target, O_RDONLY);
         if (fd < 0)
@@ -297,6 +298,24 @@ static ChildResult child_attach(const Container *c, const char *target, void *us
         r = dir_is_empty(fd);
         if (r <= 0)
                 return (ChildResult) { r == 0 ? CHILD_NOT_EMPTY : CHILD_OPEN, r ?: -ENOTEMPTY };
+        *ret_fd = TAKE_FD(fd);
+        return (ChildResult) { CHILD_DONE, 0 };
+}
+
+static ChildResult child_check(const Container *c, const char *target, void *userdata) {
+        _cleanup_close_ int fd = -EBADF;
+
+        return child_open_empty_dir(c, target, &fd);
+}
+
+static ChildResult child_attach(const Container *c, const char *target, void *userdata) {
+        _cleanup_close_ int fd = -EBADF;
+        int mount_fd = *(const int *) userdata;
+        ChildResult r;
+
+        r = child_open_empty_dir(c, target, &fd);
+        if (r.stage != CHILD_DONE)
+                return r;
         if (move_mount(mount_fd, "", fd, "",
                        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
                 return (ChildResult) { CHILD_ATTACH, -errno };
@@ -466,6 +485,12 @@ static ExitStatus log_child_error(const Container *c, const char *target, ChildR
         default:
                 return EXIT_STATUS_FAILURE;
         }
+}
+
+ExitStatus container_check_target_dir(const Container *c, const char *target) {
+        ChildResult r = container_run(c, target, child_check, NULL, -1);
+
+        return r.stage == CHILD_DONE ? EXIT_STATUS_OK : log_child_error(c, target, r);
 }
 
 ExitStatus container_attach(const Container *c, int mount_fd, const char *target) {

@@ -46,6 +46,10 @@ int container_parse_pid(const char *s, pid_t *ret);
  * not in a container of the caller's. */
 ExitStatus container_open(pid_t pid, Container *ret);
 
+/* Checks, before anything is asked of usermountd, that target is as container_attach()
+ * wants it (which checks again). Prints what is wrong. */
+ExitStatus container_check_target_dir(const Container *c, const char *target);
+
 /* Stage 3 for a mount: attaches mount_fd (an OpenMount fd) at target, an absolute path in
  * the container, which must be an existing, empty directory reached without symbolic
  * links. Prints what went wrong (EXIT_STATUS_TARGET for the target). On failure nothing is
