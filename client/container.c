@@ -322,21 +322,69 @@ static ChildResult child_attach(const Container *c, const char *target, void *us
         return (ChildResult) { CHILD_DONE, 0 };
 }
 
+bool container_mountinfo_is_usermount(const char *line, uint64_t mount_id) {
+        unsigned long long id;
+        const char *sep;
+        char fstype[64], source[64];
+
+        if (sscanf(line, "%llu ", &id) != 1 || id != mount_id)
+                return false;
+        sep = strstr(line, " - ");
+        if (!sep || sscanf(sep, " - %63s %63s", fstype, source) != 2)
+                return false;
+        /* usermountd's kernel mounts are of its loop devices (images) or of block devices
+         * polkit let the user have; its userspace drivers' are FUSE mounts it names
+         * "usermount". */
+        if (strncmp(source, "/dev/", 5) == 0 && !streq(fstype, "devtmpfs") &&
+            strncmp(fstype, "fuse", 4) != 0)
+                return true;
+        return strncmp(fstype, "fuse", 4) == 0 && streq(source, "usermount");
+}
+
+/* Whether the mount mount_id is listed in mountinfo (an fd of /proc/PID/mountinfo) as one
+ * of usermountd's. */
+static int mount_is_usermount(int mountinfo_fd, uint64_t mount_id) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t size = 0;
+        int fd;
+
+        fd = fcntl(mountinfo_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return -errno;
+        f = fdopen(fd, "re");
+        if (!f) {
+                safe_close(fd);
+                return -errno;
+        }
+        while (getline(&line, &size, f) > 0)
+                if (container_mountinfo_is_usermount(line, mount_id))
+                        return 1;
+        return ferror(f) ? -EIO : 0;
+}
+
+typedef struct UnmountData {
+        bool force;
+        int mountinfo_fd;
+} UnmountData;
+
 /*
- * TARGET must be the root of a mount, with nosuid and nodev, as every usermount mount is.
- * It is then unmounted by its path, in a chroot to the container's root: umount2() takes
- * a path, and an fd of ours on the mount would make it busy.
+ * TARGET must be the root of a mount, with nosuid and nodev, as every usermount mount is,
+ * of a loop or block device or usermountd's FUSE driver (the container's own /dev/shm is
+ * nosuid and nodev too). It is then unmounted by its path, in a chroot to the container's
+ * root: umount2() takes a path, and an fd of ours on the mount would make it busy.
  */
 static ChildResult child_unmount(const Container *c, const char *target, void *userdata) {
-        bool force = *(const bool *) userdata;
+        const UnmountData *u = userdata;
         _cleanup_close_ int fd = -EBADF;
         struct statvfs sv;
         struct statx stx;
+        int r;
 
         fd = child_open_target(c, target, O_PATH);
         if (fd < 0)
                 return (ChildResult) { fd == -ENOTDIR ? CHILD_NOT_DIR : CHILD_OPEN, fd };
-        if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE, &stx) < 0)
+        if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
                 return (ChildResult) { CHILD_OPEN, -errno };
         if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
             !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
@@ -345,11 +393,14 @@ static ChildResult child_unmount(const Container *c, const char *target, void *u
                 return (ChildResult) { CHILD_OPEN, -errno };
         if ((sv.f_flag & (ST_NOSUID | ST_NODEV)) != (ST_NOSUID | ST_NODEV))
                 return (ChildResult) { CHILD_NOT_OURS, -EPERM };
+        r = mount_is_usermount(u->mountinfo_fd, stx.stx_mnt_id);
+        if (r <= 0)
+                return (ChildResult) { r == 0 ? CHILD_NOT_OURS : CHILD_OPEN, r ?: -EPERM };
         fd = safe_close(fd);
 
         if (fchdir(c->root_fd) < 0 || chroot(".") < 0)
                 return (ChildResult) { CHILD_SETNS, -errno };
-        if (umount2(target, UMOUNT_NOFOLLOW | (force ? MNT_DETACH : 0)) < 0)
+        if (umount2(target, UMOUNT_NOFOLLOW | (u->force ? MNT_DETACH : 0)) < 0)
                 return (ChildResult) { CHILD_UNMOUNT, -errno };
         return (ChildResult) { CHILD_DONE, 0 };
 }
@@ -451,7 +502,7 @@ static ExitStatus log_child_error(const Container *c, const char *target, ChildR
                 return EXIT_STATUS_NOT_MOUNTED;
         case CHILD_NOT_OURS:
                 log_error("The mount at %s in the container of process %d is not one of "
-                          "usermount's (it lacks nosuid or nodev); use umount there.",
+                          "usermount's; use umount there.",
                           strempty(e), pid);
                 return EXIT_STATUS_NOT_MOUNTED;
         case CHILD_OPEN:
@@ -500,8 +551,22 @@ ExitStatus container_attach(const Container *c, int mount_fd, const char *target
 }
 
 ExitStatus container_unmount(const Container *c, const char *target, bool force) {
-        ChildResult r = container_run(c, target, child_unmount, &force, -1);
+        _cleanup_close_ int mountinfo_fd = -EBADF;
         _cleanup_free_ char *e = NULL;
+        char path[64];
+        ChildResult r;
+
+        /* The container's mounts as the host's /proc shows them: its own /proc may not show
+         * the child, which is not in the container's PID namespace. */
+        snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int) c->pid);
+        mountinfo_fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (mountinfo_fd < 0) {
+                log_error_errno(-errno, "Cannot read the mounts of process %d: %m", (int) c->pid);
+                return EXIT_STATUS_FAILURE;
+        }
+        r = container_run(c, target, child_unmount,
+                          &(UnmountData) { .force = force, .mountinfo_fd = mountinfo_fd },
+                          mountinfo_fd);
 
         if (r.stage != CHILD_DONE)
                 return log_child_error(c, target, r);

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "usermount.h"
@@ -57,9 +58,15 @@ ExitStatus container_check_target_dir(const Container *c, const char *target);
 ExitStatus container_attach(const Container *c, int mount_fd, const char *target);
 
 /* Stage 3 for unmount: target must be the root of a mount with nosuid and nodev set, as
- * every mount of usermountd has (EXIT_STATUS_NOT_MOUNTED otherwise); force detaches it even
+ * every mount of usermountd has, of a device or usermountd's FUSE driver
+ * (container_mountinfo_is_usermount(); EXIT_STATUS_NOT_MOUNTED otherwise); force detaches it even
  * when busy (MNT_DETACH). Prints "Unmounted TARGET in process PID's container." */
 ExitStatus container_unmount(const Container *c, const char *target, bool force);
+
+/* Whether line, one line of /proc/PID/mountinfo, is the mount mount_id and one of
+ * usermountd's: of a device under /dev (a loop device for images), or a FUSE mount whose
+ * source is "usermount" (its userspace drivers). Pure; exposed for the unit tests. */
+bool container_mountinfo_is_usermount(const char *line, uint64_t mount_id);
 
 /* Checks --container's TARGET: absolute, valid. Prints a usage error: -EINVAL. */
 int container_check_target(const char *target);

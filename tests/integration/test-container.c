@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -175,6 +176,14 @@ static int caller_namespace(void *userdata) {
         return 0;
 }
 
+/* In a user namespace of its own, but still in the host's mount namespace (unshare -U). */
+static int caller_userns_only(void *userdata) {
+        if (unshare(CLONE_NEWUSER) < 0)
+                return 125;
+        harness_report("pid=%d", (int) getpid());
+        return harness_await_release() < 0;
+}
+
 /* Reads report lines of c up to "phase-done=..." into a table. */
 static GHashTable *read_phase(HarnessCaller *c) {
         GHashTable *t = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -304,7 +313,8 @@ static void assert_refused(const char *verb, pid_t pid, const char *target, int 
 }
 
 static void test_refused_pids(void) {
-        g_autoptr(HarnessCaller) host = NULL, other = NULL;
+        g_autoptr(HarnessCaller) host = NULL, other = NULL, userns_only = NULL;
+        g_autofree char *line = NULL;
         pid_t gone, host_pid, other_pid;
 
         /* A process that existed and is gone. */
@@ -326,8 +336,17 @@ static void test_refused_pids(void) {
         assert_refused("unmount", other_pid, "/mnt", 4, "is not yours");
         assert_refused("mount", getpid(), "/mnt", 4, "is not yours");
 
+        /* umtest1's user namespace, but the host's mount namespace: nobody there may mount. */
+        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_GID_USER1, 0,
+                                             caller_userns_only, NULL, &userns_only), ==, 0);
+        g_assert_cmpint(harness_caller_read_line(userns_only, HARNESS_TIMEOUT_MS, &line), ==, 0);
+        g_assert_true(g_str_has_prefix(line, "pid="));
+        assert_refused("mount", (pid_t) atoi(line + 4), "/mnt", 4,
+                       "mount namespace of process");
+
         g_assert_cmpint(harness_caller_release(host), ==, 0);
         g_assert_cmpint(harness_caller_release(other), ==, 0);
+        g_assert_cmpint(harness_caller_release(userns_only), ==, 0);
 }
 
 static void test_refused_targets(void) {
@@ -539,6 +558,13 @@ static void test_podman(void) {
         g_clear_pointer(&out, g_free);
         g_assert_cmpint(podman(&p, &out, "exec", "box", "mount", "-o",
                                "remount,bind,ro,nosuid,nodev,noexec", "/mnt", NULL), ==, 0);
+        g_clear_pointer(&out, g_free);
+
+        /* The container's own /dev/shm is nosuid and nodev too, but not usermount's. */
+        status = run_as(HARNESS_UID_USER1, (const char *const[]) { "usermount", "unmount", opt,
+                        "/dev/shm", NULL }, NULL, &out);
+        g_assert_cmpint(status, ==, 9);
+        assert_contains(out, "is not one of usermount's");
         g_clear_pointer(&out, g_free);
 
         status = run_as(HARNESS_UID_USER1, (const char *const[]) { "usermount", "unmount", opt,
