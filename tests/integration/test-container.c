@@ -562,8 +562,9 @@ static void test_podman(void) {
         Podman p = {};
         pid_t pid;
         int status;
+        g_autofree char *podman_path = g_find_program_in_path("podman");
 
-        if (!g_find_program_in_path("podman") || access("/bin/busybox", X_OK) < 0 ||
+        if (!podman_path || access("/bin/busybox", X_OK) < 0 ||
             access("/usr/bin/newuidmap", X_OK) < 0) {
                 g_test_skip("podman, uidmap or busybox-static is not installed "
                             "(tools/install-deps installs them)");
