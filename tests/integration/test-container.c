@@ -541,6 +541,33 @@ static void podman_setup(Podman *p) {
         p->env[4] = NULL;
 }
 
+/* How many live (not zombie) processes run as uid. */
+static unsigned count_processes_of(uid_t uid) {
+        g_autoptr(GDir) d = g_dir_open("/proc", 0, NULL);
+        const char *name;
+        unsigned n = 0;
+
+        g_assert_nonnull(d);
+        while ((name = g_dir_read_name(d))) {
+                g_autofree char *path = g_strdup_printf("/proc/%s/status", name);
+                g_autofree char *status = NULL;
+                unsigned ruid;
+                const char *u, *st;
+
+                if (name[0] < '0' || name[0] > '9' ||
+                    !g_file_get_contents(path, &status, NULL, NULL))
+                        continue;
+                u = strstr(status, "\nUid:");
+                st = strstr(status, "\nState:");
+                if (u && sscanf(u, "\nUid: %u", &ruid) == 1 && ruid == uid &&
+                    !(st && strstr(st, "\nState:\tZ") == st)) {
+                        g_test_message("left: %s", name);
+                        n++;
+                }
+        }
+        return n;
+}
+
 /* Everything podman made: the container, its pause process, its storage and run files. */
 static void podman_teardown(Podman *p) {
         g_autofree char *pidfile = g_build_filename(p->base, "run", "libpod", "tmp", "pause.pid",
@@ -548,8 +575,14 @@ static void podman_teardown(Podman *p) {
         g_autofree char *pause = NULL;
 
         (void) podman(p, NULL, "rm", "--force", "--time", "0", "box", NULL);
-        if (g_file_get_contents(pidfile, &pause, NULL, NULL) && atoi(pause) > 0)
-                (void) kill(atoi(pause), SIGKILL);
+        g_assert_true(g_file_get_contents(pidfile, &pause, NULL, NULL));
+        g_assert_cmpint(atoi(pause), >, 0);
+        g_assert_cmpint(kill(atoi(pause), SIGKILL), ==, 0);
+        /* conmon goes with the container; nothing of umtest1's may be left running. */
+        for (unsigned i = 0; count_processes_of(HARNESS_UID_USER1) > 0; i++) {
+                g_assert_cmpuint(i, <, 100);
+                g_usleep(50 * 1000);
+        }
         run_root((const char *const[]) { "rm", "-rf", "--one-file-system", p->base, NULL });
         g_free(p->base);
         g_free(p->rootfs);
