@@ -28,6 +28,17 @@ _usermount_disk_names() {
         done
 }
 
+_usermount_container_pids() {
+        # The PIDs for --container: processes of yours in another user namespace than this
+        # shell's, as a rootless container's are. find reads the links without a fork each.
+        local own ns dir
+        own=$(readlink /proc/$$/ns/user 2>/dev/null) || return 0
+        while read -r ns dir; do
+                [[ $ns != "$own" ]] && printf '%s\n' "${dir#/proc/}"
+        done < <(find /proc -mindepth 3 -maxdepth 3 -path '/proc/[0-9]*/ns/user' -uid "$EUID" \
+                -printf '%l %h\n' 2>/dev/null | sed 's|/ns$||')
+}
+
 _usermount() {
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
         local verb="" opt="" prefix="" i w n_operands=0
@@ -35,11 +46,11 @@ _usermount() {
         local -r verbs="mount unmount list monitor probe automount"
         local -r fstypes="ext2 ext3 ext4 xfs btrfs squashfs erofs vfat exfat ntfs3 iso9660 udf"
         local -r idmaps="none user namespace"
-        local -r mount_opts="-t --type= -o --options= -r --read-only --exec --idmap= --userns= --partition= --driver= --no-ask-password -h --help"
+        local -r mount_opts="-t --type= -o --options= -r --read-only --exec --idmap= --userns= --container= --partition= --driver= --no-ask-password -h --help"
         local -r partition_kinds="label: uuid: type:"
         local -r drivers="kernel userspace"
         local -r probe_opts="--json -h --help"
-        local -r unmount_opts="-f --force -A --all-targets --no-ask-password -h --help"
+        local -r unmount_opts="-f --force -A --all-targets --container= --no-ask-password -h --help"
         local -r list_opts="--json -h --help"
         local -r automount_opts="--once -r --read-only --idmap= --ignore-label= --ignore-uuid= --ignore-fstype= --no-notify --config= --no-ask-password -h --help"
         local -r automount_idmaps="none user"
@@ -59,7 +70,7 @@ _usermount() {
         elif [[ $prev == -t || $prev == --type || $prev == -o || $prev == --options ||
                 $prev == --idmap || $prev == --userns || $prev == --partition ||
                 $prev == --driver || $prev == --ignore-label || $prev == --ignore-uuid ||
-                $prev == --ignore-fstype || $prev == --config ]]; then
+                $prev == --ignore-fstype || $prev == --config || $prev == --container ]]; then
                 opt=$prev
         fi
 
@@ -72,7 +83,7 @@ _usermount() {
                 fi
                 case $w in
                 -t | --type | -o | --options | --idmap | --userns | --partition | --driver | \
-                --ignore-label | --ignore-uuid | --ignore-fstype | --config) ((i++)) ;;
+                --ignore-label | --ignore-uuid | --ignore-fstype | --config | --container) ((i++)) ;;
                 = | -*) ;;
                 *) [[ ${COMP_WORDS[i-1]} != "=" ]] && ((n_operands++)) ;;
                 esac
@@ -86,6 +97,15 @@ _usermount() {
                 fi
                 return 0
         fi
+
+        case $verb in
+        mount | unmount)
+                if [[ $opt == --container ]]; then
+                        mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$(_usermount_container_pids)" -- "$cur")
+                        return 0
+                fi
+                ;;
+        esac
 
         case $verb in
         mount)
@@ -132,6 +152,8 @@ _usermount() {
                         return 0
                 fi
                 ((n_operands == 0)) || return 0
+                # With --container, MOUNTPOINT is a path inside the container: nothing to offer.
+                [[ " ${COMP_WORDS[*]} " == *" --container"* ]] && return 0
                 compopt -o filenames 2>/dev/null
                 # Mount points usermountd keeps, then devices and images (any file).
                 local mp

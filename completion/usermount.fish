@@ -11,7 +11,7 @@ function __usermount_position
         # The options of mount that take their value in the next word ("-t ext4"): that
         # word is no operand.
         set -l value_options -t --type -o --options --idmap --userns --partition --driver \
-                --ignore-label --ignore-uuid --ignore-fstype --config
+                --ignore-label --ignore-uuid --ignore-fstype --config --container
         set -l command
         set -l operands 0
         set -l skip 0
@@ -68,6 +68,14 @@ function __usermount_disk_names
         end
 end
 
+# The PIDs for --container: processes of yours in another user namespace than this shell's,
+# as a rootless container's are (as in usermount.bash).
+function __usermount_container_pids
+        set -l own (readlink /proc/$fish_pid/ns/user 2>/dev/null); or return 0
+        find /proc -mindepth 3 -maxdepth 3 -path '/proc/[0-9]*/ns/user' -uid (id -u) \
+                ! -lname $own -printf '%h\n' 2>/dev/null | string replace -r '^/proc/(\d+)/ns$' '$1'
+end
+
 set -l fstypes ext2 ext3 ext4 xfs btrfs squashfs erofs vfat exfat ntfs3 iso9660 udf
 set -l start 'not __usermount_position'
 set -l mount '__usermount_is mount'
@@ -93,6 +101,8 @@ complete -c usermount -n $mount -s r -l read-only -d 'Mount read-only'
 complete -c usermount -n $mount -l exec -d 'Allow running programs from the mount'
 complete -c usermount -n $mount -l idmap -x -a 'none user namespace' -d 'How file owners appear'
 complete -c usermount -n $mount -l userns -r -F -d 'Map ids as this user namespace file does'
+complete -c usermount -n '__usermount_is mount unmount' -l container -x \
+        -a '(__usermount_container_pids)' -d 'PID of a process in the container'
 # A number, or how to name one; the names are the image's own.
 complete -c usermount -n $mount -l partition -x -a 'label: uuid: type:' -d 'Partition to mount'
 complete -c usermount -n $mount -l driver -x -a 'kernel userspace' -d 'Driver of the filesystem'

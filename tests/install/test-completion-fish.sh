@@ -63,7 +63,7 @@ check "commands" "automount|list|monitor|mount|probe|unmount" "usermount "
 check "command prefix" "monitor|mount" "usermount mo"
 check "global options" "--help|--no-ask-password|--version" "usermount --"
 check "command after a global option" "unmount" "usermount --no-ask-password u"
-mount_options="--driver|--exec|--help|--idmap|--no-ask-password|--options|--partition"
+mount_options="--container|--driver|--exec|--help|--idmap|--no-ask-password|--options|--partition"
 mount_options+="|--read-only|--type|--userns"
 check "mount options" "$mount_options" "usermount mount --"
 check "mount options after -" "$mount_options|-h|-o|-r|-t" "usermount mount -"
@@ -86,7 +86,13 @@ check "partition is not an operand" "$f/dir1/|$f/dir2/" \
 check "source is any file" "$f/dir1/|$f/dir2/|$f/disk.img" "usermount mount $f/"
 check "target is a directory" "$f/dir1/|$f/dir2/" "usermount mount -r $f/disk.img $f/"
 check "no third operand" "" "usermount mount a b "
-check "unmount options" "--all-targets|--force|--help|--no-ask-password" "usermount unmount --"
+check "unmount options" "--all-targets|--container|--force|--help|--no-ask-password" "usermount unmount --"
+# --container: the PIDs of processes of ours in another user namespace, such as this one.
+unshare --user sleep 60 &
+container=$!
+while [ "$(readlink /proc/$container/ns/user)" = "$(readlink /proc/$$/ns/user)" ]; do sleep 0.05; done
+check "container PIDs" "--container=$container" "usermount mount --container=$container"
+kill $container
 check "unmount offers usermountd's mount points" \
         "$tmp/media/alice/STICK|$tmp/media/alice/with \"quote\"" "usermount unmount $tmp/media/"
 check "unmount offers files" "$f/disk.img" "usermount unmount --force $f/disk"

@@ -123,7 +123,7 @@ check "commands" "automount|list|monitor|mount|probe|unmount" "usermount "
 check "command prefix" "monitor|mount" "usermount mo"
 check "global options" "--help|--no-ask-password|--version" "usermount --"
 check "command after a global option" "unmount" "usermount --no-ask-password u"
-mount_options="--driver=|--exec|--help|--idmap=|--no-ask-password|--options=|--partition="
+mount_options="--container=|--driver=|--exec|--help|--idmap=|--no-ask-password|--options=|--partition="
 mount_options+="|--read-only|--type=|--userns="
 check "mount options" $mount_options "usermount mount --"
 check "mount option prefix" "--driver=" "usermount mount --dri"
@@ -146,7 +146,13 @@ check "source is any file" "dir1|dir2|disk.img" "usermount mount $tmp/files/"
 check "target is a directory" "dir1|dir2" "usermount mount -r $tmp/files/disk.img $tmp/files/"
 # With no operand left to complete, zsh's _arguments offers the options instead.
 check "no third operand" "$mount_options|-h|-o|-r|-t" "usermount mount a b "
-check "unmount options" "--all-targets|--force|--help|--no-ask-password" "usermount unmount --"
+check "unmount options" "--all-targets|--container=|--force|--help|--no-ask-password" "usermount unmount --"
+# --container: the PIDs of processes of ours in another user namespace, such as this one.
+unshare --user sleep 60 &
+container=$!
+while [[ $(readlink /proc/$container/ns/user) == $(readlink /proc/$$/ns/user) ]]; do sleep 0.05; done
+check "container PIDs" "$container" "usermount mount --container=$container"
+kill $container
 check "unmount offers usermountd's mount points" \
         "$tmp/media/alice/STICK|$tmp/media/alice/with \"quote\"" "usermount unmount $tmp/media/"
 check "unmount offers files" "disk.img" "usermount unmount --force $tmp/files/disk"

@@ -59,8 +59,8 @@ check "commands" "automount|list|monitor|mount|probe|unmount" usermount ""
 check "command prefix" "monitor|mount" usermount mo
 check "global options" "--help|--no-ask-password|--version" usermount --
 check "command after a global option" "unmount" usermount --no-ask-password u
-check "mount options" "--driver=|--exec|--help|--idmap=|--no-ask-password|--options=|--partition=|--read-only|--type=|--userns=" usermount mount --
-check "unmount options" "--all-targets|--force|--help|--no-ask-password" usermount unmount --
+check "mount options" "--container=|--driver=|--exec|--help|--idmap=|--no-ask-password|--options=|--partition=|--read-only|--type=|--userns=" usermount mount --
+check "unmount options" "--all-targets|--container=|--force|--help|--no-ask-password" usermount unmount --
 check "list options" "--help|--json|-h" usermount list -
 check "fstype after -t" "erofs|exfat|ext2|ext3|ext4" usermount mount -t e
 check "fstype after --type" "squashfs" usermount mount --type sq
@@ -99,6 +99,16 @@ check "automount ignores a label of /dev/disk/by-label" "--ignore-label=My Photo
 check "automount ignores a UUID of /dev/disk/by-uuid" "1234-ABCD" usermount automount --once --ignore-uuid 1
 check "automount's --config is a file" "--config=$tmp/files/disk.img" usermount automount "--config=$tmp/files/disk"
 check "unmount offers a mount point outside /run/media" "/home/alice/disk" usermount unmount /home/alice/d
+
+# --container: the PIDs of processes of ours in another user namespace, such as this one.
+unshare --user sleep 60 &
+container=$!
+while [ "$(readlink /proc/$container/ns/user)" = "$(readlink /proc/$$/ns/user)" ]; do sleep 0.05; done
+check "container PIDs" "--container=$container" usermount mount "--container=$container"
+check "container PID after unmount" "$container" usermount unmount --container "$container"
+check "no PID of ours outside a container" "" usermount mount "--container=$$"
+check "container is not an operand" "" usermount unmount --container "$container" /mn
+kill $container
 
 echo "1..$n"
 exit $failed
