@@ -37,6 +37,7 @@ int verb_unmount(int argc, char *argv[]);
 int verb_list(int argc, char *argv[]);
 int verb_monitor(int argc, char *argv[]);
 int verb_probe(int argc, char *argv[]);
+int verb_automount(int argc, char *argv[]);
 
 /*
  * The partition table of source (for messages), read from source_fd if >= 0 (through a

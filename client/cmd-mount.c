@@ -17,6 +17,8 @@
 
 #include "auth-call.h"
 #include "bus-client.h"
+#include "container.h"
+#include "mount-call.h"
 #include "mount-info.h"
 #include "namespace.h"
 #include "output.h"
@@ -38,6 +40,7 @@ typedef struct MountArgs {
         const char *driver; /* --driver: "kernel" or "userspace"; NULL: the daemon's policy */
         const char *partition; /* --partition=SPEC as given; NULL: none */
         PartSpec partition_spec;
+        pid_t container;       /* --container=PID; 0: none */
 } MountArgs;
 
 static void mount_args_done(MountArgs *args) {
@@ -47,6 +50,7 @@ static void mount_args_done(MountArgs *args) {
 
 static void mount_help(void) {
         printf("Usage: usermount mount [OPTIONS] SOURCE [TARGET]\n"
+               "       usermount mount --container=PID [OPTIONS] SOURCE TARGET\n"
                "\n"
                "Mount SOURCE, a block device or a filesystem image file, at TARGET, an existing\n"
                "empty directory that you own, or, without TARGET, at /run/media/USER/NAME\n"
@@ -69,6 +73,16 @@ static void mount_help(void) {
                "is then required. Such a mount is seen only in that namespace and those made\n"
                "from it, and usermountd does not keep track of it: unmount it with\n"
                "'umount TARGET', or let it go away with the namespace.\n"
+               "\n"
+               "With --container=PID, usermount, run on the host, gives a running container of\n"
+               "yours the mount at TARGET inside it: PID is a process of the container\n"
+               "(podman inspect -f '{{.State.Pid}}' NAME). usermount opens SOURCE on the host,\n"
+               "receives the locked mount with files owned as the container's users see them,\n"
+               "joins the container's user and mount namespaces and attaches the mount at\n"
+               "TARGET, an absolute path in the container that must be an existing, empty\n"
+               "directory, reached without symbolic links. usermountd does not keep track of\n"
+               "it: take it down with 'usermount unmount --container=PID TARGET', or let it\n"
+               "go away when the container stops.\n"
                "\n"
                "TARGET is made absolute with the working directory, without resolving\n"
                "symbolic links: usermountd refuses a target that is a symbolic link or has one\n"
@@ -101,6 +115,10 @@ static void mount_help(void) {
                "      --userns=FILE      With --idmap=namespace (implied): map the ids as the\n"
                "                         user namespace FILE does, e.g. /proc/PID/ns/user of a\n"
                "                         container's process. It must be yours.\n"
+               "      --container=PID    Attach the mount at TARGET inside the running\n"
+               "                         container of process PID (see above); implies\n"
+               "                         --idmap=namespace with the container's user\n"
+               "                         namespace, unless --idmap says otherwise.\n"
                "      --partition=SPEC   Mount one partition of a disk image with a partition\n"
                "                         table (GPT or MBR), such as a VM disk or a Raspberry\n"
                "                         Pi image. SPEC is the partition's number, as\n"
@@ -147,6 +165,12 @@ static void mount_help(void) {
                "  usermount mount --partition=2 vm-disk.img ~/vm\n"
                "  usermount mount --partition=label:rootfs raspios.img ~/pi\n"
                "  usermount mount --driver=userspace /dev/sdb1\n"
+               "\n"
+               "  Into a running rootless podman container, from the host:\n"
+               "    podman run -d --name box IMAGE sleep infinity\n"
+               "    usermount mount --container=$(podman inspect -f '{{.State.Pid}}' box) \\\n"
+               "            disk.img /mnt\n"
+               "    usermount unmount --container=$(podman inspect -f '{{.State.Pid}}' box) /mnt\n"
                "\n"
                "  In a namespace of your own:\n"
                "    unshare --user --map-root-user --mount\n"
@@ -220,6 +244,16 @@ static int mount_check_args(const char **operands, size_t n, MountArgs *args) {
         }
         if (args->userns && !args->idmap)
                 args->idmap = "namespace";
+        if (args->container && args->userns) {
+                log_error("--container already names the user namespace; leave out --userns.");
+                return -EINVAL;
+        }
+        if (args->container && (n < 2 || container_check_target(operands[1]) < 0)) {
+                if (n < 2)
+                        log_error("Missing TARGET: with --container, the directory inside the "
+                                  "container to mount at.");
+                return -EINVAL;
+        }
         if (args->partition && partspec_parse(args->partition, &args->partition_spec) < 0) {
                 _cleanup_free_ char *e = output_escape(args->partition);
 
@@ -245,6 +279,7 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                 ARG_USERNS,
                 ARG_PARTITION,
                 ARG_DRIVER,
+                ARG_CONTAINER,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -256,6 +291,7 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                 { "userns", required_argument, NULL, ARG_USERNS },
                 { "partition", required_argument, NULL, ARG_PARTITION },
                 { "driver", required_argument, NULL, ARG_DRIVER },
+                { "container", required_argument, NULL, ARG_CONTAINER },
                 { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
                 {}
         };
@@ -299,6 +335,15 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                         break;
                 case ARG_DRIVER:
                         args->driver = optarg;
+                        break;
+                case ARG_CONTAINER:
+                        if (container_parse_pid(optarg, &args->container) < 0) {
+                                _cleanup_free_ char *e = output_escape(optarg);
+
+                                log_error("--container needs the PID of a process in the "
+                                          "container, not '%s'.", strempty(e));
+                                return -EINVAL;
+                        }
                         break;
                 case ARG_NO_ASK_PASSWORD:
                         arg_ask_password = false;
@@ -408,97 +453,10 @@ static ExitStatus log_attach_error(const char *target, int r) {
         return EXIT_STATUS_TARGET;
 }
 
-/* Appends the params dict (DBUS-API.md) of args; target NULL leaves the key out, and
- * userns_fd < 0 the user namespace. */
-static int append_params(sd_bus_message *m, const MountArgs *args, bool read_only,
-                         const char *target, int userns_fd, uint32_t partition,
-                         bool interactive) {
-        int r;
-
-        r = sd_bus_message_open_container(m, SD_BUS_TYPE_ARRAY, "{sv}");
-        if (r < 0)
-                return r;
-        if (target) {
-                r = sd_bus_message_append(m, "{sv}", "target", "s", target);
-                if (r < 0)
-                        return r;
-        }
-        if (read_only) {
-                r = sd_bus_message_append(m, "{sv}", "read-only", "b", 1);
-                if (r < 0)
-                        return r;
-        }
-        if (args->exec) {
-                r = sd_bus_message_append(m, "{sv}", "exec", "b", 1);
-                if (r < 0)
-                        return r;
-        }
-        if (args->idmap) {
-                r = sd_bus_message_append(m, "{sv}", "idmap", "s", args->idmap);
-                if (r < 0)
-                        return r;
-        }
-        if (userns_fd >= 0) {
-                r = sd_bus_message_append(m, "{sv}", "userns", "h", userns_fd);
-                if (r < 0)
-                        return r;
-        }
-        if (partition > 0) {
-                r = sd_bus_message_append(m, "{sv}", "partition", "u", partition);
-                if (r < 0)
-                        return r;
-        }
-        if (args->driver) {
-                r = sd_bus_message_append(m, "{sv}", "driver", "s", args->driver);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_append(m, "{sv}", "interactive", "b", (int) interactive);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(m);
-}
-
-/* One mount request, as auth_call() sends it (once, or twice when polkit wants a password). */
-typedef struct MountCall {
-        const char *method; /* Mount, MountFd or OpenMount */
-        const char *device; /* Mount: the device path; else NULL and source_fd is sent */
-        int source_fd;      /* stays open: a second attempt sends it again */
-        int userns_fd;      /* --userns, or -EBADF */
-        const MountArgs *args;
-        bool read_only;
-        const char *target; /* NULL: no params["target"] */
-        uint32_t partition; /* 0: no params["partition"] */
-} MountCall;
-
-/* An AuthCallFunc: sends the MountCall userdata; error and reply as sd_bus_call(). */
-static int call_mount(sd_bus *bus, bool interactive, void *userdata, sd_bus_error *error,
-                      sd_bus_message **ret_reply) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        const MountCall *c = userdata;
-        int r;
-
-        r = sd_bus_message_new_method_call(bus, &m, UM_BUS_NAME, UM_OBJECT_PATH,
-                                           UM_MANAGER_INTERFACE, c->method);
-        if (r < 0)
-                return r;
-        if (c->device)
-                r = sd_bus_message_append(m, "s", c->device);
-        else
-                r = sd_bus_message_append(m, "h", c->source_fd);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "ss", strempty(c->args->fstype),
-                                  strempty(c->args->options));
-        if (r < 0)
-                return r;
-        r = append_params(m, c->args, c->read_only, c->target, c->userns_fd, c->partition,
-                          interactive);
-        if (r < 0)
-                return r;
-
-        return sd_bus_call(bus, m, CLIENT_CALL_TIMEOUT_USEC, error, ret_reply);
-}
+/* The MountCall fields that come straight from the command line. */
+#define MOUNT_CALL_ARGS(a)                                                               \
+        .fstype = (a)->fstype, .options = (a)->options, .exec = (a)->exec,               \
+        .idmap = (a)->idmap, .driver = (a)->driver
 
 /* Takes the mount fd (a copy we own) and the info dict out of an OpenMount reply. */
 static int read_open_mount_reply(sd_bus_message *reply, int *ret_mount_fd, MountInfo *info) {
@@ -606,8 +564,11 @@ static ExitStatus open_userns(const MountArgs *args, int *ret_fd) {
         return EXIT_STATUS_REFUSED;
 }
 
-/* The namespace path: OpenMount, then move_mount() onto TARGET here. */
-static ExitStatus mount_run_open_mount(const MountArgs *args) {
+/*
+ * The namespace path: OpenMount, then move_mount() onto TARGET here, or, with a container
+ * (--container), onto TARGET inside it (container.h).
+ */
+static ExitStatus mount_run_open_mount(const MountArgs *args, const Container *container) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -626,11 +587,14 @@ static ExitStatus mount_run_open_mount(const MountArgs *args) {
 
         /*
          * The target is opened once, now: it is where the mount goes, whatever happens to
-         * the path meanwhile. Like mount(8), a symlink to a directory is followed.
+         * the path meanwhile. Like mount(8), a symlink to a directory is followed. A
+         * container's target is opened inside the container, after OpenMount.
          */
-        target_fd = open(args->target, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (target_fd < 0)
-                return log_target_error(args->target, -errno);
+        if (!container) {
+                target_fd = open(args->target, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (target_fd < 0)
+                        return log_target_error(args->target, -errno);
+        }
 
         r = open_source(args->source, args->read_only, &source_fd, &write_error);
         if (r < 0)
@@ -643,14 +607,20 @@ static ExitStatus mount_run_open_mount(const MountArgs *args) {
         status = open_userns(args, &userns_fd);
         if (status != EXIT_STATUS_OK)
                 return status;
+        if (container && streq_ptr(args->idmap, "namespace"))
+                userns_fd = fcntl(container->userns_fd, F_DUPFD_CLOEXEC, 3);
+        if (container && userns_fd < 0 && streq_ptr(args->idmap, "namespace")) {
+                log_error_errno(-errno, "Cannot duplicate the container's user namespace: %m");
+                return EXIT_STATUS_FAILURE;
+        }
 
         status = client_bus_connect(true, &bus);
         if (status != EXIT_STATUS_OK)
                 return status;
 
-        status = auth_call(bus, call_mount,
+        status = auth_call(bus, mount_call,
                            &(MountCall) { .method = "OpenMount", .source_fd = source_fd,
-                                          .userns_fd = userns_fd, .args = args,
+                                          .userns_fd = userns_fd, MOUNT_CALL_ARGS(args),
                                           .partition = partition,
                                           .read_only = args->read_only || write_error < 0 },
                            &reply);
@@ -663,8 +633,19 @@ static ExitStatus mount_run_open_mount(const MountArgs *args) {
         if (r < 0)
                 return log_bad_reply(r);
 
-        if (move_mount(mount_fd, "", target_fd, "",
-                       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        if (container) {
+                /* On failure the mount goes away when mount_fd is closed. */
+                _cleanup_free_ char *where = NULL;
+
+                status = container_attach(container, mount_fd, args->target);
+                if (status != EXIT_STATUS_OK)
+                        return status;
+                if (asprintf(&where, "%s in the container of process %d", args->target,
+                             (int) container->pid) < 0)
+                        return print_summary(&info, args->source, args->target);
+                return print_summary(&info, args->source, where);
+        } else if (move_mount(mount_fd, "", target_fd, "",
+                              MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
                 return log_attach_error(args->target, -errno);
 
         return print_summary(&info, args->source, args->target);
@@ -735,10 +716,10 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
         if (status != EXIT_STATUS_OK)
                 return status;
 
-        status = auth_call(bus, call_mount,
+        status = auth_call(bus, mount_call,
                            &(MountCall) { .method = by_fd ? "MountFd" : "Mount",
                                           .device = device, .source_fd = source_fd,
-                                          .userns_fd = userns_fd, .args = args,
+                                          .userns_fd = userns_fd, MOUNT_CALL_ARGS(args),
                                           .read_only = args->read_only || write_error < 0,
                                           .target = target, .partition = partition },
                            &reply);
@@ -755,6 +736,24 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
         return print_summary(&info, args->source, mount_point);
 }
 
+/* --container=PID: the container is checked before SOURCE is even opened. */
+static ExitStatus mount_run_container(MountArgs *args) {
+        _cleanup_(container_done) Container c = CONTAINER_NULL;
+        ExitStatus status;
+
+        status = container_open(args->container, &c);
+        if (status != EXIT_STATUS_OK)
+                return status;
+        /* A wrong target is told before a loop device is made for nothing. */
+        status = container_check_target_dir(&c, args->target);
+        if (status != EXIT_STATUS_OK)
+                return status;
+        /* Files owned as the container's users expect them. */
+        if (!args->idmap)
+                args->idmap = "namespace";
+        return mount_run_open_mount(args, &c);
+}
+
 static ExitStatus mount_run(MountArgs *args) {
         int in_userns = namespace_in_user_namespace();
         struct stat st;
@@ -768,13 +767,16 @@ static ExitStatus mount_run(MountArgs *args) {
                 return usage_hint("mount");
         }
 
+        if (args->container)
+                return mount_run_container(args);
+
         /* In a user namespace, files should be owned as the namespace sees its own ids. */
         if (!args->idmap && in_userns == 1)
                 args->idmap = "namespace";
 
         switch (mount_route(namespace_can_attach_mounts(), in_userns, st.st_mode)) {
         case MOUNT_ROUTE_OPEN_MOUNT:
-                return mount_run_open_mount(args);
+                return mount_run_open_mount(args, NULL);
         case MOUNT_ROUTE_DEVICE:
                 return mount_run_daemon(args, false);
         case MOUNT_ROUTE_FD:

@@ -10,6 +10,7 @@
 
 #include "auth-call.h"
 #include "bus-client.h"
+#include "container.h"
 #include "mount-info.h"
 #include "namespace.h"
 #include "output.h"
@@ -22,10 +23,12 @@ typedef struct UnmountArgs {
         const char *what;
         bool force;
         bool all_targets;
+        pid_t container; /* --container=PID; 0: none */
 } UnmountArgs;
 
 static void unmount_help(void) {
         printf("Usage: usermount unmount [OPTIONS] MOUNTPOINT|DEVICE|IMAGE\n"
+               "       usermount unmount --container=PID [OPTIONS] MOUNTPOINT\n"
                "\n"
                "Unmount a filesystem that usermountd mounted (see usermount list), and free its\n"
                "loop device. The mount is named by its mount point, by the block device that\n"
@@ -42,6 +45,11 @@ static void unmount_help(void) {
                "Mounts that usermount attached itself inside a user and mount namespace of your\n"
                "own are not usermountd's to unmount: use 'umount MOUNTPOINT' there.\n"
                "\n"
+               "With --container=PID, usermount unmounts MOUNTPOINT, an absolute path inside\n"
+               "the running container of process PID, that 'usermount mount --container'\n"
+               "attached there: it joins the container's namespaces, checks that a mount with\n"
+               "nosuid and nodev is there, and unmounts it, which frees its loop device.\n"
+               "\n"
                "Options:\n"
                "  -f, --force            Detach the mount even if it is busy (a lazy unmount:\n"
                "                         it disappears now, and the filesystem is shut down\n"
@@ -49,6 +57,8 @@ static void unmount_help(void) {
                "                         option a busy mount is left alone (exit status 5).\n"
                "  -A, --all-targets      When a DEVICE or IMAGE is mounted at more than one\n"
                "                         place, unmount all of them.\n"
+               "      --container=PID    Unmount MOUNTPOINT inside the running container of\n"
+               "                         process PID (see above).\n"
                "      --no-ask-password  Do not ask for a password (see usermount --help).\n"
                "  -h, --help             Show this help.\n"
                "\n"
@@ -58,6 +68,7 @@ static void unmount_help(void) {
                "  usermount unmount /run/media/$USER/STICK\n"
                "  usermount unmount /dev/sdb1\n"
                "  usermount unmount --force disk.img\n"
+               "  usermount unmount --container=$(podman inspect -f '{{.State.Pid}}' box) /mnt\n"
                "\n"
                "Exit status: 0 on success, 9 if nothing usermountd mounted is there, 2 if a\n"
                "device or image is mounted at several places and --all-targets was not given,\n"
@@ -83,11 +94,13 @@ static int take_operand(const char **operand, const char *arg) {
 static int unmount_parse_argv(int argc, char *argv[], UnmountArgs *args) {
         enum {
                 ARG_NO_ASK_PASSWORD = 0x100,
+                ARG_CONTAINER,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "force", no_argument, NULL, 'f' },
                 { "all-targets", no_argument, NULL, 'A' },
+                { "container", required_argument, NULL, ARG_CONTAINER },
                 { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
                 {}
         };
@@ -110,6 +123,15 @@ static int unmount_parse_argv(int argc, char *argv[], UnmountArgs *args) {
                 case ARG_NO_ASK_PASSWORD:
                         arg_ask_password = false;
                         break;
+                case ARG_CONTAINER:
+                        if (container_parse_pid(optarg, &args->container) < 0) {
+                                _cleanup_free_ char *e = output_escape(optarg);
+
+                                log_error("--container needs the PID of a process in the "
+                                          "container, not '%s'.", strempty(e));
+                                return -EINVAL;
+                        }
+                        break;
                 case 1:
                         r = take_operand(&operand, optarg);
                         if (r < 0)
@@ -131,6 +153,9 @@ static int unmount_parse_argv(int argc, char *argv[], UnmountArgs *args) {
                                     "Missing MOUNTPOINT, DEVICE or IMAGE.");
                 return -EINVAL;
         }
+
+        if (args->container && container_check_target(operand) < 0)
+                return -EINVAL;
 
         args->what = operand;
         return 1;
@@ -258,6 +283,17 @@ static ExitStatus unmount_source(sd_bus *bus, const UnmountArgs *args, const cha
         return status;
 }
 
+/* --container=PID: in the container's namespaces; usermountd has no part in it. */
+static ExitStatus unmount_run_container(const UnmountArgs *args) {
+        _cleanup_(container_done) Container c = CONTAINER_NULL;
+        ExitStatus status;
+
+        status = container_open(args->container, &c);
+        if (status != EXIT_STATUS_OK)
+                return status;
+        return container_unmount(&c, args->what, args->force);
+}
+
 static ExitStatus unmount_run(const UnmountArgs *args) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ char *path = NULL;
@@ -294,5 +330,7 @@ int verb_unmount(int argc, char *argv[]) {
         if (r == 0)
                 return EXIT_STATUS_OK;
 
+        if (args.container)
+                return unmount_run_container(&args);
         return unmount_run(&args);
 }

@@ -34,6 +34,7 @@ static const Verb verbs[] = {
         { "list", verb_list },
         { "monitor", verb_monitor },
         { "probe", verb_probe },
+        { "automount", verb_automount },
 };
 
 static void help(void) {
@@ -50,13 +51,20 @@ static void help(void) {
                "                     directory TARGET, or under /run/media/USER. Inside a\n"
                "                     user and mount namespace of your own, usermount attaches\n"
                "                     the mount itself, and TARGET is required.\n"
+               "  mount --container=PID [OPTIONS] SOURCE TARGET\n"
+               "                     From the host, mount SOURCE at TARGET inside the running\n"
+               "                     container of process PID (rootless podman, unshare...).\n"
                "  unmount [OPTIONS] MOUNTPOINT|DEVICE|IMAGE\n"
-               "                     Unmount a filesystem that usermountd mounted.\n"
+               "                     Unmount a filesystem that usermountd mounted (or, with\n"
+               "                     --container=PID, one mounted inside that container).\n"
                "  list [--json]      List the mounts usermountd keeps track of.\n"
                "  monitor [--json]   Print mounts and unmounts as they happen.\n"
                "  probe [--json] IMAGE|DEVICE\n"
                "                     Show the partition table of a disk image or device, to\n"
                "                     choose what mount --partition mounts.\n"
+               "  automount [OPTIONS]\n"
+               "                     Mount filesystems as their devices appear, under\n"
+               "                     /run/media/USER, and say so on the desktop.\n"
                "See usermount COMMAND --help for each command's options and output.\n"
                "\n"
                "Options:\n"
@@ -116,6 +124,10 @@ static void help(void) {
                "\n"
                "  Mount a disk image read-only at a directory of your own:\n"
                "    usermount mount --read-only disk.img ~/disk\n"
+               "\n"
+               "  Give a running rootless podman container a disk image at /mnt inside it:\n"
+               "    usermount mount --container=$(podman inspect -f '{{.State.Pid}}' box) \\\n"
+               "            disk.img /mnt\n"
                "\n"
                "  Mount a disk image in a new user and mount namespace, with a shell in it:\n"
                "    unshare --user --map-root-user --mount\n"

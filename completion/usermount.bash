@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bash completion for usermount(1): commands and options as client/*.c parse them, filesystem
-# types, id mappings and the kinds of --partition, files where a path goes, and for unmount
-# the mount points that "usermount list" shows. Needs nothing from the bash-completion package.
+# types, id mappings and the kinds of --partition, files where a path goes, for unmount
+# the mount points that "usermount list" shows, and for automount's --ignore-label and
+# --ignore-uuid the labels and UUIDs of /dev/disk/by-label and by-uuid (the tests point
+# $USERMOUNT_DISK_DIR at a /dev/disk of their own). Needs nothing from the bash-completion package.
 
 _usermount_mount_points() {
         # $1: the usermount being completed. The JSON is read line by line without a parser:
@@ -17,19 +19,41 @@ _usermount_mount_points() {
         done < <(grep -o '"mount-point" *: *"\([^"\\]\|\\.\)*"' <<<"$json")
 }
 
+# The names in a /dev/disk/by-* directory ($1), with udev's \xNN escapes undone.
+_usermount_disk_names() {
+        local f
+        for f in "$1"/*; do
+                [[ -e $f || -L $f ]] || continue
+                printf '%b\n' "${f##*/}"
+        done
+}
+
+_usermount_container_pids() {
+        # The PIDs for --container: processes of yours in another user namespace than this
+        # shell's, as a rootless container's are. find reads the links without a fork each.
+        local own ns dir
+        own=$(readlink /proc/$$/ns/user 2>/dev/null) || return 0
+        while read -r ns dir; do
+                [[ $ns != "$own" ]] && printf '%s\n' "${dir#/proc/}"
+        done < <(find /proc -mindepth 3 -maxdepth 3 -path '/proc/[0-9]*/ns/user' -uid "$EUID" \
+                -printf '%l %h\n' 2>/dev/null | sed 's|/ns$||')
+}
+
 _usermount() {
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
         local verb="" opt="" prefix="" i w n_operands=0
         local -r global_opts="-h --help --version --no-ask-password"
-        local -r verbs="mount unmount list monitor probe"
+        local -r verbs="mount unmount list monitor probe automount"
         local -r fstypes="ext2 ext3 ext4 xfs btrfs squashfs erofs vfat exfat ntfs3 iso9660 udf"
         local -r idmaps="none user namespace"
-        local -r mount_opts="-t --type= -o --options= -r --read-only --exec --idmap= --userns= --partition= --driver= --no-ask-password -h --help"
+        local -r mount_opts="-t --type= -o --options= -r --read-only --exec --idmap= --userns= --container= --partition= --driver= --no-ask-password -h --help"
         local -r partition_kinds="label: uuid: type:"
         local -r drivers="kernel userspace"
         local -r probe_opts="--json -h --help"
-        local -r unmount_opts="-f --force -A --all-targets --no-ask-password -h --help"
+        local -r unmount_opts="-f --force -A --all-targets --container= --no-ask-password -h --help"
         local -r list_opts="--json -h --help"
+        local -r automount_opts="--once -r --read-only --idmap= --ignore-label= --ignore-uuid= --ignore-fstype= --no-notify --config= --no-ask-password -h --help"
+        local -r automount_idmaps="none user"
         COMPREPLY=()
 
         # The option whose value is being completed: "-t X", "--type X", "--type=X", and
@@ -45,7 +69,8 @@ _usermount() {
                 cur=${cur#*=}
         elif [[ $prev == -t || $prev == --type || $prev == -o || $prev == --options ||
                 $prev == --idmap || $prev == --userns || $prev == --partition ||
-                $prev == --driver ]]; then
+                $prev == --driver || $prev == --ignore-label || $prev == --ignore-uuid ||
+                $prev == --ignore-fstype || $prev == --config || $prev == --container ]]; then
                 opt=$prev
         fi
 
@@ -57,7 +82,8 @@ _usermount() {
                         continue
                 fi
                 case $w in
-                -t | --type | -o | --options | --idmap | --userns | --partition | --driver) ((i++)) ;;
+                -t | --type | -o | --options | --idmap | --userns | --partition | --driver | \
+                --ignore-label | --ignore-uuid | --ignore-fstype | --config | --container) ((i++)) ;;
                 = | -*) ;;
                 *) [[ ${COMP_WORDS[i-1]} != "=" ]] && ((n_operands++)) ;;
                 esac
@@ -71,6 +97,15 @@ _usermount() {
                 fi
                 return 0
         fi
+
+        case $verb in
+        mount | unmount)
+                if [[ $opt == --container ]]; then
+                        mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$(_usermount_container_pids)" -- "$cur")
+                        return 0
+                fi
+                ;;
+        esac
 
         case $verb in
         mount)
@@ -117,6 +152,8 @@ _usermount() {
                         return 0
                 fi
                 ((n_operands == 0)) || return 0
+                # With --container, MOUNTPOINT is a path inside the container: nothing to offer.
+                [[ " ${COMP_WORDS[*]} " == *" --container"* ]] && return 0
                 compopt -o filenames 2>/dev/null
                 # Mount points usermountd keeps, then devices and images (any file).
                 local mp
@@ -127,6 +164,35 @@ _usermount() {
                 ;;
         list | monitor)
                 mapfile -t COMPREPLY < <(compgen -W "$list_opts" -- "$cur")
+                ;;
+        automount)
+                local -a names
+                case $opt in
+                --idmap)
+                        mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$automount_idmaps" -- "$cur")
+                        return 0 ;;
+                --ignore-fstype)
+                        mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "$fstypes" -- "$cur")
+                        return 0 ;;
+                --ignore-label | --ignore-uuid)
+                        # What the disks here are called; labels may have spaces.
+                        if [[ $opt == --ignore-label ]]; then
+                                mapfile -t names < <(_usermount_disk_names "${USERMOUNT_DISK_DIR:-/dev/disk}/by-label")
+                        else
+                                mapfile -t names < <(_usermount_disk_names "${USERMOUNT_DISK_DIR:-/dev/disk}/by-uuid")
+                        fi
+                        local name
+                        for name in "${names[@]}"; do
+                                [[ $name == "$cur"* ]] && COMPREPLY+=("$prefix$name")
+                        done
+                        return 0 ;;
+                --config)
+                        compopt -o filenames 2>/dev/null
+                        mapfile -t COMPREPLY < <(compgen -P "$prefix" -f -- "$cur")
+                        return 0 ;;
+                esac
+                mapfile -t COMPREPLY < <(compgen -W "$automount_opts" -- "$cur")
+                [[ ${COMPREPLY[*]} == *= ]] && compopt -o nospace 2>/dev/null
                 ;;
         probe)
                 if [[ $cur == -* ]]; then

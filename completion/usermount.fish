@@ -1,15 +1,17 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # fish completion of usermount(1), offering what completion/usermount.bash offers: commands
 # and options as client/*.c parse them, filesystem types, id mappings, drivers and the kinds
-# of --partition, files where a path goes, and for unmount the mount points that "usermount
-# list" shows.
+# of --partition, files where a path goes, for unmount the mount points that "usermount
+# list" shows, and for automount's --ignore-label and --ignore-uuid the labels and UUIDs of
+# /dev/disk/by-label and by-uuid (the tests point $USERMOUNT_DISK_DIR elsewhere).
 
 # Prints the command (mount, unmount...) and, on a second line, how many operands follow it
 # before the word being completed; fails before the command.
 function __usermount_position
         # The options of mount that take their value in the next word ("-t ext4"): that
         # word is no operand.
-        set -l value_options -t --type -o --options --idmap --userns --partition --driver
+        set -l value_options -t --type -o --options --idmap --userns --partition --driver \
+                --ignore-label --ignore-uuid --ignore-fstype --config --container
         set -l command
         set -l operands 0
         set -l skip 0
@@ -57,6 +59,23 @@ function __usermount_mount_points
                 string replace -a -- '\\"' '"' | string replace -a -- '\\\\' '\\'
 end
 
+# The names in /dev/disk/$argv[1] (by-label, by-uuid), with udev's \xNN escapes undone.
+function __usermount_disk_names
+        set -l dir /dev/disk
+        set -q USERMOUNT_DISK_DIR; and set dir $USERMOUNT_DISK_DIR
+        for f in $dir/$argv[1]/*
+                printf '%b\n' (string replace -r '.*/' '' -- $f)
+        end
+end
+
+# The PIDs for --container: processes of yours in another user namespace than this shell's,
+# as a rootless container's are (as in usermount.bash).
+function __usermount_container_pids
+        set -l own (readlink /proc/$fish_pid/ns/user 2>/dev/null); or return 0
+        find /proc -mindepth 3 -maxdepth 3 -path '/proc/[0-9]*/ns/user' -uid (id -u) \
+                ! -lname $own -printf '%h\n' 2>/dev/null | string replace -r '^/proc/(\d+)/ns$' '$1'
+end
+
 set -l fstypes ext2 ext3 ext4 xfs btrfs squashfs erofs vfat exfat ntfs3 iso9660 udf
 set -l start 'not __usermount_position'
 set -l mount '__usermount_is mount'
@@ -69,6 +88,7 @@ complete -c usermount -n $start -a unmount -d 'Unmount a filesystem that usermou
 complete -c usermount -n $start -a list -d 'List the mounts usermountd keeps track of'
 complete -c usermount -n $start -a monitor -d 'Print mounts and unmounts as they happen'
 complete -c usermount -n $start -a probe -d 'Show the partition table of an image or device'
+complete -c usermount -n $start -a automount -d 'Mount filesystems as their devices appear'
 complete -c usermount -n $start -s h -l help -d 'Show help'
 complete -c usermount -n $start -l version -d 'Show the version of usermount'
 complete -c usermount -n $start -l no-ask-password -d 'Do not ask for a password'
@@ -81,6 +101,8 @@ complete -c usermount -n $mount -s r -l read-only -d 'Mount read-only'
 complete -c usermount -n $mount -l exec -d 'Allow running programs from the mount'
 complete -c usermount -n $mount -l idmap -x -a 'none user namespace' -d 'How file owners appear'
 complete -c usermount -n $mount -l userns -r -F -d 'Map ids as this user namespace file does'
+complete -c usermount -n '__usermount_is mount unmount' -l container -x \
+        -a '(__usermount_container_pids)' -d 'PID of a process in the container'
 # A number, or how to name one; the names are the image's own.
 complete -c usermount -n $mount -l partition -x -a 'label: uuid: type:' -d 'Partition to mount'
 complete -c usermount -n $mount -l driver -x -a 'kernel userspace' -d 'Driver of the filesystem'
@@ -101,5 +123,21 @@ complete -c usermount -n '__usermount_is mount unmount' -l no-ask-password \
 complete -c usermount -n '__usermount_is list monitor' -f
 complete -c usermount -n '__usermount_is list monitor probe' -l json -d 'Print JSON'
 complete -c usermount -n '__usermount_operand probe 1+' -f
+
+# automount [OPTIONS]: no operand.
+set -l automount '__usermount_is automount'
+complete -c usermount -n $automount -f
+complete -c usermount -n $automount -l once -d 'Mount what is there now and exit'
+complete -c usermount -n $automount -s r -l read-only -d 'Mount read-only'
+complete -c usermount -n $automount -l idmap -x -a 'none user' -d 'How file owners appear'
+complete -c usermount -n $automount -l ignore-label -x -a '(__usermount_disk_names by-label)' \
+        -d 'Leave filesystems with this label alone'
+complete -c usermount -n $automount -l ignore-uuid -x -a '(__usermount_disk_names by-uuid)' \
+        -d 'Leave the filesystem with this UUID alone'
+complete -c usermount -n $automount -l ignore-fstype -x -a "$fstypes" \
+        -d 'Leave filesystems of this type alone'
+complete -c usermount -n $automount -l no-notify -d 'No desktop notifications'
+complete -c usermount -n $automount -l config -r -F -d 'Read the settings from this file'
+complete -c usermount -n $automount -l no-ask-password -d 'Accepted; automount never asks'
 
 complete -c usermount -n __usermount_position -s h -l help -d 'Show help'

@@ -95,6 +95,9 @@ static FuseDriver drivers[] = {
                 .writable = true,
                 .rw_option = "rw",
                 .has_offset = true,
+                /* fuse2fs compares the caller with the owners on disk, unless it pretends
+                 * that every caller is root. */
+                .as_caller_options = "fakeroot",
                 .quiet_prefixes = STRV("fuse2fs: Warning:", "FUSE2FS (", "Mounting read-only."),
         },
         {
@@ -242,6 +245,9 @@ static int driver_exec_build(const FuseDriverSpec *spec, DriverExec *x) {
         if (d->ownerless || spec->files_as_caller)
                 o += (size_t) snprintf(x->options + o, sizeof(x->options) - o, ",uid=%u,gid=%u",
                                        (unsigned) spec->caller_uid, (unsigned) spec->caller_gid);
+        if (spec->files_as_caller && d->as_caller_options)
+                o += (size_t) snprintf(x->options + o, sizeof(x->options) - o, ",%s",
+                                       d->as_caller_options);
         if (spec->offset > 0)
                 o += (size_t) snprintf(x->options + o, sizeof(x->options) - o,
                                        ",offset=%" PRIu64, spec->offset);

@@ -41,6 +41,10 @@ typedef struct FuseDriver {
         bool writable;                 /* can write; else read_only is required */
         const char *rw_option;         /* option for read-write ("rw", "rw+") */
         const char *extra_options;     /* always given, or NULL */
+        /* Given when every file appears as the caller's (files_as_caller), or NULL: a
+         * driver that checks permissions itself against the ids on disk would refuse the
+         * caller what the modes it shows allow (the kernel checks those: default_permissions). */
+        const char *as_caller_options;
         bool has_offset;               /* takes offset=<bytes> */
         /* Output lines starting with one of these (after leading blanks) are banners and
          * chatter, left out of the error sentence; NULL-terminated, or NULL. */

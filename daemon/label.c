@@ -40,8 +40,8 @@ static const char *const lsm_names[_LABEL_LSM_MAX] = {
         [LABEL_LSM_SELINUX] = "selinux",
         [LABEL_LSM_SMACK] = "smack",
         [LABEL_LSM_SMACK_UNPRIVILEGED] =
-                "smack, but usermountd may not set Smack labels (CAP_MAC_ADMIN, smackfs "
-                "onlycap): every mount is refused",
+                ("smack, but usermountd may not set Smack labels (CAP_MAC_ADMIN, smackfs "
+                 "onlycap): every mount is refused"),
 };
 
 const char *label_lsm_to_string(LabelLsm lsm) {

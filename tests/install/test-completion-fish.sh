@@ -19,6 +19,12 @@ failed=0
 # the files fish also offers there cannot mix with them.
 mkdir "$tmp/bin" "$tmp/compl" "$tmp/files" "$tmp/files/dir1" "$tmp/files/dir2" "$tmp/home"
 : > "$tmp/files/disk.img"
+# A /dev/disk of the test's own, named as udev names its links.
+mkdir -p "$tmp/disk/by-label" "$tmp/disk/by-uuid"
+ln -s ../../sdb1 "$tmp/disk/by-label/STICK"
+ln -s ../../sdc1 "$tmp/disk/by-label/My\\x20Photos"
+ln -s ../../sdb1 "$tmp/disk/by-uuid/1234-ABCD"
+export USERMOUNT_DISK_DIR=$tmp/disk
 cp -- "$completion" "$tmp/compl/usermount.fish"
 cat > "$tmp/bin/usermount" <<STANDIN
 #!/bin/sh
@@ -53,11 +59,11 @@ check() {
 }
 
 f=$tmp/files
-check "commands" "list|monitor|mount|probe|unmount" "usermount "
+check "commands" "automount|list|monitor|mount|probe|unmount" "usermount "
 check "command prefix" "monitor|mount" "usermount mo"
 check "global options" "--help|--no-ask-password|--version" "usermount --"
 check "command after a global option" "unmount" "usermount --no-ask-password u"
-mount_options="--driver|--exec|--help|--idmap|--no-ask-password|--options|--partition"
+mount_options="--container|--driver|--exec|--help|--idmap|--no-ask-password|--options|--partition"
 mount_options+="|--read-only|--type|--userns"
 check "mount options" "$mount_options" "usermount mount --"
 check "mount options after -" "$mount_options|-h|-o|-r|-t" "usermount mount -"
@@ -80,7 +86,13 @@ check "partition is not an operand" "$f/dir1/|$f/dir2/" \
 check "source is any file" "$f/dir1/|$f/dir2/|$f/disk.img" "usermount mount $f/"
 check "target is a directory" "$f/dir1/|$f/dir2/" "usermount mount -r $f/disk.img $f/"
 check "no third operand" "" "usermount mount a b "
-check "unmount options" "--all-targets|--force|--help|--no-ask-password" "usermount unmount --"
+check "unmount options" "--all-targets|--container|--force|--help|--no-ask-password" "usermount unmount --"
+# --container: the PIDs of processes of ours in another user namespace, such as this one.
+unshare --user sleep 60 &
+container=$!
+while [ "$(readlink /proc/$container/ns/user)" = "$(readlink /proc/$$/ns/user)" ]; do sleep 0.05; done
+check "container PIDs" "--container=$container" "usermount mount --container=$container"
+kill $container
 check "unmount offers usermountd's mount points" \
         "$tmp/media/alice/STICK|$tmp/media/alice/with \"quote\"" "usermount unmount $tmp/media/"
 check "unmount offers files" "$f/disk.img" "usermount unmount --force $f/disk"
@@ -92,6 +104,17 @@ check "monitor options" "--help|--json" "usermount monitor --"
 check "probe options" "--help|--json" "usermount probe --"
 check "probe takes a file" "$f/disk.img" "usermount probe --json $f/disk"
 check "probe takes one" "" "usermount probe $f/disk.img "
+automount_options="--config|--help|--idmap|--ignore-fstype|--ignore-label|--ignore-uuid"
+automount_options+="|--no-ask-password|--no-notify|--once|--read-only"
+check "automount options" "$automount_options" "usermount automount --"
+check "automount idmap values" "--idmap=none|--idmap=user" "usermount automount --idmap="
+check "automount ignores a type" "erofs|exfat|ext2|ext3|ext4" "usermount automount --ignore-fstype e"
+check "automount ignores a label of /dev/disk/by-label" \
+        "--ignore-label=My Photos|--ignore-label=STICK" "usermount automount --ignore-label="
+check "automount ignores a UUID of /dev/disk/by-uuid" "1234-ABCD" \
+        "usermount automount --once --ignore-uuid 1"
+check "automount's --config is a file" "--config=$f/disk.img" "usermount automount --config=$f/disk"
+check "no operand for automount" "" "usermount automount "
 
 echo "1..$n"
 exit $failed

@@ -31,6 +31,11 @@ failed=0
 # exist, so that the files zsh also offers there cannot mix with them.
 mkdir $tmp/bin $tmp/compl $tmp/files $tmp/files/dir1 $tmp/files/dir2
 : > $tmp/files/disk.img
+# A /dev/disk of the test's own, named as udev names its links.
+mkdir -p $tmp/disk/by-label $tmp/disk/by-uuid
+ln -s ../../sdb1 $tmp/disk/by-label/STICK
+ln -s ../../sdc1 $tmp/disk/by-label/'My\x20Photos'
+ln -s ../../sdb1 $tmp/disk/by-uuid/1234-ABCD
 cp -- $completion $tmp/compl/_usermount
 cat > $tmp/bin/usermount <<STANDIN
 #!/bin/sh
@@ -89,6 +94,7 @@ zle -N zle-line-init
 SETUP
 
 export LC_ALL=C HOME=$tmp PATH=$tmp/bin:$PATH ZDOTDIR=$tmp/zdotdir TEST_COMPLETION_DIR=$tmp/compl
+export USERMOUNT_DISK_DIR=$tmp/disk
 # The same zsh as this script's.
 if ! zpty compl "${(q)${:-/proc/$$/exe}:A} -i" || ! zpty -r -m compl out '*<READY>*'; then
         print "Bail out! cannot start zsh on a pseudo-terminal"
@@ -113,11 +119,11 @@ check() {
         fi
 }
 
-check "commands" "list|monitor|mount|probe|unmount" "usermount "
+check "commands" "automount|list|monitor|mount|probe|unmount" "usermount "
 check "command prefix" "monitor|mount" "usermount mo"
 check "global options" "--help|--no-ask-password|--version" "usermount --"
 check "command after a global option" "unmount" "usermount --no-ask-password u"
-mount_options="--driver=|--exec|--help|--idmap=|--no-ask-password|--options=|--partition="
+mount_options="--container=|--driver=|--exec|--help|--idmap=|--no-ask-password|--options=|--partition="
 mount_options+="|--read-only|--type=|--userns="
 check "mount options" $mount_options "usermount mount --"
 check "mount option prefix" "--driver=" "usermount mount --dri"
@@ -140,7 +146,13 @@ check "source is any file" "dir1|dir2|disk.img" "usermount mount $tmp/files/"
 check "target is a directory" "dir1|dir2" "usermount mount -r $tmp/files/disk.img $tmp/files/"
 # With no operand left to complete, zsh's _arguments offers the options instead.
 check "no third operand" "$mount_options|-h|-o|-r|-t" "usermount mount a b "
-check "unmount options" "--all-targets|--force|--help|--no-ask-password" "usermount unmount --"
+check "unmount options" "--all-targets|--container=|--force|--help|--no-ask-password" "usermount unmount --"
+# --container: the PIDs of processes of ours in another user namespace, such as this one.
+unshare --user sleep 60 &
+container=$!
+while [[ $(readlink /proc/$container/ns/user) == $(readlink /proc/$$/ns/user) ]]; do sleep 0.05; done
+check "container PIDs" "$container" "usermount mount --container=$container"
+kill $container
 check "unmount offers usermountd's mount points" \
         "$tmp/media/alice/STICK|$tmp/media/alice/with \"quote\"" "usermount unmount $tmp/media/"
 check "unmount offers files" "disk.img" "usermount unmount --force $tmp/files/disk"
@@ -150,6 +162,16 @@ check "monitor options" "--help|--json" "usermount monitor --"
 check "probe options" "--help|--json" "usermount probe --"
 check "probe takes a file" "disk.img" "usermount probe --json $tmp/files/disk"
 check "probe takes one" "--help|--json|-h" "usermount probe $tmp/files/disk.img "
+automount_options="--config=|--help|--idmap=|--ignore-fstype=|--ignore-label=|--ignore-uuid="
+automount_options+="|--no-ask-password|--no-notify|--once|--read-only"
+check "automount options" $automount_options "usermount automount --"
+check "automount idmap values" "none|user" "usermount automount --idmap="
+check "automount ignores a type" "erofs|exfat|ext2|ext3|ext4" "usermount automount --ignore-fstype=e"
+check "automount ignores a label of /dev/disk/by-label" "My Photos|STICK" \
+        "usermount automount --ignore-label="
+check "automount ignores a UUID of /dev/disk/by-uuid" "1234-ABCD" \
+        "usermount automount --once --ignore-uuid=1"
+check "automount's --config is a file" "disk.img" "usermount automount --config=$tmp/files/disk"
 
 print "1..$n"
 exit $failed

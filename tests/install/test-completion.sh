@@ -25,6 +25,12 @@ STANDIN
 chmod +x "$tmp/usermount"
 mkdir "$tmp/files" "$tmp/files/dir1" "$tmp/files/dir2"
 : > "$tmp/files/disk.img"
+# A /dev/disk of the test's own, named as udev names its links.
+mkdir -p "$tmp/disk/by-label" "$tmp/disk/by-uuid"
+ln -s ../../sdb1 "$tmp/disk/by-label/STICK"
+ln -s ../../sdc1 "$tmp/disk/by-label/My\\x20Photos"
+ln -s ../../sdb1 "$tmp/disk/by-uuid/1234-ABCD"
+export USERMOUNT_DISK_DIR=$tmp/disk
 
 # check NAME EXPECTED WORD...: completes the last WORD (COMP_CWORD = last) and
 # compares the sorted replies, one per line joined by '|', with EXPECTED.
@@ -49,12 +55,12 @@ check() {
         fi
 }
 
-check "commands" "list|monitor|mount|probe|unmount" usermount ""
+check "commands" "automount|list|monitor|mount|probe|unmount" usermount ""
 check "command prefix" "monitor|mount" usermount mo
 check "global options" "--help|--no-ask-password|--version" usermount --
 check "command after a global option" "unmount" usermount --no-ask-password u
-check "mount options" "--driver=|--exec|--help|--idmap=|--no-ask-password|--options=|--partition=|--read-only|--type=|--userns=" usermount mount --
-check "unmount options" "--all-targets|--force|--help|--no-ask-password" usermount unmount --
+check "mount options" "--container=|--driver=|--exec|--help|--idmap=|--no-ask-password|--options=|--partition=|--read-only|--type=|--userns=" usermount mount --
+check "unmount options" "--all-targets|--container=|--force|--help|--no-ask-password" usermount unmount --
 check "list options" "--help|--json|-h" usermount list -
 check "fstype after -t" "erofs|exfat|ext2|ext3|ext4" usermount mount -t e
 check "fstype after --type" "squashfs" usermount mount --type sq
@@ -85,7 +91,24 @@ check "unmount offers usermountd's mount points" \
         usermount unmount /run/media/
 check "unmount offers files" "$tmp/files/disk.img" \
         usermount unmount --force "$tmp/files/disk"
+check "automount options" "--config=|--help|--idmap=|--ignore-fstype=|--ignore-label=|--ignore-uuid=|--no-ask-password|--no-notify|--once|--read-only" usermount automount --
+check "automount idmap values" "--idmap=none|--idmap=user" usermount automount --idmap=
+check "automount ignores a type" "erofs|exfat|ext2|ext3|ext4" usermount automount --ignore-fstype e
+check "automount ignores a label of /dev/disk/by-label" "--ignore-label=My Photos|--ignore-label=STICK" \
+        usermount automount --ignore-label=
+check "automount ignores a UUID of /dev/disk/by-uuid" "1234-ABCD" usermount automount --once --ignore-uuid 1
+check "automount's --config is a file" "--config=$tmp/files/disk.img" usermount automount "--config=$tmp/files/disk"
 check "unmount offers a mount point outside /run/media" "/home/alice/disk" usermount unmount /home/alice/d
+
+# --container: the PIDs of processes of ours in another user namespace, such as this one.
+unshare --user sleep 60 &
+container=$!
+while [ "$(readlink /proc/$container/ns/user)" = "$(readlink /proc/$$/ns/user)" ]; do sleep 0.05; done
+check "container PIDs" "--container=$container" usermount mount "--container=$container"
+check "container PID after unmount" "$container" usermount unmount --container "$container"
+check "no PID of ours outside a container" "" usermount mount "--container=$$"
+check "container is not an operand" "" usermount unmount --container "$container" /mn
+kill $container
 
 echo "1..$n"
 exit $failed

@@ -31,6 +31,7 @@
 
 #define ACTIVATION_FILE UM_BUS_NAME ".service"
 #define UNIT_NAME "usermountd.service"
+#define USER_UNIT_NAME "usermount-automount.service"
 #define INSTALLED_DAEMON INSTALL_LIBEXECDIR "/usermountd"
 /* usermountd starts its workers from the directory it runs from. */
 #define INSTALLED_WORKER INSTALL_LIBEXECDIR "/usermount-worker"
@@ -38,6 +39,10 @@
 #define IMAGE_LABEL "INSTALLTEST"
 /* The most systemd-analyze security may score the unit (0 best, 10 worst). */
 #define MAX_EXPOSURE 5.0
+/* The same for the user unit. systemd-analyze --offline scores it as if it ran as root
+ * with every capability, which no user's service manager gives; what is left out, and
+ * why, is in the unit's header (a mount namespace would hide automount's mounts). */
+#define MAX_USER_EXPOSURE 6.0
 
 static char *destdir;
 static char *image;
@@ -138,7 +143,7 @@ static int overlay_installed(const char *dir) {
 /* Every installed file the daemon and the tools need is at its installed path. */
 static void ensure_overlay(void) {
         const char *const files[] = { INSTALLED_DAEMON, INSTALLED_WORKER,
-                SERVICE_DIR "/" ACTIVATION_FILE,
+                INSTALL_BINDIR "/usermount", SERVICE_DIR "/" ACTIVATION_FILE,
                 INSTALL_MANDIR "/man1/usermount.1", INSTALL_MANDIR "/man5/usermount.conf.5",
                 INSTALL_MANDIR "/man5/org.freedesktop.UserMount1.5",
                 INSTALL_MANDIR "/man8/usermountd.8" };
@@ -329,6 +334,7 @@ static void test_tree_complete(void) {
                 INSTALL_DATADIR "/usermount/polkit-rules/50-usermount-kernel-driver.rules",
                 INSTALL_LIBEXECDIR "/usermount-fuse-shim.so",
                 INSTALL_UNITDIR "/" UNIT_NAME,
+                INSTALL_USERUNITDIR "/" USER_UNIT_NAME,
                 INSTALL_TMPFILESDIR "/usermount.conf",
                 INSTALL_SYSUSERSDIR "/usermount.conf",
                 INSTALL_MANDIR "/man1/usermount.1",
@@ -599,6 +605,60 @@ static void test_unit_security(void) {
         g_assert_cmpfloat(score, <=, MAX_EXPOSURE);
 }
 
+/*
+ * The user unit, as the user's service manager reads it (--user: systemd-analyze needs a
+ * runtime directory for that, which the test provides).
+ */
+static void user_runtime_dir(void) {
+        g_autofree char *dir = g_build_filename(harness_tmpdir(), "user-runtime", NULL);
+
+        if (g_mkdir_with_parents(dir, 0700) < 0)
+                g_error("cannot make %s: %m", dir);
+        g_setenv("XDG_RUNTIME_DIR", dir, TRUE);
+}
+
+static void test_user_unit_verify(void) {
+        g_autofree char *unit = staged(INSTALL_USERUNITDIR "/" USER_UNIT_NAME), *output = NULL;
+        g_autofree char *text = NULL;
+        const char *argv[] = { "systemd-analyze", "--user", "verify", "--man=yes", unit, NULL };
+        int r;
+
+        /* The unit runs the installed client. */
+        g_assert_true(g_file_get_contents(unit, &text, NULL, NULL));
+        g_assert_nonnull(strstr(text, "\nExecStart=" INSTALL_BINDIR "/usermount automount\n"));
+        if (!have_systemd_analyze())
+                return;
+        ensure_overlay();
+        user_runtime_dir();
+        r = run(argv, &output);
+        if (*output)
+                g_test_message("systemd-analyze --user verify: %s", output);
+        g_assert_cmpint(r, ==, 0);
+        g_assert_cmpstr(output, ==, "");
+}
+
+static void test_user_unit_security(void) {
+        g_autofree char *unit = staged(INSTALL_USERUNITDIR "/" USER_UNIT_NAME), *output = NULL;
+        const char *argv[] = { "systemd-analyze", "--user", "security", "--offline=true",
+                "--no-pager", unit, NULL };
+        const char *p;
+        double score;
+
+        if (!have_systemd_analyze())
+                return;
+        ensure_overlay();
+        user_runtime_dir();
+        g_assert_cmpint(run(argv, &output), ==, 0);
+        p = strstr(output, "Overall exposure level for " USER_UNIT_NAME ": ");
+        g_assert_nonnull(p);
+        p += strlen("Overall exposure level for " USER_UNIT_NAME ": ");
+        score = g_ascii_strtod(p, NULL);
+        g_test_message("systemd-analyze security exposure of %s: %.1f (at most %.1f allowed)",
+                USER_UNIT_NAME, score, MAX_USER_EXPOSURE);
+        g_assert_cmpfloat(score, >, 0.0);
+        g_assert_cmpfloat(score, <=, MAX_USER_EXPOSURE);
+}
+
 /* ---------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
@@ -634,5 +694,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/install/activation/after-idle-exit", test_idle_exit_and_activation);
         g_test_add_func("/install/unit/verify", test_unit_verify);
         g_test_add_func("/install/unit/security", test_unit_security);
+        g_test_add_func("/install/user-unit/verify", test_user_unit_verify);
+        g_test_add_func("/install/user-unit/security", test_user_unit_security);
         return g_test_run();
 }

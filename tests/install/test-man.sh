@@ -22,7 +22,7 @@ result() { # result NAME OK [DIAGNOSTIC...]
         fi
 }
 
-for page in usermount.1 usermountd.8 usermount.conf.5 org.freedesktop.UserMount1.5 \
+for page in usermount.1 usermount-automount.1 usermountd.8 usermount.conf.5 org.freedesktop.UserMount1.5 \
            libusermount.3 usermount_client_new.3 usermount_open_mount.3 usermount_unmount.3 \
            usermount_list.3 usermount_monitor_new.3; do
         out=$(groff -man -ww -z "$src/man/$page" 2>&1)
@@ -57,10 +57,23 @@ result "the option tables and keys are found" \
            [ "$(echo "$keys" | wc -w)" -ge 15 ]; echo $?)" \
         "client options: $client_options, daemon options: $daemon_options, keys: $(echo $keys)"
 
+# usermount automount's options and settings have a page of their own.
+automount_keys=$(sed -n 's/.*streq(key, "\([A-Za-z]*\)").*/\1=/p' "$src/client/automount-config.c")
+result "the automount options and keys are found" \
+        "$([ "$(long_options "$src/client/cmd-automount.c" | wc -l)" -ge 8 ] &&
+           [ "$(echo "$automount_keys" | wc -w)" -ge 6 ]; echo $?)" \
+        "keys: $(echo $automount_keys)"
 # shellcheck disable=SC2046
-m=$(missing usermount.1 $(long_options "$src"/client/*.c) mount unmount list monitor)
+m=$(missing usermount.1 $(long_options $(ls "$src"/client/*.c | grep -v /cmd-automount.c) \
+        ) mount unmount list monitor probe automount usermount-automount)
 result "usermount.1 names every option and command of client/*.c" "$([ -z "$m" ]; echo $?)" \
         "missing: $m"
+# shellcheck disable=SC2046
+# shellcheck disable=SC2086
+m=$(missing usermount-automount.1 $(long_options "$src/client/cmd-automount.c") \
+        $automount_keys SIGTERM usermount-automount.service automount.conf)
+result "usermount-automount.1 names every option of cmd-automount.c and every key of automount-config.c" \
+        "$([ -z "$m" ]; echo $?)" "missing: $m"
 # shellcheck disable=SC2046
 m=$(missing usermountd.8 $(long_options "$src/daemon/main.c") SIGHUP SIGTERM)
 result "usermountd.8 names every option of daemon/main.c" "$([ -z "$m" ]; echo $?)" \

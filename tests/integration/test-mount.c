@@ -490,12 +490,36 @@ static void test_unmount_busy(void) {
 
 /* Item 22: the caller is gone before the mount is ready: nothing is attached anywhere. */
 static void test_caller_exits(void) {
+        /*
+         * The caller exits right after sending; on a loaded machine the daemon could still
+         * finish first (the mount would then be the caller's, rightly). So that the test
+         * proves what happens when the caller is gone, polkit holds the authorization of
+         * umtest1's mounts until the calling process has left /proc (polkit.spawn, bounded
+         * by polkitd's own 10 s timeout; a failed spawn changes nothing).
+         */
+        static const char hold_until_gone[] =
+                "polkit.addRule(function(action, subject) {\n"
+                "        if (action.id.indexOf('org.freedesktop.usermount1.mount') == 0 &&\n"
+                "            subject.user == 'umtest1') {\n"
+                "                try {\n"
+                "                        polkit.spawn(['/bin/sh', '-c', 'while [ -d /proc/' +\n"
+                "                                      subject.pid + ' ]; do sleep 0.05; done']);\n"
+                "                } catch (e) {\n"
+                "                }\n"
+                "        }\n"
+                "        return polkit.Result.NOT_HANDLED;\n"
+                "});\n";
+        g_autofree char *held_rules = g_strconcat(hold_until_gone, rules, NULL);
         const Call c = { .kind = CALL_MOUNT_FD_AND_EXIT, .path = image_stick };
-        g_autoptr(GHashTable) t = call_as(HARNESS_UID_USER1, &c);
         const Call list = { .kind = CALL_LIST };
+
+        g_assert_cmpint(harness_set_rules(held_rules), ==, 0);
+
+        g_autoptr(GHashTable) t = call_as(HARNESS_UID_USER1, &c);
 
         /* Give the daemon time to finish the request it got (bounded wait on its outcome). */
         g_assert_cmpint(harness_wait_snapshot(daemon_pid, &baseline, 20000), ==, 0);
+        g_assert_cmpint(harness_set_rules(rules), ==, 0);
         g_autoptr(GHashTable) l = call_as(HARNESS_UID_USER1, &list);
         g_assert_cmpstr(report_get(l, "count"), ==, "0");
         g_assert_false(is_mount_point("/run/media/umtest1/stick"));

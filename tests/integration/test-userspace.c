@@ -770,6 +770,23 @@ static void test_idmap_user(void) {
         g_assert_cmpstr(report_get(o, "result"), ==, "ok");
         g_assert_cmpstr(report_get(o, "hello-uid"), ==, "0");
         assert_clean();
+
+        /* An image whose files are all root's on disk (what mkfs as root makes): every file
+         * appears as the caller's, and the caller may write what it shows as theirs. */
+        const HarnessEntry entries[] = { { HARNESS_ENTRY_FILE, "hello.txt", "hello\n", 0644 }, {} };
+        const HarnessImageSpec spec = { .label = "us-rootown", .entries = entries };
+        g_autofree char *image = NULL, *target2 = make_target("idmap-user-root-owned");
+
+        g_assert_cmpint(harness_make_image("ext4", &spec, &image), ==, 0);
+        g_assert_cmpint(chmod(image, 0666), ==, 0);
+        const Call write = { .kind = CALL_OPEN_MOUNT, .path = image, .target = target2,
+                             .write = true, .params = { { "idmap", "s", "user" }, {} } };
+        g_autoptr(GHashTable) w = call(&write);
+        g_assert_cmpstr(report_get(w, "result"), ==, "ok");
+        g_assert_cmpstr(report_get(w, "info-driver"), ==, "userspace");
+        g_assert_cmpstr(report_get(w, "hello-uid"), ==, "0");
+        g_assert_cmpstr(report_get(w, "write"), ==, "ok");
+        assert_clean();
 }
 
 /* A hostile image: garbage over ext4's inode tables. The driver may fail the mount or

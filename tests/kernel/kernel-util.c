@@ -233,6 +233,37 @@ static void make_images(void) {
         add_image("empty", empty);
 }
 
+/*
+ * What a kernel test makes outside its mount namespace ("/tmp/usermount-kernel-PID-XXXXXX"
+ * and "/var/tmp/um-kernel-test-PID-XXXXXX") carries the pid of the test that made it. A
+ * test killed with SIGKILL, or one whose assertion failed in the middle of making images,
+ * cannot remove its own; the next test removes those whose process is gone.
+ */
+static void sweep_dead_owners(const char *parent, const char *prefix) {
+        _cleanup_(closedirp) DIR *d = opendir(parent);
+        struct dirent *de;
+        size_t n = strlen(prefix);
+
+        while (d && (de = readdir(d))) {
+                char *end = NULL;
+                long pid;
+
+                if (strncmp(de->d_name, prefix, n) != 0)
+                        continue;
+                errno = 0;
+                pid = strtol(de->d_name + n, &end, 10);
+                if (errno != 0 || pid <= 0 || !end || *end != '-')
+                        continue;
+                if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+                        continue;
+
+                g_autofree char *path = g_build_filename(parent, de->d_name, NULL);
+                const char *const argv[] = { "/bin/rm", "-rf", "--one-file-system", path, NULL };
+
+                run_or_die(argv);
+        }
+}
+
 void ku_images_setup(void) {
         g_autoptr(GError) err = NULL;
 
@@ -256,7 +287,12 @@ void ku_images_setup(void) {
                                 add_image(names[i], p);
                 }
         } else {
-                test_dir = g_dir_make_tmp("usermount-kernel-XXXXXX", &err);
+                g_autofree char *template = g_strdup_printf("usermount-kernel-%d-XXXXXX",
+                                                            (int) getpid());
+
+                sweep_dead_owners(g_get_tmp_dir(), "usermount-kernel-");
+                sweep_dead_owners("/var/tmp", "um-kernel-test-");
+                test_dir = g_dir_make_tmp(template, &err);
                 g_assert_no_error(err);
                 g_setenv(KU_ENV_DIR, test_dir, TRUE);
         }
@@ -704,19 +740,41 @@ static void self_copy_remove(void) {
         (void) rmdir(self_copy_dir);
 }
 
+static char self_copy_exe[128];
+static pid_t self_copy_owner;
+
+/*
+ * A failed assertion aborts and the test runner's timeout sends SIGTERM: neither runs
+ * atexit(), so the copy is removed here too (unlink and rmdir are async-signal-safe; the
+ * directory holds only the copy), and the signal then does what it would have done. Only
+ * in the process that made it: a forked child that aborts or is killed leaves it.
+ */
+static void self_copy_remove_on_signal(int sig) {
+        if (getpid() == self_copy_owner) {
+                (void) unlink(self_copy_exe);
+                (void) rmdir(self_copy_dir);
+        }
+        signal(sig, SIG_DFL);
+        raise(sig);
+}
+
 const char *ku_self_copy(void) {
-        static char exe[128];
+        char *exe = self_copy_exe;
         g_autofree char *contents = NULL;
         gsize size = 0;
 
         if (exe[0])
                 return exe;
         g_assert_true(g_file_get_contents("/proc/self/exe", &contents, &size, NULL));
-        snprintf(self_copy_dir, sizeof(self_copy_dir), "/var/tmp/um-kernel-test-XXXXXX");
+        snprintf(self_copy_dir, sizeof(self_copy_dir), "/var/tmp/um-kernel-test-%d-XXXXXX",
+                 (int) getpid());
         g_assert_nonnull(mkdtemp(self_copy_dir));
         g_assert_cmpint(chmod(self_copy_dir, 0755), ==, 0);
         atexit(self_copy_remove);
-        snprintf(exe, sizeof(exe), "%s/fake-checker", self_copy_dir);
+        snprintf(exe, sizeof(self_copy_exe), "%s/fake-checker", self_copy_dir);
+        self_copy_owner = getpid();
+        signal(SIGABRT, self_copy_remove_on_signal);
+        signal(SIGTERM, self_copy_remove_on_signal);
         g_assert_true(g_file_set_contents(exe, contents, (gssize) size, NULL));
         g_assert_cmpint(chmod(exe, 0755), ==, 0);
         return exe;

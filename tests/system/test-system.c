@@ -790,6 +790,63 @@ static void test_service_idle_exit(void) {
         g_assert_cmpstr(state, ==, "active");
 }
 
+/*
+ * usermount automount as the user's own service: the user unit the package installs,
+ * enabled by the user, run by the user's service manager (lingering, so with no login)
+ * under the unit's hardening, connected to usermountd on the system bus, and stopped
+ * cleanly. udevd does not run in a container, so no disk comes or goes here; the
+ * integration tier's /automount tests have that, with a real udevd.
+ */
+#define USER_MANAGER_ENV "export XDG_RUNTIME_DIR=/run/user/$(id -u); "
+
+static void test_automount_user_unit(void) {
+        g_autofree char *out = NULL, *show = NULL, *peers = NULL, *journal = NULL;
+        int r;
+
+        g_free(check("loginctl enable-linger " USER1));
+        g_free(wait_for_output("systemctl is-active user@$(id -u " USER1 ").service | "
+                               "grep -qx active && echo READY", "READY", 30000));
+        r = system_host_run(&host, USER1, USER_MANAGER_ENV
+                            "systemctl --user enable --now usermount-automount.service", &out);
+        g_test_message("systemctl --user enable --now:\n%s", out);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "default.target.wants/usermount-automount.service");
+
+        /* Still up after a while: the seccomp filter and the other settings let it run. */
+        g_usleep(3 * G_USEC_PER_SEC);
+        r = system_host_run(&host, USER1, USER_MANAGER_ENV
+                            "systemctl --user show -p ActiveState -p NRestarts "
+                            "usermount-automount.service", &show);
+        g_test_message("systemctl --user show:\n%s", show);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(show, "ActiveState=active");
+        assert_contains(show, "NRestarts=0");
+        /* Its connection on the system bus, the user's, from its process. */
+        peers = check("busctl --system list --no-legend --no-pager | "
+                      "awk '$3 == \"usermount\" && $4 == \"" USER1 "\"'");
+        g_test_message("busctl list:\n%s", peers);
+        g_assert_cmpstr(g_strstrip(peers), !=, "");
+
+        g_clear_pointer(&show, g_free);
+        r = system_host_run(&host, USER1, USER_MANAGER_ENV
+                            "systemctl --user disable --now usermount-automount.service && "
+                            "systemctl --user show -p Result -p ActiveState "
+                            "usermount-automount.service", &show);
+        g_test_message("systemctl --user disable --now:\n%s", show);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(show, "Result=success");
+        assert_contains(show, "ActiveState=inactive");
+        journal = check("journalctl --no-pager -o cat _SYSTEMD_USER_UNIT="
+                        "usermount-automount.service");
+        g_test_message("its journal:\n%s", journal);
+        g_assert_null(strstr(journal, "Cannot"));
+
+        g_free(check("loginctl disable-linger " USER1));
+        g_free(wait_for_output("systemctl is-active user@$(id -u " USER1 ").service | "
+                               "grep -qx active || echo GONE", "GONE", 30000));
+        assert_nothing_left();
+}
+
 /* The exposure score systemd gives the unit as it runs (lower is better). */
 static void test_service_security_score(void) {
         g_autofree char *out = check("usermount list >/dev/null && "
@@ -846,6 +903,7 @@ int main(int argc, char **argv) {
                         test_service_restart_keeps_registry);
         g_test_add_func("/system/15-service-idle-exit", test_service_idle_exit);
         g_test_add_func("/system/15b-userspace-driver-restart", test_userspace_restart);
+        g_test_add_func("/system/15c-automount-user-unit", test_automount_user_unit);
         g_test_add_func("/system/16-service-security-score", test_service_security_score);
         g_test_add_func("/system/17-service-no-warnings", test_service_no_warnings);
         r = g_test_run();
