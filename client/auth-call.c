@@ -1,27 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * One call to usermountd, retried interactively with an authentication agent when polkit
- * wants a password (see auth-call.h).
- *
- * Why not start the agent up front, as systemd's tools do: polkit answers a failed or
- * cancelled authentication exactly like a plain "no" (not authorized, no challenge), so
- * only a call that was first answered NotAuthorizedCanObtain tells the two apart, and the
- * user learns whether the password or the policy was the problem. It also spares the
- * agent when polkit needs no password, which is the common case.
+ * What the authentication of a call came to, in words (see auth-call.h). libusermount did
+ * the asking (usermount_client_set_auth(3)); usermount_client_get_auth_result() says
+ * whether nobody could be asked and why, or whether the agent ran.
  */
+#include <string.h>
+
 #include "auth-call.h"
 #include "bus-client.h"
 #include "config.h"
+#include "namespace.h"
 #include "output.h"
-#include "polkit-agent.h"
 #include "usermount-names.h"
+
+/* The program libusermount runs to ask for a password, named in what we say. */
+#define POLKIT_AGENT_PATH "/usr/bin/pkttyagent"
 
 /* The example rule for callers in user namespaces, named in what we tell them. */
 #define NAMESPACE_RULE USERMOUNT_POLKIT_RULES_DIR "/50-usermount-namespace-images.rules"
 
 /* The polkit action named in usermountd's NotAuthorizedCanObtain message, or NULL. */
-static char *action_of(const sd_bus_error *error) {
-        const char *p = error->message ? strstr(error->message, UM_ACTION_PREFIX) : NULL;
+static char *action_of(const char *message) {
+        const char *p = message ? strstr(message, UM_ACTION_PREFIX) : NULL;
         size_t n;
 
         if (!p)
@@ -31,11 +31,11 @@ static char *action_of(const sd_bus_error *error) {
 }
 
 /*
- * Inside a user namespace nobody can be asked for a password (polkit_agent_use()): say so,
- * and what works instead, in place of the usual advice to run on a terminal.
+ * Inside a user namespace nobody can be asked for a password: say so, and what works
+ * instead, in place of the usual advice to run on a terminal.
  */
-static ExitStatus log_no_agent_in_userns(const sd_bus_error *error) {
-        _cleanup_free_ char *action = action_of(error);
+static ExitStatus log_no_agent_in_userns(const char *message) {
+        _cleanup_free_ char *action = action_of(message);
 
         log_error("Authentication is required for this request%s%s%s, and usermount cannot "
                   "ask for your password here: it runs in a user namespace (a container, "
@@ -62,13 +62,15 @@ static void log_no_interaction(int agent_error) {
                 log_error("Cannot ask for a password: standard input is not a terminal.");
 }
 
-static ExitStatus log_interactive_error(sd_bus *bus, const sd_bus_error *error, int r) {
-        if (sd_bus_error_has_name(error, UM_ERROR_NOT_AUTHORIZED)) {
+static ExitStatus log_interactive_error(usermount_client *c, const char *name, int r) {
+        usermount_error_kind kind = usermount_error_kind_from_name(name);
+
+        if (kind == USERMOUNT_ERROR_NOT_AUTHORIZED) {
                 log_error("Authentication failed: the password was wrong, or authentication "
                           "was cancelled.");
                 return EXIT_STATUS_AUTH_FAILED;
         }
-        if (sd_bus_error_has_name(error, UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN)) {
+        if (kind == USERMOUNT_ERROR_NOT_AUTHORIZED_CAN_OBTAIN) {
                 /* polkitd found no agent for our process, so nobody was asked. */
                 log_error("polkit did not ask for a password: it did not find the "
                           "authentication agent usermount started.");
@@ -76,42 +78,34 @@ static ExitStatus log_interactive_error(sd_bus *bus, const sd_bus_error *error, 
                           "a password.");
                 return EXIT_STATUS_NOT_AUTHORIZED;
         }
-        return client_bus_log_error(bus, error, r);
+        return client_log_error(c, r);
 }
 
-ExitStatus auth_call(sd_bus *bus, AuthCallFunc func, void *userdata,
-                     sd_bus_message **ret_reply) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(polkit_agent_stopp) pid_t agent = 0;
-        int r, agent_error = 0;
+ExitStatus auth_log_error(usermount_client *c, int r) {
+        const char *name = NULL, *message = NULL;
+        int agent_error = 0;
 
-        r = func(bus, false, userdata, &error, &reply);
-        if (r < 0 && sd_bus_error_has_name(&error, UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN)) {
-                PolkitAgentUse use = polkit_agent_use();
-
-                /* Also with --no-ask-password: "run it on a terminal" would not help here. */
-                if (use == POLKIT_AGENT_IN_USERNS)
-                        return log_no_agent_in_userns(&error);
-                if (arg_ask_password && use == POLKIT_AGENT_USEFUL)
-                        agent_error = polkit_agent_start(POLKIT_AGENT_PATH,
-                                                         POLKIT_AGENT_REGISTER_TIMEOUT_MS,
-                                                         &agent);
-                if (agent <= 0) {
-                        log_no_interaction(agent_error);
-                        return client_bus_log_error(bus, &error, r);
-                }
-
-                sd_bus_error_free(&error);
-                r = func(bus, true, userdata, &error, &reply);
-                agent = polkit_agent_stop(agent);
-                if (r < 0)
-                        return log_interactive_error(bus, &error, r);
+        (void) usermount_client_get_error(c, &name, &message);
+        switch (usermount_client_get_auth_result(c, &agent_error)) {
+        case USERMOUNT_AUTH_RESULT_IN_USERNS:
+                return log_no_agent_in_userns(message);
+        case USERMOUNT_AUTH_RESULT_NOT_ASKED:
+                /* --no-ask-password; "run it on a terminal" would not help in a namespace. */
+                if (namespace_in_user_namespace() > 0)
+                        return log_no_agent_in_userns(message);
+                log_no_interaction(0);
+                return client_log_error(c, r);
+        case USERMOUNT_AUTH_RESULT_NO_TERMINAL:
+        case USERMOUNT_AUTH_RESULT_ROOT:
+                log_no_interaction(0);
+                return client_log_error(c, r);
+        case USERMOUNT_AUTH_RESULT_AGENT_FAILED:
+                log_no_interaction(agent_error);
+                return client_log_error(c, r);
+        case USERMOUNT_AUTH_RESULT_RETRIED:
+                return log_interactive_error(c, name, r);
+        case USERMOUNT_AUTH_RESULT_NOT_NEEDED:
+        default:
+                return client_log_error(c, r);
         }
-        if (r < 0)
-                return client_bus_log_error(bus, &error, r);
-
-        if (ret_reply)
-                *ret_reply = TAKE_PTR(reply);
-        return EXIT_STATUS_OK;
 }

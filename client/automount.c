@@ -107,10 +107,10 @@ static void automount_schedule_retry(Automount *a);
  * The system bus or usermountd is not there (error and r as the failed call returned
  * them): said once, until it is back; then tried again in the background.
  */
-static void automount_unavailable(Automount *a, const sd_bus_error *error, int r) {
+static void automount_unavailable(Automount *a, const char *name, const char *message, int r) {
         if (!a->unavailable_logged) {
-                if (sd_bus_error_is_set(error))
-                        client_bus_log_error(NULL, error, r);
+                if (name)
+                        client_log_error_name(name, message, false, r);
                 else
                         log_error_errno(r, "Cannot reach usermountd: no system bus (%m).");
                 if (!a->once)
@@ -133,24 +133,23 @@ static void automount_available(Automount *a) {
 }
 
 /* Why a failed Mount failed, in words for a notification. */
-static char *mount_failure_reason(const sd_bus_error *error, int r) {
+static char *mount_failure_reason(const char *name, const char *message, int r) {
         char *s = NULL;
 
-        if (sd_bus_error_has_name(error, UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN))
+        if (streq_ptr(name, UM_ERROR_NOT_AUTHORIZED_CAN_OBTAIN))
                 s = strdup("polkit allows it only after authentication, which automount does "
                            "not ask for; use 'usermount mount' on a terminal");
-        else if (sd_bus_error_is_set(error))
-                s = strdup(error->message ?: error->name);
+        else if (name)
+                s = strdup(message ?: name);
         else if (asprintf(&s, "%s", strerror(-r)) < 0)
                 s = NULL;
         return s;
 }
 
 static void automount_mount(Automount *a, const AutomountDevice *d) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(mount_info_done) MountInfo info = {};
-        _cleanup_free_ char *summary = NULL, *body = NULL, *reason = NULL;
+        _cleanup_(usermount_info_freep) usermount_info *info = NULL;
+        _cleanup_free_ char *summary = NULL, *body = NULL, *reason = NULL, *mount_point = NULL;
+        const char *name = NULL, *message = NULL;
         const MountCall call = {
                 .method = "Mount",
                 .device = d->devname,
@@ -159,20 +158,21 @@ static void automount_mount(Automount *a, const AutomountDevice *d) {
                 .read_only = a->config.read_only > 0,
                 .idmap = a->config.idmap_user > 0 ? "user" : NULL,
         };
-        const char *mount_point;
         Entry *e;
         int r;
 
-        /* Never interactive: nobody is there to be asked. */
-        r = mount_call(a->bus, false, (void *) &call, &error, &reply);
-        if (r < 0 && (client_bus_error_status(&error, r) == EXIT_STATUS_UNAVAILABLE ||
-                      sd_bus_is_open(a->bus) <= 0)) {
+        /* Never interactive (the client's mode): nobody is there to be asked. */
+        r = mount_call(a->client, &call, &mount_point, NULL, &info);
+        if (r < 0)
+                (void) usermount_client_get_error(a->client, &name, &message);
+        if (r < 0 && (client_error_status(name, r) == EXIT_STATUS_UNAVAILABLE ||
+                      usermount_client_is_connected(a->client) <= 0)) {
                 /* Not the device's fault: tried again once usermountd is back. */
-                automount_unavailable(a, &error, r);
+                automount_unavailable(a, name, message, r);
                 return;
         }
         if (r < 0) {
-                reason = mount_failure_reason(&error, r);
+                reason = mount_failure_reason(name, message, r);
                 if (asprintf(&summary, "Could not mount %s (%s)", d->label ?: d->uuid ?: d->devname,
                              d->devname) < 0)
                         summary = NULL;
@@ -182,7 +182,7 @@ static void automount_mount(Automount *a, const AutomountDevice *d) {
                  * notification at every login. A device plugged in gets one.
                  */
                 else if (a->enumerating && !a->once &&
-                         client_bus_error_status(&error, r) == EXIT_STATUS_NOT_AUTHORIZED)
+                         client_error_status(name, r) == EXIT_STATUS_NOT_AUTHORIZED)
                         notifier_log(summary, reason);
                 else
                         automount_tell(a, true, summary, reason);
@@ -191,21 +191,14 @@ static void automount_mount(Automount *a, const AutomountDevice *d) {
                 return;
         }
 
-        r = sd_bus_message_read(reply, "s", &mount_point);
-        if (r >= 0)
-                r = mount_info_read(reply, &info);
-        if (r < 0) {
-                log_error_errno(r, "usermountd sent a reply this usermount cannot read: %m");
-                return;
-        }
         e = automount_add(a, d, ENTRY_MOUNTED);
         if (e)
                 e->mount_point = strdup(mount_point);
         if (asprintf(&summary, "Mounted %s at %s", d->label ?: d->uuid ?: d->devname,
                      mount_point) < 0 ||
-            asprintf(&body, "%s, %s%s%s", d->devname, strempty(info.fstype),
-                     mount_info_has_attribute(&info, "ro") ? ", read-only" : "",
-                     mount_info_has_attribute(&info, "idmap") ? ", id-mapped" : "") < 0)
+            asprintf(&body, "%s, %s%s%s", d->devname, strempty(usermount_info_get_fstype(info)),
+                     usermount_info_has_attribute(info, "ro") ? ", read-only" : "",
+                     usermount_info_has_attribute(info, "idmap") ? ", id-mapped" : "") < 0)
                 return;
         automount_tell(a, false, summary, body);
 }
@@ -318,7 +311,7 @@ static int on_subscribed(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
         const sd_bus_error *e = sd_bus_message_get_error(m);
 
         if (e) {
-                automount_unavailable(a, e, -EIO);
+                automount_unavailable(a, e->name, e->message, -EIO);
                 return 0;
         }
         /* A retry may have come first; the timer is not needed any more. */
@@ -354,9 +347,19 @@ static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *ret_
 /* Connects to the system bus and subscribes to usermountd's signals, synchronously. */
 static int automount_connect(Automount *a, sd_bus_error *error) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(usermount_client_unrefp) usermount_client *client = NULL;
         int r;
 
-        r = client_bus_open(&bus);
+        /* The mount requests, never interactive (the default mode). */
+        r = usermount_client_new(&client);
+        if (r < 0)
+                return r;
+        /*
+         * The signals: on a connection of their own, attached to our sd-event loop, where
+         * a NameOwnerChanged must lead to a new Subscribe and then to enumerating the
+         * devices again (usermount_monitor_new(3) has no such event to tell us).
+         */
+        r = sd_bus_open_system(&bus);
         if (r < 0)
                 return r;
         r = sd_bus_attach_event(bus, a->event, SD_EVENT_PRIORITY_NORMAL);
@@ -383,6 +386,8 @@ static int automount_connect(Automount *a, sd_bus_error *error) {
                 return r;
         sd_bus_flush_close_unref(a->bus);
         a->bus = TAKE_PTR(bus);
+        usermount_client_unref(a->client);
+        a->client = TAKE_PTR(client);
         return 0;
 }
 
@@ -393,7 +398,8 @@ void automount_try_connect(Automount *a) {
 
         r = automount_connect(a, &error);
         if (r < 0) {
-                automount_unavailable(a, &error, r);
+                automount_unavailable(a, sd_bus_error_is_set(&error) ? error.name : NULL,
+                                      error.message, r);
                 return;
         }
         automount_available(a);
@@ -434,6 +440,7 @@ void automount_done(Automount *a) {
         a->retry_timer = sd_event_source_disable_unref(a->retry_timer);
         a->monitor = sd_device_monitor_unref(a->monitor);
         a->bus = sd_bus_flush_close_unref(a->bus);
+        a->client = usermount_client_unref(a->client);
         notifier_done(&a->notifier);
         a->event = sd_event_unref(a->event);
         automount_config_done(&a->config);

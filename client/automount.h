@@ -24,6 +24,7 @@
 #include "automount-config.h"
 #include "automount-notify.h"
 #include "automount-udev.h"
+#include "usermount.h"
 
 typedef struct Entry Entry;
 
@@ -31,7 +32,8 @@ typedef struct Automount {
         AutomountConfig config;
         bool once;
         sd_event *event;
-        sd_bus *bus;      /* the system bus; NULL while it is not there */
+        sd_bus *bus;      /* the system bus for usermountd's signals; NULL while it is not there */
+        usermount_client *client; /* the mount requests (libusermount); NULL likewise */
         bool subscribed;  /* usermountd answered Subscribe */
         sd_device_monitor *monitor;
         AutomountWatch watch;

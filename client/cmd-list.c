@@ -6,7 +6,6 @@
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdio.h>
-#include <systemd/sd-bus.h>
 
 #include "bus-client.h"
 #include "mount-info.h"
@@ -69,14 +68,12 @@ static char *owner_name(uint32_t uid) {
         return name;
 }
 
-static ExitStatus list_print_json(sd_bus_message *reply) {
+static ExitStatus list_print_json(const MountList *list) {
         _cleanup_(json_object_putp) json_object *mounts = NULL;
         _cleanup_free_ char *text = NULL;
         int r;
 
-        r = mount_json_read(reply, &mounts);
-        if (r >= 0 && !json_object_is_type(mounts, json_type_array))
-                r = -EBADMSG;
+        r = mount_json_from_list(list->src, list->n, &mounts);
         if (r < 0) {
                 log_error_errno(r, "usermountd sent a list of mounts this usermount cannot "
                                 "read: %m");
@@ -109,19 +106,13 @@ static int list_fill_table(Table *t, const MountInfo *infos, size_t n) {
         return 0;
 }
 
-static ExitStatus list_print_table(sd_bus_message *reply) {
+static ExitStatus list_print_table(const MountList *list) {
         _cleanup_(table_freep) Table *t = NULL;
         _cleanup_free_ char *text = NULL;
-        MountInfo *infos = NULL;
-        size_t n = 0;
+        const MountInfo *infos = list->infos;
+        size_t n = list->n;
         int r;
 
-        r = mount_info_read_array(reply, &infos, &n);
-        if (r < 0) {
-                log_error_errno(r, "usermountd sent a list of mounts this usermount cannot "
-                                "read: %m");
-                return EXIT_STATUS_FAILURE;
-        }
         if (n == 0) {
                 puts("No mounts.");
                 return EXIT_STATUS_OK;
@@ -131,7 +122,6 @@ static ExitStatus list_print_table(sd_bus_message *reply) {
         r = t ? list_fill_table(t, infos, n) : -ENOMEM;
         if (r >= 0)
                 r = table_format(t, &text);
-        mount_info_free_array(infos, n);
         if (r < 0) {
                 log_error_errno(r, "Cannot format the list of mounts: %m");
                 return EXIT_STATUS_FAILURE;
@@ -141,20 +131,19 @@ static ExitStatus list_print_table(sd_bus_message *reply) {
 }
 
 static ExitStatus list_run(const ListArgs *args) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(usermount_client_unrefp) usermount_client *client = NULL;
+        _cleanup_(mount_list_done) MountList list = {};
         ExitStatus status;
         int r;
 
-        status = client_bus_connect(false, &bus);
+        status = client_connect(false, arg_ask_password, &client);
         if (status != EXIT_STATUS_OK)
                 return status;
-        r = client_bus_list_mounts(bus, &error, &reply);
+        r = mount_list_fetch(client, &list);
         if (r < 0)
-                return client_bus_log_error(bus, &error, r);
+                return client_log_error(client, r);
 
-        return args->json ? list_print_json(reply) : list_print_table(reply);
+        return args->json ? list_print_json(&list) : list_print_table(&list);
 }
 
 int verb_list(int argc, char *argv[]) {

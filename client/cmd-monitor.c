@@ -3,28 +3,23 @@
  * usermount monitor: prints usermountd's MountAdded and MountRemoved signals as they come,
  * one line each, until interrupted.
  */
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
-#include <systemd/sd-bus.h>
-#include <systemd/sd-event.h>
+#include <sys/signalfd.h>
+#include <time.h>
 
 #include "bus-client.h"
 #include "mount-info.h"
 #include "mount-json.h"
 #include "args.h"
 #include "output.h"
-#include "usermount-names.h"
 #include "cli.h"
 
 typedef struct MonitorArgs {
         bool json;
 } MonitorArgs;
-
-/* What the bus callbacks need. */
-typedef struct Monitor {
-        const MonitorArgs *args;
-        sd_event *event;
-} Monitor;
 
 static void monitor_help(void) {
         printf("Usage: usermount monitor [OPTIONS]\n"
@@ -60,21 +55,15 @@ static void monitor_help(void) {
                "listed in usermount --help.\n");
 }
 
-/* Formats the event in m (s mount_point, a{sv} info) as a line, without '\n'. */
-static int format_event(sd_bus_message *m, bool added, bool json, char **ret) {
-        const char *mount_point;
+/* Formats the event (mount_point, info) as a line, without '\n'. */
+static int format_event(const char *mount_point, const usermount_info *src, bool added,
+                        bool json, char **ret) {
         int r;
-
-        r = sd_bus_message_read(m, "s", &mount_point);
-        if (r < 0)
-                return r;
 
         if (json) {
                 _cleanup_(json_object_putp) json_object *info = NULL, *event = NULL;
 
-                r = mount_json_read(m, &info);
-                if (r >= 0 && !json_object_is_type(info, json_type_object))
-                        r = -EBADMSG;
+                r = mount_json_from_usermount(src, &info);
                 if (r >= 0)
                         r = mount_json_event(added ? "added" : "removed", mount_point, info,
                                              &event);
@@ -84,20 +73,22 @@ static int format_event(sd_bus_message *m, bool added, bool json, char **ret) {
         } else {
                 _cleanup_(mount_info_done) MountInfo info = {};
 
-                r = mount_info_read(m, &info);
+                r = mount_info_from_usermount(src, &info);
                 if (r < 0)
                         return r;
                 return mount_info_format_event(&info, added, mount_point, ret);
         }
 }
 
-static int on_mount_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        Monitor *monitor = userdata;
-        bool added = sd_bus_message_is_signal(m, UM_MANAGER_INTERFACE, "MountAdded") > 0;
+/* A usermount_monitor_func: prints the event, and stops (-EIO) when stdout fails. */
+static int on_mount_event(usermount_monitor *m, usermount_event event, const char *mount_point,
+                          const usermount_info *info, void *userdata) {
+        const MonitorArgs *args = userdata;
         _cleanup_free_ char *line = NULL;
         int r;
 
-        r = format_event(m, added, monitor->args->json, &line);
+        r = info ? format_event(mount_point, info, event == USERMOUNT_EVENT_ADDED, args->json,
+                                &line) : -EBADMSG;
         if (r < 0) {
                 /* One malformed signal is not a reason to stop watching. */
                 log_error_errno(r, "Ignoring a signal from usermountd this usermount cannot "
@@ -109,78 +100,69 @@ static int on_mount_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_
         /* Whoever reads the pipe wants the event now, not when a buffer fills up. */
         if (fflush(stdout) != 0 || ferror(stdout)) {
                 log_error_errno(errno ?: EIO, "Cannot write to standard output: %m");
-                return sd_event_exit(monitor->event, EXIT_STATUS_FAILURE);
+                return -EIO;
         }
         return 0;
 }
 
-static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        Monitor *monitor = userdata;
+/* Milliseconds until the monitor wants to be processed anyway (-1: no limit). */
+static int monitor_poll_timeout(usermount_monitor *m) {
+        struct timespec ts;
+        uint64_t until, now;
 
-        /* The synthesized message has no bus to find the event loop by; userdata has it. */
-        log_error("The system bus connection was closed.");
-        return sd_event_exit(monitor->event, EXIT_STATUS_UNAVAILABLE);
-}
-
-static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        return sd_event_exit(sd_event_source_get_event(s), EXIT_STATUS_OK);
-}
-
-/* Asks usermountd (starting it if need be) to send this connection its signals. */
-static int monitor_call_subscribe(sd_bus *bus) {
-        return sd_bus_call_method(bus, UM_BUS_NAME, UM_OBJECT_PATH, UM_MANAGER_INTERFACE,
-                                  "Subscribe", NULL, NULL, "");
-}
-
-/* usermountd restarted (its name has a new owner): the subscription was the old one's. */
-static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        const char *name, *old_owner, *new_owner;
-
-        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
-            !streq(name, UM_BUS_NAME) || new_owner[0] == 0)
+        if (usermount_monitor_get_timeout(m, &until) < 0 || until == UINT64_MAX)
+                return -1;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        now = (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+        if (until <= now)
                 return 0;
-        return sd_bus_call_method_async(sd_bus_message_get_bus(m), NULL, UM_BUS_NAME,
-                                        UM_OBJECT_PATH, UM_MANAGER_INTERFACE, "Subscribe",
-                                        NULL, NULL, "");
+        return (until - now) / 1000 > INT_MAX ? INT_MAX : (int) ((until - now + 999) / 1000);
 }
 
-/* Receives MountAdded and MountRemoved from usermountd, whoever owns the name now. */
-static int monitor_subscribe(sd_bus *bus, Monitor *monitor) {
-        static const char *const members[] = { "MountAdded", "MountRemoved" };
-        int r;
+/*
+ * Waits for the monitor's fd and for SIGINT and SIGTERM (through sigfd): returns
+ * EXIT_STATUS_OK on a signal, else what ended the monitor.
+ */
+static ExitStatus monitor_loop(usermount_monitor *m, int sigfd) {
+        for (;;) {
+                struct pollfd p[2] = {
+                        { .fd = usermount_monitor_get_fd(m),
+                          .events = (short) usermount_monitor_get_events(m) },
+                        { .fd = sigfd, .events = POLLIN },
+                };
+                int r;
 
-        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                "org.freedesktop.DBus", "NameOwnerChanged",
-                                on_name_owner_changed, monitor);
-        if (r < 0)
-                return r;
-
-        for (size_t i = 0; i < ELEMENTSOF(members); i++) {
-                r = sd_bus_match_signal(bus, NULL, UM_BUS_NAME, UM_OBJECT_PATH,
-                                        UM_MANAGER_INTERFACE, members[i], on_mount_signal,
-                                        monitor);
-                if (r < 0)
-                        return r;
+                r = usermount_monitor_process(m);
+                if (r == -ECONNRESET) {
+                        log_error("The system bus connection was closed.");
+                        return EXIT_STATUS_UNAVAILABLE;
+                }
+                if (r == -EIO)
+                        return EXIT_STATUS_FAILURE; /* standard output: said already */
+                if (r < 0) {
+                        log_error_errno(r, "The event loop failed: %m");
+                        return EXIT_STATUS_FAILURE;
+                }
+                /* 0 events: messages are queued already; process them without waiting. */
+                r = poll(p, 2, p[0].events ? monitor_poll_timeout(m) : 0);
+                if (r < 0 && errno != EINTR) {
+                        log_error_errno(errno, "The event loop failed: %m");
+                        return EXIT_STATUS_FAILURE;
+                }
+                if (r > 0 && (p[1].revents & POLLIN))
+                        return EXIT_STATUS_OK;
         }
-        /* sd-bus reports the end of the connection as this local signal. */
-        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus.Local",
-                                "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
-                                "Disconnected", on_disconnected, monitor);
-        if (r < 0)
-                return r;
-        /* After the matches: no signal sent once the daemon knows us can be missed. */
-        return monitor_call_subscribe(bus);
 }
 
 static ExitStatus monitor_run(const MonitorArgs *args) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
-        Monitor monitor = { .args = args };
+        _cleanup_(usermount_client_unrefp) usermount_client *client = NULL;
+        _cleanup_close_ int sigfd = -EBADF;
+        usermount_monitor *monitor = NULL;
         ExitStatus status;
         sigset_t mask;
         int r;
 
-        /* sd-event takes signals through a signalfd; they must not be delivered first. */
+        /* SIGINT and SIGTERM end the loop through a signalfd: they must not be delivered. */
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
@@ -188,36 +170,23 @@ static ExitStatus monitor_run(const MonitorArgs *args) {
                 log_error_errno(errno, "Cannot block SIGINT and SIGTERM: %m");
                 return EXIT_STATUS_FAILURE;
         }
-
-        r = sd_event_new(&event);
-        if (r >= 0)
-                r = sd_event_add_signal(event, NULL, SIGINT, on_signal, NULL);
-        if (r >= 0)
-                r = sd_event_add_signal(event, NULL, SIGTERM, on_signal, NULL);
-        if (r < 0) {
-                log_error_errno(r, "Cannot set up the event loop: %m");
+        sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sigfd < 0) {
+                log_error_errno(errno, "Cannot set up the event loop: %m");
                 return EXIT_STATUS_FAILURE;
         }
 
-        status = client_bus_connect(false, &bus);
+        status = client_connect(false, arg_ask_password, &client);
         if (status != EXIT_STATUS_OK)
                 return status;
-        r = sd_bus_attach_event(bus, event, SD_EVENT_PRIORITY_NORMAL);
-        if (r < 0) {
-                log_error_errno(r, "Cannot set up the event loop: %m");
-                return EXIT_STATUS_FAILURE;
-        }
-        monitor.event = event;
-        r = monitor_subscribe(bus, &monitor);
+        /* Subscribes, and again whenever usermountd restarts (usermount_monitor_new(3)). */
+        r = usermount_monitor_new(client, on_mount_event, (void *) args, &monitor);
         if (r < 0)
-                return client_bus_log_error(bus, NULL, r);
+                return client_log_error(client, r);
 
-        r = sd_event_loop(event);
-        if (r < 0) {
-                log_error_errno(r, "The event loop failed: %m");
-                return EXIT_STATUS_FAILURE;
-        }
-        return r;
+        status = monitor_loop(monitor, sigfd);
+        usermount_monitor_free(monitor);
+        return status;
 }
 
 int verb_monitor(int argc, char *argv[]) {

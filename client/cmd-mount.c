@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <systemd/sd-bus.h>
 
 #include "auth-call.h"
 #include "bus-client.h"
@@ -458,37 +457,15 @@ static ExitStatus log_attach_error(const char *target, int r) {
         .fstype = (a)->fstype, .options = (a)->options, .exec = (a)->exec,               \
         .idmap = (a)->idmap, .driver = (a)->driver
 
-/* Takes the mount fd (a copy we own) and the info dict out of an OpenMount reply. */
-static int read_open_mount_reply(sd_bus_message *reply, int *ret_mount_fd, MountInfo *info) {
-        _cleanup_close_ int mount_fd = -EBADF;
-        int fd, r;
-
-        r = sd_bus_message_read(reply, "h", &fd);
-        if (r < 0)
-                return r;
-        /* The message owns fd and closes it with the message. */
-        mount_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (mount_fd < 0)
-                return -errno;
-
-        r = mount_info_read(reply, info);
-        if (r < 0)
-                return r;
-
-        *ret_mount_fd = TAKE_FD(mount_fd);
-        return 0;
-}
-
-static ExitStatus log_bad_reply(int r) {
-        log_error_errno(r, "usermountd sent a reply this usermount cannot read: %m");
-        return EXIT_STATUS_FAILURE;
-}
-
-static ExitStatus print_summary(const MountInfo *info, const char *source, const char *target) {
+static ExitStatus print_summary(const usermount_info *src, const char *source,
+                                const char *target) {
+        _cleanup_(mount_info_done) MountInfo info = {};
         _cleanup_free_ char *summary = NULL;
         int r;
 
-        r = mount_info_format_summary(info, source, target, &summary);
+        r = mount_info_from_usermount(src, &info);
+        if (r >= 0)
+                r = mount_info_format_summary(&info, source, target, &summary);
         if (r < 0) {
                 log_error_errno(r, "Mounted, but cannot describe the mount: %m");
                 return EXIT_STATUS_OK;
@@ -569,12 +546,10 @@ static ExitStatus open_userns(const MountArgs *args, int *ret_fd) {
  * (--container), onto TARGET inside it (container.h).
  */
 static ExitStatus mount_run_open_mount(const MountArgs *args, const Container *container) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(usermount_client_unrefp) usermount_client *client = NULL;
+        _cleanup_(usermount_info_freep) usermount_info *info = NULL;
         _cleanup_close_ int target_fd = -EBADF, source_fd = -EBADF, mount_fd = -EBADF,
                 userns_fd = -EBADF;
-        _cleanup_(mount_info_done) MountInfo info = {};
         uint32_t partition = 0;
         int write_error = 0, r;
         ExitStatus status;
@@ -614,24 +589,20 @@ static ExitStatus mount_run_open_mount(const MountArgs *args, const Container *c
                 return EXIT_STATUS_FAILURE;
         }
 
-        status = client_bus_connect(true, &bus);
+        status = client_connect(true, arg_ask_password, &client);
         if (status != EXIT_STATUS_OK)
                 return status;
 
-        status = auth_call(bus, mount_call,
-                           &(MountCall) { .method = "OpenMount", .source_fd = source_fd,
-                                          .userns_fd = userns_fd, MOUNT_CALL_ARGS(args),
-                                          .partition = partition,
-                                          .read_only = args->read_only || write_error < 0 },
-                           &reply);
-        if (status != EXIT_STATUS_OK)
-                return status;
+        r = mount_call(client,
+                       &(MountCall) { .method = "OpenMount", .source_fd = source_fd,
+                                      .userns_fd = userns_fd, MOUNT_CALL_ARGS(args),
+                                      .partition = partition,
+                                      .read_only = args->read_only || write_error < 0 },
+                       NULL, &mount_fd, &info);
+        if (r < 0)
+                return auth_log_error(client, r);
         /* usermountd has what it needs from the source; we hold nothing we do not use. */
         source_fd = safe_close(source_fd);
-
-        r = read_open_mount_reply(reply, &mount_fd, &info);
-        if (r < 0)
-                return log_bad_reply(r);
 
         if (container) {
                 /* On failure the mount goes away when mount_fd is closed. */
@@ -642,13 +613,13 @@ static ExitStatus mount_run_open_mount(const MountArgs *args, const Container *c
                         return status;
                 if (asprintf(&where, "%s in the container of process %d", args->target,
                              (int) container->pid) < 0)
-                        return print_summary(&info, args->source, args->target);
-                return print_summary(&info, args->source, where);
+                        return print_summary(info, args->source, args->target);
+                return print_summary(info, args->source, where);
         } else if (move_mount(mount_fd, "", target_fd, "",
                               MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
                 return log_attach_error(args->target, -errno);
 
-        return print_summary(&info, args->source, args->target);
+        return print_summary(info, args->source, args->target);
 }
 
 /*
@@ -676,13 +647,10 @@ static ExitStatus make_bus_path(const char *what, const char *path, ExitStatus f
 
 /* The tracked path: Mount(device) or MountFd(image), attached by usermountd. */
 static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_free_ char *target = NULL, *device = NULL;
-        _cleanup_(mount_info_done) MountInfo info = {};
+        _cleanup_(usermount_client_unrefp) usermount_client *client = NULL;
+        _cleanup_(usermount_info_freep) usermount_info *info = NULL;
+        _cleanup_free_ char *target = NULL, *device = NULL, *mount_point = NULL;
         _cleanup_close_ int source_fd = -EBADF, userns_fd = -EBADF;
-        const char *mount_point;
         uint32_t partition = 0;
         int write_error = 0, r;
         ExitStatus status;
@@ -712,28 +680,22 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
         if (status != EXIT_STATUS_OK)
                 return status;
 
-        status = client_bus_connect(by_fd, &bus);
+        status = client_connect(by_fd, arg_ask_password, &client);
         if (status != EXIT_STATUS_OK)
                 return status;
 
-        status = auth_call(bus, mount_call,
-                           &(MountCall) { .method = by_fd ? "MountFd" : "Mount",
-                                          .device = device, .source_fd = source_fd,
-                                          .userns_fd = userns_fd, MOUNT_CALL_ARGS(args),
-                                          .read_only = args->read_only || write_error < 0,
-                                          .target = target, .partition = partition },
-                           &reply);
-        if (status != EXIT_STATUS_OK)
-                return status;
+        r = mount_call(client,
+                       &(MountCall) { .method = by_fd ? "MountFd" : "Mount",
+                                      .device = device, .source_fd = source_fd,
+                                      .userns_fd = userns_fd, MOUNT_CALL_ARGS(args),
+                                      .read_only = args->read_only || write_error < 0,
+                                      .target = target, .partition = partition },
+                       &mount_point, NULL, &info);
+        if (r < 0)
+                return auth_log_error(client, r);
         source_fd = safe_close(source_fd);
 
-        r = sd_bus_message_read(reply, "s", &mount_point);
-        if (r >= 0)
-                r = mount_info_read(reply, &info);
-        if (r < 0)
-                return log_bad_reply(r);
-
-        return print_summary(&info, args->source, mount_point);
+        return print_summary(info, args->source, mount_point);
 }
 
 /* --container=PID: the container is checked before SOURCE is even opened. */

@@ -6,7 +6,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <systemd/sd-bus.h>
 
 #include "auth-call.h"
 #include "bus-client.h"
@@ -168,33 +167,10 @@ static void log_not_tracked_hint(void) {
                           "not tracked by usermountd; unmount those with 'umount'.");
 }
 
-typedef struct UnmountCall {
-        const char *mount_point;
-        bool force;
-} UnmountCall;
-
-/* An AuthCallFunc: sends Unmount for the UnmountCall userdata. */
-static int call_unmount(sd_bus *bus, bool interactive, void *userdata, sd_bus_error *error,
-                        sd_bus_message **ret_reply) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        const UnmountCall *c = userdata;
-        int r;
-
-        r = sd_bus_message_new_method_call(bus, &m, UM_BUS_NAME, UM_OBJECT_PATH,
-                                           UM_MANAGER_INTERFACE, "Unmount");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "sa{sv}", c->mount_point, 2,
-                                  "force", "b", (int) c->force,
-                                  "interactive", "b", (int) interactive);
-        if (r < 0)
-                return r;
-        return sd_bus_call(bus, m, CLIENT_CALL_TIMEOUT_USEC, error, ret_reply);
-}
-
-static ExitStatus unmount_one(sd_bus *bus, const char *mount_point, bool force) {
+static ExitStatus unmount_one(usermount_client *client, const char *mount_point, bool force) {
         _cleanup_free_ char *e = NULL;
         ExitStatus status;
+        int r;
 
         if (!output_utf8_is_valid(mount_point)) {
                 e = output_escape(mount_point);
@@ -203,9 +179,9 @@ static ExitStatus unmount_one(sd_bus *bus, const char *mount_point, bool force) 
                 return EXIT_STATUS_USAGE;
         }
 
-        status = auth_call(bus, call_unmount,
-                           &(UnmountCall) { .mount_point = mount_point, .force = force }, NULL);
-        if (status != EXIT_STATUS_OK) {
+        r = usermount_unmount(client, mount_point, force ? USERMOUNT_UNMOUNT_FORCE : 0);
+        if (r < 0) {
+                status = auth_log_error(client, r);
                 if (status == EXIT_STATUS_NOT_MOUNTED)
                         log_not_tracked_hint();
                 return status;
@@ -226,30 +202,24 @@ static void log_mount_points(const MountInfo *infos, const size_t *matches, size
 }
 
 /* Unmounts the mounts of the device or image at path (absolute; st is its stat). */
-static ExitStatus unmount_source(sd_bus *bus, const UnmountArgs *args, const char *path,
-                                 const struct stat *st) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+static ExitStatus unmount_source(usermount_client *client, const UnmountArgs *args,
+                                 const char *path, const struct stat *st) {
+        _cleanup_(mount_list_done) MountList list = {};
         _cleanup_free_ char *canonical = realpath(path, NULL), *e = output_escape(path);
         _cleanup_free_ size_t *matches = NULL;
         ExitStatus status = EXIT_STATUS_OK;
-        MountInfo *infos = NULL;
-        size_t n_infos = 0, n_matches = 0;
+        const MountInfo *infos;
+        size_t n_infos, n_matches = 0;
         int r;
 
-        r = client_bus_list_mounts(bus, &error, &reply);
+        r = mount_list_fetch(client, &list);
         if (r < 0)
-                return client_bus_log_error(bus, &error, r);
-        r = mount_info_read_array(reply, &infos, &n_infos);
-        if (r < 0) {
-                log_error_errno(r, "usermountd sent a list of mounts this usermount cannot "
-                                "read: %m");
-                return EXIT_STATUS_FAILURE;
-        }
+                return client_log_error(client, r);
+        infos = list.infos;
+        n_infos = list.n;
 
         matches = calloc(n_infos ?: 1, sizeof(size_t));
         if (!matches) {
-                mount_info_free_array(infos, n_infos);
                 log_error_errno(ENOMEM, "%m");
                 return EXIT_STATUS_FAILURE;
         }
@@ -272,14 +242,13 @@ static ExitStatus unmount_source(sd_bus *bus, const UnmountArgs *args, const cha
         } else
                 /* Each one is tried; the first failure decides the exit status. */
                 for (size_t i = 0; i < n_matches; i++) {
-                        ExitStatus s = unmount_one(bus, infos[matches[i]].mount_point,
+                        ExitStatus s = unmount_one(client, infos[matches[i]].mount_point,
                                                    args->force);
 
                         if (status == EXIT_STATUS_OK)
                                 status = s;
                 }
 
-        mount_info_free_array(infos, n_infos);
         return status;
 }
 
@@ -295,7 +264,7 @@ static ExitStatus unmount_run_container(const UnmountArgs *args) {
 }
 
 static ExitStatus unmount_run(const UnmountArgs *args) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(usermount_client_unrefp) usermount_client *client = NULL;
         _cleanup_free_ char *path = NULL;
         struct stat st = {};
         ExitStatus status;
@@ -311,13 +280,13 @@ static ExitStatus unmount_run(const UnmountArgs *args) {
         if (stat(path, &st) < 0)
                 stat_error = -errno;
 
-        status = client_bus_connect(false, &bus);
+        status = client_connect(false, arg_ask_password, &client);
         if (status != EXIT_STATUS_OK)
                 return status;
 
         if (unmount_route(stat_error, st.st_mode) == UNMOUNT_ROUTE_SOURCE)
-                return unmount_source(bus, args, path, &st);
-        return unmount_one(bus, path, args->force);
+                return unmount_source(client, args, path, &st);
+        return unmount_one(client, path, args->force);
 }
 
 int verb_unmount(int argc, char *argv[]) {

@@ -1,80 +1,50 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Building and sending one mount request to usermountd (mount-call.h). */
+/* One mount request to usermountd through libusermount (mount-call.h). */
 #include "bus-client.h"
 #include "macro.h"
 #include "mount-call.h"
-#include "usermount-names.h"
 
-/* Appends the params dict (DBUS-API.md) of c; absent fields leave their keys out. */
-static int append_params(sd_bus_message *m, const MountCall *c, bool interactive) {
+/* The options object of call (usermount_open_mount(3)). */
+static int mount_call_options(const MountCall *call, usermount_options **ret) {
+        _cleanup_(usermount_options_freep) usermount_options *o = NULL;
         int r;
 
-        r = sd_bus_message_open_container(m, SD_BUS_TYPE_ARRAY, "{sv}");
+        r = usermount_options_new(&o);
+        if (r >= 0)
+                r = usermount_options_set_fstype(o, call->fstype);
+        if (r >= 0)
+                r = usermount_options_set_fs_options(o, call->options);
+        if (r >= 0)
+                r = usermount_options_set_target(o, call->target);
+        if (r >= 0)
+                r = usermount_options_set_read_only(o, call->read_only);
+        if (r >= 0)
+                r = usermount_options_set_exec(o, call->exec);
+        if (r >= 0)
+                r = usermount_options_set_idmap(o, call->idmap);
+        if (r >= 0)
+                r = usermount_options_set_userns_fd(o, call->userns_fd);
+        if (r >= 0)
+                r = usermount_options_set_driver(o, call->driver);
+        if (r >= 0)
+                r = usermount_options_set_partition(o, call->partition);
         if (r < 0)
                 return r;
-        if (c->target) {
-                r = sd_bus_message_append(m, "{sv}", "target", "s", c->target);
-                if (r < 0)
-                        return r;
-        }
-        if (c->read_only) {
-                r = sd_bus_message_append(m, "{sv}", "read-only", "b", 1);
-                if (r < 0)
-                        return r;
-        }
-        if (c->exec) {
-                r = sd_bus_message_append(m, "{sv}", "exec", "b", 1);
-                if (r < 0)
-                        return r;
-        }
-        if (c->idmap) {
-                r = sd_bus_message_append(m, "{sv}", "idmap", "s", c->idmap);
-                if (r < 0)
-                        return r;
-        }
-        if (c->userns_fd >= 0) {
-                r = sd_bus_message_append(m, "{sv}", "userns", "h", c->userns_fd);
-                if (r < 0)
-                        return r;
-        }
-        if (c->partition > 0) {
-                r = sd_bus_message_append(m, "{sv}", "partition", "u", c->partition);
-                if (r < 0)
-                        return r;
-        }
-        if (c->driver) {
-                r = sd_bus_message_append(m, "{sv}", "driver", "s", c->driver);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_append(m, "{sv}", "interactive", "b", (int) interactive);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(m);
+        *ret = TAKE_PTR(o);
+        return 0;
 }
 
-int mount_call(sd_bus *bus, bool interactive, void *userdata, sd_bus_error *error,
-               sd_bus_message **ret_reply) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        const MountCall *c = userdata;
+int mount_call(usermount_client *c, const MountCall *call, char **ret_mount_point,
+               int *ret_mount_fd, usermount_info **ret_info) {
+        _cleanup_(usermount_options_freep) usermount_options *o = NULL;
         int r;
 
-        r = sd_bus_message_new_method_call(bus, &m, UM_BUS_NAME, UM_OBJECT_PATH,
-                                           UM_MANAGER_INTERFACE, c->method);
+        r = mount_call_options(call, &o);
         if (r < 0)
                 return r;
-        if (c->device)
-                r = sd_bus_message_append(m, "s", c->device);
-        else
-                r = sd_bus_message_append(m, "h", c->source_fd);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "ss", strempty(c->fstype), strempty(c->options));
-        if (r < 0)
-                return r;
-        r = append_params(m, c, interactive);
-        if (r < 0)
-                return r;
-
-        return sd_bus_call(bus, m, CLIENT_CALL_TIMEOUT_USEC, error, ret_reply);
+        if (streq(call->method, "OpenMount"))
+                return usermount_open_mount(c, call->source_fd, o, ret_mount_fd, ret_info);
+        if (streq(call->method, "MountFd"))
+                return usermount_mount_fd(c, call->source_fd, o, ret_mount_point, ret_info);
+        return usermount_mount(c, call->device, o, ret_mount_point, ret_info);
 }

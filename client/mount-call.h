@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * One mount request to usermountd (Mount, MountFd or OpenMount, DBUS-API.md): the call's
- * arguments as a struct, and the function that builds and sends it. Shared by usermount
- * mount and usermount automount, so that the protocol is written once.
+ * arguments as a struct, sent through libusermount. Shared by usermount mount and
+ * usermount automount.
  */
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <systemd/sd-bus.h>
+
+#include "usermount.h"
 
 typedef struct MountCall {
         const char *method;  /* Mount, MountFd or OpenMount */
@@ -26,8 +27,9 @@ typedef struct MountCall {
 } MountCall;
 
 /*
- * An AuthCallFunc (auth-call.h): sends the MountCall userdata with params["interactive"]
- * = interactive; error and reply as sd_bus_call() returns them.
+ * Sends call on c (its authentication mode applies). On success, Mount and MountFd set
+ * *ret_mount_point (a new string), OpenMount *ret_mount_fd (ours, O_CLOEXEC), and each
+ * *ret_info (may be NULL). Returns 0 or -errno as libusermount does; c keeps the error.
  */
-int mount_call(sd_bus *bus, bool interactive, void *userdata, sd_bus_error *error,
-               sd_bus_message **ret_reply);
+int mount_call(usermount_client *c, const MountCall *call, char **ret_mount_point,
+               int *ret_mount_fd, usermount_info **ret_info);

@@ -5,146 +5,76 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "mount-info.h"
 #include "output.h"
 
-static void strv_free(char **l) {
-        for (char **p = l; p && *p; p++)
-                free(*p);
-        free(l);
-}
-
 void mount_info_done(MountInfo *info) {
-        strv_free(info->attributes);
+        usermount_strv_free(info->attributes);
         *info = (MountInfo) {};
 }
 
-/* The keys we show, with their D-Bus types; a table so that list/monitor share it. */
-static const struct {
-        const char *key;
-        const char *signature;
-        size_t offset;
-} info_fields[] = {
-        { "mount-point", "s", offsetof(MountInfo, mount_point) },
-        { "device", "s", offsetof(MountInfo, device) },
-        { "backing-file", "s", offsetof(MountInfo, backing_file) },
-        { "fstype", "s", offsetof(MountInfo, fstype) },
-        { "label", "s", offsetof(MountInfo, label) },
-        { "uuid", "s", offsetof(MountInfo, uuid) },
-        { "options", "s", offsetof(MountInfo, options) },
-        { "driver", "s", offsetof(MountInfo, driver) },
-        { "idmap", "s", offsetof(MountInfo, idmap) },
-        { "idmap-uid-map", "s", offsetof(MountInfo, idmap_uid_map) },
-        { "idmap-gid-map", "s", offsetof(MountInfo, idmap_gid_map) },
-        { "attributes", "as", offsetof(MountInfo, attributes) },
-        { "mount-id", "t", offsetof(MountInfo, mount_id) },
-        { "partition", "u", offsetof(MountInfo, partition) },
-        { "owner-uid", "u", offsetof(MountInfo, owner_uid) },
-        { "created-usec", "t", offsetof(MountInfo, created_usec) },
-};
-
-/* Reads the variant of one dict entry into field, or skips it if its type is not sig. */
-static int read_field(sd_bus_message *m, const char *sig, void *field) {
-        const char *contents;
-        char type;
-        int r;
-
-        r = sd_bus_message_peek_type(m, &type, &contents);
-        if (r < 0)
-                return r;
-        if (type != SD_BUS_TYPE_VARIANT || !streq_ptr(contents, sig))
-                return sd_bus_message_skip(m, "v");
-
-        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_VARIANT, sig);
-        if (r < 0)
-                return r;
-        if (streq(sig, "as")) {
-                char ***l = field;
-
-                /* A repeated key: the last one wins, without leaking the first. */
-                strv_free(*l);
-                *l = NULL;
-                r = sd_bus_message_read_strv(m, l);
-        } else
-                r = sd_bus_message_read_basic(m, sig[0], field);
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
-}
-
-static int read_entry(sd_bus_message *m, MountInfo *info) {
-        const char *key;
-        int r;
-
-        r = sd_bus_message_read(m, "s", &key);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < ELEMENTSOF(info_fields); i++)
-                if (streq(key, info_fields[i].key))
-                        return read_field(m, info_fields[i].signature,
-                                          (char *) info + info_fields[i].offset);
-        return sd_bus_message_skip(m, "v");
-}
-
-int mount_info_read(sd_bus_message *m, MountInfo *ret) {
-        int r;
-
-        *ret = (MountInfo) { .owner_uid = MOUNT_INFO_UID_INVALID };
-        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_ARRAY, "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(m, SD_BUS_TYPE_DICT_ENTRY, "sv")) > 0) {
-                r = read_entry(m, ret);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
-}
-
-void mount_info_free_array(MountInfo *infos, size_t n) {
-        for (size_t i = 0; infos && i < n; i++)
-                mount_info_done(&infos[i]);
-        free(infos);
-}
-
-int mount_info_read_array(sd_bus_message *m, MountInfo **ret, size_t *ret_n) {
-        MountInfo *infos = NULL;
+int mount_info_from_usermount(const usermount_info *src, MountInfo *ret) {
+        const char *const *attributes = usermount_info_get_attributes(src);
         size_t n = 0;
+
+        *ret = (MountInfo) {
+                .mount_point = usermount_info_get_mount_point(src),
+                .device = usermount_info_get_device(src),
+                .backing_file = usermount_info_get_backing_file(src),
+                .fstype = usermount_info_get_fstype(src),
+                .label = usermount_info_get_label(src),
+                .uuid = usermount_info_get_uuid(src),
+                .options = usermount_info_get_options(src),
+                .driver = usermount_info_get_driver(src),
+                .idmap = usermount_info_get_idmap(src),
+                .idmap_uid_map = usermount_info_get_idmap_uid_map(src),
+                .idmap_gid_map = usermount_info_get_idmap_gid_map(src),
+                .mount_id = usermount_info_get_mount_id(src),
+                .partition = usermount_info_get_partition(src),
+                .owner_uid = MOUNT_INFO_UID_INVALID,
+                .created_usec = usermount_info_get_created_usec(src),
+        };
+        (void) usermount_info_get_owner_uid(src, &ret->owner_uid);
+
+        while (attributes[n])
+                n++;
+        ret->attributes = calloc(n + 1, sizeof(char *));
+        if (!ret->attributes)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                ret->attributes[i] = strdup(attributes[i]);
+                if (!ret->attributes[i])
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+void mount_list_done(MountList *l) {
+        for (size_t i = 0; l->infos && i < l->n; i++)
+                mount_info_done(&l->infos[i]);
+        free(l->infos);
+        usermount_info_list_free(l->src, l->n);
+        *l = (MountList) {};
+}
+
+int mount_list_fetch(usermount_client *c, MountList *ret) {
         int r;
 
-        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_ARRAY, "a{sv}");
+        *ret = (MountList) {};
+        r = usermount_list(c, &ret->src, &ret->n);
         if (r < 0)
                 return r;
-        if (r == 0)
-                return -EBADMSG;
-        while ((r = sd_bus_message_at_end(m, false)) == 0) {
-                MountInfo *grown = reallocarray(infos, n + 1, sizeof(MountInfo));
-
-                if (!grown) {
-                        r = -ENOMEM;
-                        break;
-                }
-                infos = grown;
-                /* Counted first, so that a failed read is freed with the others. */
-                r = mount_info_read(m, &infos[n++]);
+        ret->infos = calloc(ret->n ?: 1, sizeof(MountInfo));
+        if (!ret->infos)
+                return -ENOMEM;
+        for (size_t i = 0; i < ret->n; i++) {
+                r = mount_info_from_usermount(ret->src[i], &ret->infos[i]);
                 if (r < 0)
-                        break;
+                        return r;
         }
-        if (r >= 0)
-                r = sd_bus_message_exit_container(m);
-        if (r < 0) {
-                mount_info_free_array(infos, n);
-                return r;
-        }
-
-        *ret = infos;
-        *ret_n = n;
         return 0;
 }
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The "info" dict that usermountd returns for a mount (DBUS-API.md, "info keys"): reading
- * it from a message, and the one-line texts the client prints about a mount.
+ * The "info" dict that usermountd returns for a mount (DBUS-API.md, "info keys"), as the
+ * client shows it: the fields of libusermount's usermount_info, and the one-line texts the
+ * client prints about a mount.
  */
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <systemd/sd-bus.h>
+
+#include "usermount.h"
 
 typedef struct MountInfo {
         /* Strings point into the message they were read from and live as long as it. */
@@ -36,21 +38,25 @@ typedef struct MountInfo {
 void mount_info_done(MountInfo *info);
 
 /*
- * Reads an a{sv} info dict from m into *ret (zeroed first, owner_uid invalid). Keys this client does not know,
- * and known keys whose value has another type, are skipped, so that a newer daemon can
- * add keys. Returns 0 or -errno (a malformed message); call mount_info_done() either way.
+ * Fills *ret (zeroed first, owner_uid invalid) from libusermount's info: strings point into
+ * src and live as long as it; the attributes are copied. Returns 0 or -ENOMEM; call
+ * mount_info_done() either way.
  */
-int mount_info_read(sd_bus_message *m, MountInfo *ret);
+int mount_info_from_usermount(const usermount_info *src, MountInfo *ret);
+
+/* ListMounts: libusermount's infos, and the MountInfo of each (pointing into them). */
+typedef struct MountList {
+        usermount_info **src;
+        MountInfo *infos;
+        size_t n;
+} MountList;
 
 /*
- * Reads the aa{sv} of a ListMounts reply from m into a new array of *ret_n MountInfo, each
- * read as by mount_info_read(). Returns 0 or -errno (-EBADMSG: malformed); the caller
- * frees the array with mount_info_free_array() (strings live as long as m).
+ * Calls ListMounts on c into *ret (zeroed first). Returns 0, or -errno as libusermount
+ * returns it (c keeps the error); call mount_list_done() either way.
  */
-int mount_info_read_array(sd_bus_message *m, MountInfo **ret, size_t *ret_n);
-
-/* Frees what mount_info_read_array() returned; accepts NULL. */
-void mount_info_free_array(MountInfo *infos, size_t n);
+int mount_list_fetch(usermount_client *c, MountList *ret);
+void mount_list_done(MountList *l);
 
 /*
  * What a person calls the source of the mount: the image file for a loop device made for

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * JSON for scripts: usermountd's replies and signals converted value by value with json-c,
- * so that every info key, including ones a newer usermountd adds, reaches the script with
- * its type (strings, numbers, booleans, arrays, objects).
+ * JSON for scripts: usermountd's replies and signals as libusermount gives them
+ * (usermount_info_get_json(): every info key, including ones a newer usermountd adds,
+ * with its type: strings, numbers, booleans, arrays, objects), as json-c objects.
  */
 #pragma once
 
 #include <json-c/json.h>
 #include <stdbool.h>
-#include <systemd/sd-bus.h>
+
+#include "usermount.h"
 
 static inline void json_object_putp(json_object **o) {
         if (*o)
@@ -16,15 +17,16 @@ static inline void json_object_putp(json_object **o) {
 }
 
 /*
- * Reads the next complete value of m, of any D-Bus type, into a new JSON value: strings,
- * object paths and signatures become strings, integers numbers, booleans booleans,
- * doubles numbers (null when not finite), variants their contents, arrays and structs
- * arrays, dicts objects (keys of other basic types as text), file descriptors null. An
- * info dict (a{sv}) becomes an object, a ListMounts reply (aa{sv}) an array of objects.
- * A repeated key keeps its last value. Returns 0 or -errno; *ret is a new reference (a
- * NULL *ret is JSON null).
+ * The info dict of info (libusermount's JSON of every key usermountd sent, with its
+ * type) as a new JSON object. Returns 0, -EBADMSG if it is not an object, or -ENOMEM.
  */
-int mount_json_read(sd_bus_message *m, json_object **ret);
+int mount_json_from_usermount(const usermount_info *info, json_object **ret);
+
+/*
+ * The infos of a ListMounts reply as a new JSON array of objects, each as
+ * mount_json_from_usermount() makes it. Returns 0, -EBADMSG or -ENOMEM.
+ */
+int mount_json_from_list(usermount_info *const *infos, size_t n, json_object **ret);
 
 /*
  * The JSON object of one monitor event: {"event": event, "mount-point": mount_point,

@@ -17,6 +17,7 @@
 
 #include "args.h"
 #include "bus-client.h"
+#include "lib-internal.h"
 #include "mount-info.h"
 #include "mount-json.h"
 #include "mount-table.h"
@@ -111,10 +112,21 @@ static int seal(sd_bus_message *m) {
         return r < 0 ? r : sd_bus_message_rewind(m, true);
 }
 
+/*
+ * Reads the info dict at m with libusermount's reader (info_read(), linked into this test
+ * statically) into *src, and the client's view of it into *info, as the CLI does.
+ */
+static int read_info(sd_bus_message *m, usermount_info **src, MountInfo *info) {
+        int r = info_read(m, src);
+
+        return r < 0 ? r : mount_info_from_usermount(*src, info);
+}
+
 static void test_info_full(void) {
         _cleanup_close_ int peer = -EBADF;
         _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = new_message(&bus, &peer);
+        _cleanup_(usermount_info_freep) usermount_info *src = NULL;
         _cleanup_(mount_info_done) MountInfo info = {};
         _cleanup_free_ char *summary = NULL;
         int r;
@@ -137,7 +149,7 @@ static void test_info_full(void) {
                                   "future", "a{ss}", 1, "k", "v",
                                   "label", "u", 7);
         check(r >= 0 && seal(m) >= 0, "info message built");
-        check(mount_info_read(m, &info) >= 0, "mount_info_read");
+        check(read_info(m, &src, &info) >= 0, "mount_info_read");
         check(sd_bus_message_at_end(m, true) > 0, "whole dict consumed");
         check(info.mount_id == 42, "mount-id read, wrongly typed repeat skipped");
         check_streq(info.fstype, "ext4", "fstype read");
@@ -155,6 +167,7 @@ static void test_info_partial(void) {
         _cleanup_close_ int peer = -EBADF;
         _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = new_message(&bus, &peer);
+        _cleanup_(usermount_info_freep) usermount_info *src = NULL;
         _cleanup_(mount_info_done) MountInfo info = {};
         _cleanup_free_ char *summary = NULL, *empty = NULL;
         MountInfo none = {};
@@ -169,7 +182,7 @@ static void test_info_partial(void) {
                                     "attributes", "as", 4, "nodev", "nosuid", "noexec",
                                     "idmap") >= 0 && seal(m) >= 0,
               "partial message built");
-        check(mount_info_read(m, &info) >= 0, "mount_info_read partial");
+        check(read_info(m, &src, &info) >= 0, "mount_info_read partial");
         check(mount_info_format_summary(&info, "stick.img", "dir\nname", &summary) >= 0,
               "partial summary formatted");
         check_streq(summary,
@@ -186,6 +199,7 @@ static void test_info_idmap_maps(void) {
         _cleanup_close_ int peer = -EBADF;
         _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = new_message(&bus, &peer);
+        _cleanup_(usermount_info_freep) usermount_info *src = NULL;
         _cleanup_(mount_info_done) MountInfo info = {};
         _cleanup_free_ char *summary = NULL;
 
@@ -201,7 +215,7 @@ static void test_info_idmap_maps(void) {
                                     "attributes", "as", 3, "nodev", "nosuid", "idmap") >= 0 &&
                       seal(m) >= 0,
               "idmap message built");
-        check(mount_info_read(m, &info) >= 0 &&
+        check(read_info(m, &src, &info) >= 0 &&
                       streq_ptr(info.idmap_uid_map, "0:1000:1,1:100000:65536") &&
                       streq_ptr(info.idmap_gid_map, "0:1000:1\n"),
               "mount_info_read reads the maps");
@@ -366,7 +380,8 @@ static void test_info_array(void) {
         _cleanup_close_ int peer = -EBADF;
         _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = new_message(&bus, &peer);
-        MountInfo *infos = NULL;
+        usermount_info **src = NULL;
+        MountInfo infos[2] = {};
         size_t n = 0;
         int r;
 
@@ -384,28 +399,32 @@ static void test_info_array(void) {
                                            "owner-uid", "s", "wrong type") : r;
         r = r >= 0 ? sd_bus_message_close_container(m) : r;
         check(r >= 0 && seal(m) >= 0, "ListMounts reply built");
-        check(mount_info_read_array(m, &infos, &n) >= 0 && n == 2, "two mounts read");
+        check(info_read_array(m, &src, &n) >= 0 && n == 2, "two mounts read");
         if (n == 2) {
+                check(mount_info_from_usermount(src[0], &infos[0]) >= 0 &&
+                      mount_info_from_usermount(src[1], &infos[1]) >= 0, "two mounts shown");
                 check(infos[0].owner_uid == 0 && infos[0].created_usec == 1700000000000000,
                       "owner-uid 0 and created-usec read");
                 check(infos[1].owner_uid == MOUNT_INFO_UID_INVALID && infos[1].created_usec == 0,
                       "missing or mistyped owner-uid is invalid, created-usec 0");
                 check_streq(infos[1].mount_point, "/mnt/x", "second mount point");
+                mount_info_done(&infos[0]);
+                mount_info_done(&infos[1]);
         }
-        mount_info_free_array(infos, n);
+        usermount_info_list_free(src, n);
 }
 
 static void test_info_array_empty(void) {
         _cleanup_close_ int peer = -EBADF;
         _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = new_message(&bus, &peer);
-        MountInfo *infos = NULL;
+        usermount_info **infos = NULL;
         size_t n = 1;
 
         check(m && sd_bus_message_append(m, "aa{sv}", 0) >= 0 && seal(m) >= 0,
               "empty ListMounts reply built");
-        check(m && mount_info_read_array(m, &infos, &n) >= 0 && n == 0, "no mounts read");
-        mount_info_free_array(infos, n);
+        check(m && info_read_array(m, &infos, &n) >= 0 && n == 0, "no mounts read");
+        usermount_info_list_free(infos, n);
 }
 
 static void test_event_line(void) {
@@ -491,10 +510,12 @@ static void test_mount_table(void) {
 
 /* Converts the sealed message m to JSON and compares the one-line form with expected. */
 static void check_json(sd_bus_message *m, const char *expected, const char *what) {
+        _cleanup_(usermount_info_freep) usermount_info *src = NULL;
         _cleanup_(json_object_putp) json_object *o = NULL;
         _cleanup_free_ char *text = NULL;
 
-        check(mount_json_read(m, &o) >= 0 && mount_json_format(o, false, &text) >= 0, what);
+        check(info_read(m, &src) >= 0 && mount_json_from_usermount(src, &o) >= 0 &&
+              mount_json_format(o, false, &text) >= 0, what);
         check_streq(text, expected, what);
 }
 
@@ -538,6 +559,8 @@ static void test_json_list(void) {
                                                         *empty = new_message(&bus2, &peer2);
         _cleanup_(json_object_putp) json_object *o = NULL, *e = NULL;
         _cleanup_free_ char *pretty = NULL, *pretty_empty = NULL;
+        usermount_info **src = NULL, **src_empty = NULL;
+        size_t n = 0, n_empty = 1;
         int r;
 
         check(m && empty, "messages created");
@@ -548,8 +571,10 @@ static void test_json_list(void) {
                                            "label", "s", "ctl\x01") : r;
         r = r >= 0 ? sd_bus_message_close_container(m) : r;
         check(r >= 0 && seal(m) >= 0, "ListMounts reply built");
-        check(mount_json_read(m, &o) >= 0 && mount_json_format(o, true, &pretty) >= 0,
+        check(info_read_array(m, &src, &n) >= 0 && mount_json_from_list(src, n, &o) >= 0 &&
+              mount_json_format(o, true, &pretty) >= 0,
               "list as pretty JSON");
+        usermount_info_list_free(src, n);
         check_streq(pretty,
                     "[\n"
                     "  {\n"
@@ -560,8 +585,11 @@ static void test_json_list(void) {
                     "pretty JSON array, control characters escaped");
 
         check(sd_bus_message_append(empty, "aa{sv}", 0) >= 0 && seal(empty) >= 0 &&
-              mount_json_read(empty, &e) >= 0 && json_object_is_type(e, json_type_array) &&
+              info_read_array(empty, &src_empty, &n_empty) >= 0 &&
+              mount_json_from_list(src_empty, n_empty, &e) >= 0 &&
+              json_object_is_type(e, json_type_array) &&
               mount_json_format(e, true, &pretty_empty) >= 0, "empty list as JSON");
+        usermount_info_list_free(src_empty, n_empty);
         check_streq(pretty_empty, "[]", "empty list");
 }
 
@@ -628,7 +656,8 @@ static void test_error_status(void) {
                         sd_bus_error_set(&e, cases[i].name, "message");
                 snprintf(what, sizeof(what), "exit status of %s/%d",
                          strempty(cases[i].name), cases[i].r);
-                check(client_bus_error_status(&e, cases[i].r) == cases[i].status, what);
+                check(client_error_status(sd_bus_error_is_set(&e) ? e.name : NULL, cases[i].r) ==
+                      cases[i].status, what);
         }
 }
 

@@ -372,6 +372,37 @@ int info_read(sd_bus_message *m, usermount_info **ret) {
         return 0;
 }
 
+int info_read_array(sd_bus_message *m, usermount_info ***ret, size_t *ret_n) {
+        usermount_info **infos = NULL;
+        size_t n = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_ARRAY, "a{sv}");
+        if (r == 0)
+                r = -EBADMSG;
+        while (r >= 0 && (r = sd_bus_message_at_end(m, false)) == 0) {
+                usermount_info **grown = reallocarray(infos, n + 1, sizeof(*infos));
+
+                if (!grown) {
+                        r = -ENOMEM;
+                        break;
+                }
+                infos = grown;
+                r = info_read(m, &infos[n]);
+                if (r >= 0)
+                        n++;
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        if (r < 0) {
+                usermount_info_list_free(infos, n);
+                return r;
+        }
+        *ret = infos;
+        *ret_n = n;
+        return 0;
+}
+
 _public_ void usermount_info_list_free(usermount_info **infos, size_t n) {
         for (size_t i = 0; infos && i < n; i++)
                 usermount_info_free(infos[i]);

@@ -11,6 +11,7 @@
 
 #include "macro.h"
 #include "usermount.h"
+#include "usermount-cleanup.h"
 
 /* Exported (the library is built with -fvisibility=hidden and libusermount.sym). */
 #define _public_ __attribute__((visibility("default")))
@@ -57,6 +58,10 @@ void client_reset_error(usermount_client *c);
  */
 int info_read(sd_bus_message *m, usermount_info **ret);
 
+/* Reads the aa{sv} of a ListMounts reply at m's position, each as info_read() does, into a
+ * new array of *ret_n infos (NULL when empty). -EBADMSG: malformed. */
+int info_read_array(sd_bus_message *m, usermount_info ***ret, size_t *ret_n);
+
 struct usermount_options {
         char *fstype;
         char *fs_options;
@@ -71,5 +76,3 @@ struct usermount_options {
 
 /* Appends the params dict of o (DBUS-API.md) with "interactive" = interactive. */
 int options_append_params(sd_bus_message *m, const usermount_options *o, bool interactive);
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(usermount_info *, usermount_info_free);

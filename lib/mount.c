@@ -165,8 +165,6 @@ static int build_list(sd_bus_message *m, bool interactive, const void *userdata)
 
 _public_ int usermount_list(usermount_client *c, usermount_info ***ret_infos, size_t *ret_n) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        usermount_info **infos = NULL;
-        size_t n = 0;
         int r;
 
         /* An argument refused here leaves no error of an earlier call behind. */
@@ -178,28 +176,5 @@ _public_ int usermount_list(usermount_client *c, usermount_info ***ret_infos, si
         if (r < 0)
                 return r;
 
-        r = sd_bus_message_enter_container(reply, SD_BUS_TYPE_ARRAY, "a{sv}");
-        if (r == 0)
-                r = -EBADMSG;
-        while (r >= 0 && (r = sd_bus_message_at_end(reply, false)) == 0) {
-                usermount_info **grown = reallocarray(infos, n + 1, sizeof(*infos));
-
-                if (!grown) {
-                        r = -ENOMEM;
-                        break;
-                }
-                infos = grown;
-                r = info_read(reply, &infos[n]);
-                if (r >= 0)
-                        n++;
-        }
-        if (r >= 0)
-                r = sd_bus_message_exit_container(reply);
-        if (r < 0) {
-                usermount_info_list_free(infos, n);
-                return r;
-        }
-        *ret_infos = infos;
-        *ret_n = n;
-        return 0;
+        return info_read_array(reply, ret_infos, ret_n);
 }
