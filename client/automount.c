@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <systemd/sd-bus.h>
+#include <sys/epoll.h>
 #include <systemd/sd-event.h>
 
 #include "automount.h"
@@ -278,12 +278,8 @@ static int on_unmount_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int on_mount_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        Automount *a = userdata;
-        const char *mount_point;
-
-        if (sd_bus_message_read(m, "s", &mount_point) < 0)
-                return 0;
+/* usermountd took a mount down: said after a moment, unless the device was pulled. */
+static void automount_on_mount_removed(Automount *a, const char *mount_point) {
         for (Entry *e = a->entries; e; e = e->next)
                 if (e->state == ENTRY_MOUNTED && streq_ptr(e->mount_point, mount_point)) {
                         /* Not mounted again; said after a moment, unless it was pulled. */
@@ -292,7 +288,6 @@ static int on_mount_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret
                                                           CLOCK_MONOTONIC, UNMOUNT_GRACE_USEC,
                                                           0, on_unmount_timer, e);
                 }
-        return 0;
 }
 
 static void automount_enumerate(Automount *a) {
@@ -306,104 +301,113 @@ static void automount_enumerate(Automount *a) {
                 log_error_errno(r, "Cannot list the block devices udev knows: %m");
 }
 
-static int on_subscribed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        Automount *a = userdata;
-        const sd_bus_error *e = sd_bus_message_get_error(m);
+/* Drops the connections (they failed, or are replaced). */
+static void automount_disconnect(Automount *a) {
+        a->watcher_source = sd_event_source_disable_unref(a->watcher_source);
+        a->watcher = usermount_monitor_free(a->watcher);
+        a->watcher_client = usermount_client_unref(a->watcher_client);
+        a->client = usermount_client_unref(a->client);
+}
 
-        if (e) {
-                automount_unavailable(a, e->name, e->message, -EIO);
-                return 0;
+/* A usermount_monitor_func: usermountd's signals, and its restarts. */
+static int on_watcher_event(usermount_monitor *m, usermount_event event, const char *mount_point,
+                            const usermount_info *info, void *userdata) {
+        Automount *a = userdata;
+
+        if (event == USERMOUNT_EVENT_REMOVED && mount_point)
+                automount_on_mount_removed(a, mount_point);
+        else if (event == USERMOUNT_EVENT_RESUBSCRIBED) {
+                /* usermountd restarted. A retry may have come first; not needed any more. */
+                a->retry_timer = sd_event_source_disable_unref(a->retry_timer);
+                automount_available(a);
+                automount_enumerate(a);
         }
-        /* A retry may have come first; the timer is not needed any more. */
-        a->retry_timer = sd_event_source_disable_unref(a->retry_timer);
-        automount_available(a);
-        automount_enumerate(a);
         return 0;
 }
 
-/* usermountd restarted: the subscription was the old one's. */
-static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        Automount *a = userdata;
-        const char *name, *old_owner, *new_owner;
+/* Processes what the watcher's connection has, and waits for what it wants next. */
+static void automount_watcher_process(Automount *a) {
+        const char *name = NULL, *message = NULL;
+        int r, events;
 
-        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
-            !streq(name, UM_BUS_NAME) || new_owner[0] == 0)
-                return 0;
-        return sd_bus_call_method_async(a->bus, NULL, UM_BUS_NAME, UM_OBJECT_PATH,
-                                        UM_MANAGER_INTERFACE, "Subscribe", on_subscribed, a,
-                                        "");
+        r = usermount_monitor_process(a->watcher);
+        if (r == -ECONNRESET) {
+                log_error("The system bus connection was closed; connecting again.");
+                automount_disconnect(a);
+                a->unavailable_logged = true;
+                a->subscribed = false;
+                automount_schedule_retry(a);
+                return;
+        }
+        if (r < 0) {
+                /* usermountd restarted, and refused or failed the new subscription. */
+                (void) usermount_client_get_error(a->watcher_client, &name, &message);
+                automount_unavailable(a, name, message, r);
+                automount_disconnect(a);
+                return;
+        }
+        events = usermount_monitor_get_events(a->watcher);
+        (void) sd_event_source_set_io_events(a->watcher_source,
+                                             events > 0 ? (uint32_t) events : EPOLLIN);
 }
 
-static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        Automount *a = userdata;
-
-        log_error("The system bus connection was closed; connecting again.");
-        a->unavailable_logged = true;
-        a->subscribed = false;
-        automount_schedule_retry(a);
+static int on_watcher_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        automount_watcher_process(userdata);
         return 0;
 }
 
-/* Connects to the system bus and subscribes to usermountd's signals, synchronously. */
-static int automount_connect(Automount *a, sd_bus_error *error) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(usermount_client_unrefp) usermount_client *client = NULL;
+/*
+ * Connects to the system bus (one connection for the mount requests, one watching
+ * usermountd's signals in our event loop) and subscribes, synchronously. On failure
+ * *ret_name and *ret_message (may be NULL) are the D-Bus error, valid until the next
+ * connect.
+ */
+static int automount_connect(Automount *a, const char **ret_name, const char **ret_message) {
+        _cleanup_(usermount_client_unrefp) usermount_client *client = NULL, *watch = NULL;
+        usermount_monitor *watcher = NULL;
         int r;
 
-        /* The mount requests, never interactive (the default mode). */
+        automount_disconnect(a);
+        /* Never interactive (the default mode): nobody is there to be asked. */
         r = usermount_client_new(&client);
-        if (r < 0)
-                return r;
-        /*
-         * The signals: on a connection of their own, attached to our sd-event loop, where
-         * a NameOwnerChanged must lead to a new Subscribe and then to enumerating the
-         * devices again (usermount_monitor_new(3) has no such event to tell us).
-         */
-        r = sd_bus_open_system(&bus);
-        if (r < 0)
-                return r;
-        r = sd_bus_attach_event(bus, a->event, SD_EVENT_PRIORITY_NORMAL);
-        if (r < 0)
-                return r;
-        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                "org.freedesktop.DBus", "NameOwnerChanged",
-                                on_name_owner_changed, a);
         if (r >= 0)
-                r = sd_bus_match_signal(bus, NULL, UM_BUS_NAME, UM_OBJECT_PATH,
-                                        UM_MANAGER_INTERFACE, "MountRemoved", on_mount_removed,
-                                        a);
-        if (r >= 0)
-                r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus.Local",
-                                        "/org/freedesktop/DBus/Local",
-                                        "org.freedesktop.DBus.Local", "Disconnected",
-                                        on_disconnected, a);
+                r = usermount_client_new(&watch);
         if (r < 0)
                 return r;
-        /* After the matches, so that no signal is missed; starts usermountd if need be. */
-        r = sd_bus_call_method(bus, UM_BUS_NAME, UM_OBJECT_PATH, UM_MANAGER_INTERFACE,
-                               "Subscribe", error, NULL, "");
-        if (r < 0)
+        /* Subscribes (after its matches: no signal is missed); starts usermountd if need be. */
+        r = usermount_monitor_new(watch, on_watcher_event, a, &watcher);
+        if (r < 0) {
+                if (usermount_client_get_error(watch, ret_name, ret_message) >= 0)
+                        a->watcher_client = TAKE_PTR(watch); /* keeps the strings */
                 return r;
-        sd_bus_flush_close_unref(a->bus);
-        a->bus = TAKE_PTR(bus);
-        usermount_client_unref(a->client);
+        }
+        r = sd_event_add_io(a->event, &a->watcher_source, usermount_monitor_get_fd(watcher),
+                            EPOLLIN, on_watcher_io, a);
+        if (r < 0) {
+                usermount_monitor_free(watcher);
+                return r;
+        }
+        a->watcher = watcher;
+        a->watcher_client = TAKE_PTR(watch);
         a->client = TAKE_PTR(client);
         return 0;
 }
 
 /* Connects (again); on failure says why, the first time, and schedules the next try. */
 void automount_try_connect(Automount *a) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *name = NULL, *message = NULL;
         int r;
 
-        r = automount_connect(a, &error);
+        r = automount_connect(a, &name, &message);
         if (r < 0) {
-                automount_unavailable(a, sd_bus_error_is_set(&error) ? error.name : NULL,
-                                      error.message, r);
+                automount_unavailable(a, name, message, r);
                 return;
         }
         automount_available(a);
         automount_enumerate(a);
+        /* Signals that came with the Subscribe reply are read already: process them. */
+        if (a->watcher)
+                automount_watcher_process(a);
 }
 
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -439,8 +443,7 @@ void automount_done(Automount *a) {
         }
         a->retry_timer = sd_event_source_disable_unref(a->retry_timer);
         a->monitor = sd_device_monitor_unref(a->monitor);
-        a->bus = sd_bus_flush_close_unref(a->bus);
-        a->client = usermount_client_unref(a->client);
+        automount_disconnect(a);
         notifier_done(&a->notifier);
         a->event = sd_event_unref(a->event);
         automount_config_done(&a->config);

@@ -17,7 +17,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <systemd/sd-bus.h>
 #include <systemd/sd-device.h>
 #include <systemd/sd-event.h>
 
@@ -32,8 +31,10 @@ typedef struct Automount {
         AutomountConfig config;
         bool once;
         sd_event *event;
-        sd_bus *bus;      /* the system bus for usermountd's signals; NULL while it is not there */
-        usermount_client *client; /* the mount requests (libusermount); NULL likewise */
+        usermount_client *client;     /* the mount requests; NULL while there is no bus */
+        usermount_client *watcher_client; /* the connection of watcher, for its errors */
+        usermount_monitor *watcher;   /* usermountd's signals; NULL likewise */
+        sd_event_source *watcher_source; /* watcher's fd in our event loop */
         bool subscribed;  /* usermountd answered Subscribe */
         sd_device_monitor *monitor;
         AutomountWatch watch;

@@ -87,6 +87,8 @@ static int on_mount_event(usermount_monitor *m, usermount_event event, const cha
         _cleanup_free_ char *line = NULL;
         int r;
 
+        if (event == USERMOUNT_EVENT_RESUBSCRIBED)
+                return 0; /* usermountd restarted: nothing to print */
         r = info ? format_event(mount_point, info, event == USERMOUNT_EVENT_ADDED, args->json,
                                 &line) : -EBADMSG;
         if (r < 0) {

@@ -15,6 +15,7 @@ struct usermount_monitor {
         usermount_monitor_func func;
         void *userdata;
         sd_bus_slot *slots[4];
+        sd_bus_slot *resubscribe; /* a Subscribe sent again, until its reply */
         int stop;          /* < 0: what func returned to stop, or -ECONNRESET */
 };
 
@@ -47,16 +48,45 @@ static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *ret_
         return 0;
 }
 
+/*
+ * The reply to a Subscribe sent again: the caller hears of it (RESUBSCRIBED), or, when
+ * usermountd refused or is gone again, the monitor stops with the error, which the client
+ * keeps (usermount_client_get_error()).
+ */
+static int on_resubscribed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        usermount_monitor *monitor = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        int r;
+
+        monitor->resubscribe = sd_bus_slot_unref(monitor->resubscribe);
+        if (monitor->stop < 0)
+                return 0;
+        if (e) {
+                sd_bus_error_free(&monitor->client->error);
+                r = sd_bus_error_copy(&monitor->client->error, e);
+                monitor->stop = client_error_errno(monitor->client, r < 0 ? r : -EIO);
+                return 0;
+        }
+        r = monitor->func(monitor, USERMOUNT_EVENT_RESUBSCRIBED, NULL, NULL, monitor->userdata);
+        if (r < 0)
+                monitor->stop = r;
+        return 0;
+}
+
 /* usermountd restarted (its name has a new owner): the subscription was the old one's. */
 static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        usermount_monitor *monitor = userdata;
         const char *name, *old_owner, *new_owner;
 
         if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
             !streq(name, UM_BUS_NAME) || new_owner[0] == 0)
                 return 0;
-        return sd_bus_call_method_async(sd_bus_message_get_bus(m), NULL, UM_BUS_NAME,
+        /* Ours, so that freeing the monitor cancels it; a newer restart replaces it. */
+        monitor->resubscribe = sd_bus_slot_unref(monitor->resubscribe);
+        return sd_bus_call_method_async(sd_bus_message_get_bus(m), &monitor->resubscribe,
+                                        UM_BUS_NAME,
                                         UM_OBJECT_PATH, UM_MANAGER_INTERFACE, "Subscribe",
-                                        NULL, NULL, "");
+                                        on_resubscribed, monitor, "");
 }
 
 _public_ int usermount_monitor_new(usermount_client *c, usermount_monitor_func func,
@@ -109,6 +139,7 @@ _public_ usermount_monitor *usermount_monitor_free(usermount_monitor *monitor) {
                 return NULL;
         for (size_t i = 0; i < ELEMENTSOF(monitor->slots); i++)
                 sd_bus_slot_unref(monitor->slots[i]);
+        sd_bus_slot_unref(monitor->resubscribe);
         usermount_client_unref(monitor->client);
         free(monitor);
         return NULL;

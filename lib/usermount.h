@@ -135,9 +135,12 @@ const char *usermount_info_get_json(const usermount_info *info);
 typedef enum usermount_event {
         USERMOUNT_EVENT_ADDED = 1,
         USERMOUNT_EVENT_REMOVED = 2,
+        /* usermountd restarted and the monitor subscribed again (mount_point and info
+         * NULL): mounts may have come and gone unseen meanwhile. */
+        USERMOUNT_EVENT_RESUBSCRIBED = 3,
 } usermount_event;
 
-/* info is valid during the call only; return < 0 to stop usermount_monitor_run(). */
+/* info is valid during the call only; return < 0 to stop the monitor. */
 typedef int (*usermount_monitor_func)(usermount_monitor *m, usermount_event event,
                                       const char *mount_point, const usermount_info *info,
                                       void *userdata);

@@ -4,7 +4,7 @@
  * loop devices, called by unprivileged callers as a desktop or container tool would:
  * the client and its properties, MountFd with every option setter and every info getter,
  * ListMounts, Unmount, OpenMount in a user namespace, the monitor with its event-loop
- * interface and its blocking run, the errors (name, message, errno, kind) of refused,
+ * interface and its blocking run and across a restart of usermountd, the errors (name, message, errno, kind) of refused,
  * unauthorized and unknown requests, and the example program of libusermount(3).
  */
 #include <errno.h>
@@ -359,6 +359,33 @@ static int caller_monitor(void *userdata) {
         return 0;
 }
 
+static int on_restart_event(usermount_monitor *m, usermount_event event, const char *mount_point,
+                            const usermount_info *info, void *userdata) {
+        return event == USERMOUNT_EVENT_RESUBSCRIBED ? -ECANCELED : 0;
+}
+
+/* A monitor across a restart of usermountd: it subscribes again and says so. */
+static int caller_restart(void *userdata) {
+        usermount_client *c = NULL;
+        usermount_monitor *m = NULL;
+        int r = -ETIMEDOUT;
+
+        g_assert_cmpint(usermount_client_new(&c), ==, 0);
+        g_assert_cmpint(usermount_monitor_new(c, on_restart_event, NULL, &m), ==, 0);
+        harness_report("ready=1");
+        if (harness_await_release() < 0)
+                return 1;
+        for (int i = 0; i < 100 && r == -ETIMEDOUT; i++) {
+                r = usermount_monitor_wait(m, 100 * 1000);
+                if (r >= 0)
+                        r = -ETIMEDOUT;
+        }
+        harness_report("restart=%s", errname(r));
+        usermount_monitor_free(m);
+        usermount_client_unref(c);
+        return 0;
+}
+
 /* The example of libusermount(3), as built in the test suite. */
 static int caller_example(void *userdata) {
         const char *target = userdata;
@@ -577,6 +604,24 @@ static void test_monitor(void) {
         calls_assert_clean(daemon_pid, &baseline);
 }
 
+static void test_monitor_restart(void) {
+        g_autoptr(HarnessCaller) caller = NULL;
+        g_autofree char *line = NULL, *output = NULL;
+
+        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_GID_USER1, 0,
+                                             caller_restart, NULL, &caller), ==, 0);
+        g_assert_cmpint(harness_caller_read_line(caller, HARNESS_TIMEOUT_MS, &line), ==, 0);
+        g_assert_cmpstr(line, ==, "ready=1");
+        g_assert_cmpint(harness_stop_daemon(daemon_pid, NULL), ==, 0);
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
+        g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
+        g_assert_cmpint(harness_caller_release(caller), ==, 0);
+        g_assert_cmpint(harness_caller_wait(caller, HARNESS_CALLER_TIMEOUT_MS, &output), ==, 0);
+        g_autoptr(GHashTable) t = calls_parse_report(output);
+        g_assert_cmpstr(report_get(t, "restart"), ==, "ECANCELED");
+        calls_assert_clean(daemon_pid, &baseline);
+}
+
 static void test_example(void) {
         g_autofree char *dir = make_dir("example", HARNESS_UID_USER1, HARNESS_GID_USER1);
         g_autoptr(GHashTable) t = run(0, caller_example, dir);
@@ -616,6 +661,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/libusermount/errors", test_errors);
         g_test_add_func("/libusermount/not-authorized", test_not_authorized);
         g_test_add_func("/libusermount/monitor", test_monitor);
+        g_test_add_func("/libusermount/monitor-restart", test_monitor_restart);
         g_test_add_func("/libusermount/example", test_example);
         return g_test_run();
 }
