@@ -4,8 +4,9 @@
  * loop devices, called by unprivileged callers as a desktop or container tool would:
  * the client and its properties, MountFd with every option setter and every info getter,
  * ListMounts, Unmount, OpenMount in a user namespace, the monitor with its event-loop
- * interface and its blocking run and across a restart of usermountd, the errors (name, message, errno, kind) of refused,
- * unauthorized and unknown requests, and the example program of libusermount(3).
+ * interface, its blocking run and across a restart of usermountd, the errors (name,
+ * message, errno, kind) of refused, unauthorized and unknown requests, and the example
+ * program of libusermount(3).
  */
 #include <errno.h>
 #include <fcntl.h>
