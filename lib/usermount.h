@@ -63,23 +63,29 @@ typedef enum usermount_error_kind {
         USERMOUNT_ERROR_OTHER,         /* any other name */
 } usermount_error_kind;
 
+/* A new client on the system bus ($DBUS_SYSTEM_BUS_ADDRESS if set) in *ret, the caller's
+ * to unref; unref accepts NULL and returns NULL. */
 int usermount_client_new(usermount_client **ret);
 usermount_client *usermount_client_unref(usermount_client *c);
 int usermount_client_set_auth(usermount_client *c, usermount_auth mode);
 int usermount_client_set_timeout(usermount_client *c, uint64_t usec);
 int usermount_client_is_connected(usermount_client *c);
 int usermount_client_can_pass_fds(usermount_client *c);
+/* The D-Bus error name and message of the last failed call, owned by c until its next
+ * call; -ENODATA when that call did not fail with a D-Bus error. */
 int usermount_client_get_error(usermount_client *c, const char **ret_name,
                                const char **ret_message);
 usermount_auth_result usermount_client_get_auth_result(usermount_client *c, int *ret_agent_error);
 usermount_error_kind usermount_error_kind_from_name(const char *name);
 
+/* New string (free()) / NULL-terminated array (usermount_strv_free()), the caller's. */
 int usermount_get_version(usermount_client *c, char **ret);
 int usermount_get_supported_filesystems(usermount_client *c, char ***ret);
 void usermount_strv_free(char **l);
 
 /* ---- mounting: usermount_open_mount(3) ---- */
 
+/* Options of a mount request; setters copy their strings (NULL or "" clears) and fds. */
 int usermount_options_new(usermount_options **ret);
 usermount_options *usermount_options_free(usermount_options *o);
 int usermount_options_set_fstype(usermount_options *o, const char *fstype);
@@ -92,6 +98,8 @@ int usermount_options_set_userns_fd(usermount_options *o, int fd);
 int usermount_options_set_driver(usermount_options *o, const char *driver);
 int usermount_options_set_partition(usermount_options *o, uint32_t partition);
 
+/* source_fd stays the caller's. *ret_mount_fd (O_CLOEXEC), *ret_mount_point (free()) and
+ * *ret_info (usermount_info_free(); ret_info may be NULL) are the caller's. o may be NULL. */
 int usermount_open_mount(usermount_client *c, int source_fd, const usermount_options *o,
                          int *ret_mount_fd, usermount_info **ret_info);
 int usermount_mount_fd(usermount_client *c, int source_fd, const usermount_options *o,
@@ -107,6 +115,8 @@ int usermount_unmount(usermount_client *c, const char *mount_point, unsigned fla
 
 /* ---- listing, the info: usermount_list(3) ---- */
 
+/* *ret_infos: a new array of *ret_n infos, freed with usermount_info_list_free(). Getters
+ * accept NULL; their strings belong to the info. */
 int usermount_list(usermount_client *c, usermount_info ***ret_infos, size_t *ret_n);
 void usermount_info_list_free(usermount_info **infos, size_t n);
 usermount_info *usermount_info_free(usermount_info *info);
@@ -145,6 +155,7 @@ typedef int (*usermount_monitor_func)(usermount_monitor *m, usermount_event even
                                       const char *mount_point, const usermount_info *info,
                                       void *userdata);
 
+/* The monitor holds a reference to c; its fd belongs to c's connection. */
 int usermount_monitor_new(usermount_client *c, usermount_monitor_func func, void *userdata,
                           usermount_monitor **ret);
 usermount_monitor *usermount_monitor_free(usermount_monitor *m);
