@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "authorize.h"
+#include "macro.h"
+#include "usermount-names.h"
 
 #define POLKIT_CHECK_FLAG_ALLOW_USER_INTERACTION 1u
 /* polkit may wait for the user to type a password; without interaction it answers fast. */
@@ -19,6 +21,17 @@ typedef struct AuthorizeCall {
         void *userdata;
         char action[128];
 } AuthorizeCall;
+
+/* What a refusal of action means for the user, where its name does not say it: "" or a
+ * sentence that starts with a space. */
+static const char *action_why(const char *action) {
+        if (streq(action, UM_ACTION_MOUNT_KERNEL_DRIVER))
+                return " This mount needs the kernel's own filesystem driver (for idmap "
+                       "'namespace', a partition or an option only it has), and here such "
+                       "media go to a sandboxed userspace driver unless an administrator allows "
+                       "otherwise; idmap 'user' can do without it.";
+        return "";
+}
 
 static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         AuthorizeCall *call = userdata;
@@ -50,7 +63,8 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                                  "authorization allowed.", call->action);
         else
                 r = um_error_set(&error, UM_ERROR_KIND_NOT_AUTHORIZED, EACCES,
-                                 "Not authorized by polkit for %s.", call->action);
+                                 "Not authorized by polkit for %s.%s", call->action,
+                                 action_why(call->action));
 finish:
         call->done(r, &error, call->userdata);
         return 0;

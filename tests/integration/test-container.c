@@ -332,9 +332,8 @@ static void test_unshare_userspace(void) {
         t1 = read_phase(c);
         g_assert_cmpstr(report_get(t1, "mounted"), ==, "yes");
         g_assert_cmpstr(report_get(t1, "hello"), ==, "0:0");
-        /* Writing is not asserted: fuse2fs under --idmap=user answers EACCES to the
-         * container's root here, as a FUSE question rather than a --container one. */
-        g_test_message("write through the userspace driver: %s", report_get(t1, "write"));
+        /* Every file is the container's root's: it writes where the image's root wrote. */
+        g_assert_cmpstr(report_get(t1, "write"), ==, "ok");
         g_assert_cmpstr(report_get(t1, "remount-clear"), ==, "EPERM");
 
         g_clear_pointer(&out, g_free);
@@ -347,6 +346,71 @@ static void test_unshare_userspace(void) {
         g_assert_cmpint(harness_caller_wait(c, HARNESS_TIMEOUT_MS, NULL), ==, 0);
         calls_assert_clean(daemon_pid, &baseline);
         g_clear_pointer(&ns_target, g_free);
+}
+
+/*
+ * As shipped (Driver=auto: images to the userspace driver), for a user polkit does not let
+ * use the kernel's driver: the implied --idmap=namespace is refused, saying why and what
+ * works, and changes nothing; --idmap=user is served by the sandboxed driver, and the
+ * container's root can write.
+ */
+static void test_shipped_driver_auto(void) {
+        static const char no_kernel_driver[] =
+                "polkit.addRule(function(action, subject) {\n"
+                "        if (action.id == 'org.freedesktop.usermount1.mount-kernel-driver')\n"
+                "                return polkit.Result.NO;\n"
+                "        return polkit.Result.NOT_HANDLED;\n"
+                "});\n" CALLS_RULES_ALLOW_USER1;
+        g_autoptr(HarnessCaller) c = NULL;
+        g_autofree char *opt = NULL, *out = NULL;
+        g_autoptr(GHashTable) t = NULL;
+        pid_t pid;
+        int status;
+
+        if (access("/usr/sbin/fuse2fs", X_OK) < 0 && access("/usr/bin/fuse2fs", X_OK) < 0) {
+                g_test_skip("fuse2fs is not installed");
+                return;
+        }
+        g_assert_cmpint(harness_write_etc("usermount/usermount.conf",
+                                          "[General]\nDriver=auto\n"), ==, 0);
+        g_assert_cmpint(harness_set_rules(no_kernel_driver), ==, 0);
+        g_assert_cmpint(harness_stop_daemon(daemon_pid, NULL), >=, 0);
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
+        g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
+
+        ns_target = make_path("shipped-target", S_IFDIR, NULL);
+        pid = spawn_namespace(HARNESS_UID_USER1, HARNESS_NEW_USERNS, "mu", &c);
+        opt = pid_str(pid);
+        status = run_as(HARNESS_UID_USER1, (const char *const[]) { "usermount", "mount", opt,
+                        "--no-ask-password", image, ns_target, NULL }, NULL, &out);
+        g_assert_cmpint(status, ==, 3);
+        assert_contains(out, "mount-kernel-driver");
+        assert_contains(out, "idmap 'user' can do without it");
+        calls_assert_clean(daemon_pid, &baseline);
+
+        g_clear_pointer(&out, g_free);
+        status = run_as(HARNESS_UID_USER1, (const char *const[]) { "usermount", "mount", opt,
+                        "--idmap=user", image, ns_target, NULL }, NULL, &out);
+        g_assert_cmpint(status, ==, 0);
+        g_assert_cmpint(harness_caller_release(c), ==, 0);
+        t = read_phase(c);
+        g_assert_cmpstr(report_get(t, "mounted"), ==, "yes");
+        g_assert_cmpstr(report_get(t, "hello"), ==, "0:0");
+        g_assert_cmpstr(report_get(t, "write"), ==, "ok");
+        g_assert_cmpstr(report_get(t, "remount-clear"), ==, "EPERM");
+        /* The container stops: the mount and its driver go with it. */
+        g_assert_cmpint(harness_caller_release(c), ==, 0);
+        g_hash_table_unref(read_phase(c));
+        g_assert_cmpint(harness_caller_wait(c, HARNESS_TIMEOUT_MS, NULL), ==, 0);
+        calls_await_drivers(0);
+        calls_assert_clean(daemon_pid, &baseline);
+        g_clear_pointer(&ns_target, g_free);
+
+        g_assert_cmpint(harness_write_etc("usermount/usermount.conf", HARNESS_CONF_DEFAULT), ==, 0);
+        g_assert_cmpint(harness_set_rules(rules), ==, 0);
+        g_assert_cmpint(harness_stop_daemon(daemon_pid, NULL), >=, 0);
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
+        g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
 }
 
 /* Expects usermount mount (or unmount) --container=pid ... to fail with status, saying. */
@@ -698,6 +762,7 @@ int main(int argc, char *argv[]) {
 
         g_test_add_func("/container/unshare", test_unshare);
         g_test_add_func("/container/unshare-userspace", test_unshare_userspace);
+        g_test_add_func("/container/shipped-driver-auto", test_shipped_driver_auto);
         g_test_add_func("/container/refused-pids", test_refused_pids);
         g_test_add_func("/container/refused-targets", test_refused_targets);
         g_test_add_func("/container/podman", test_podman);

@@ -432,6 +432,11 @@ static void test_driver_kernel(void) {
         g_autoptr(GHashTable) t2 = call_as(HARNESS_UID_USER2, &c);
         g_assert_cmpstr(report_get(t2, "result"), ==, UM_ERROR_NOT_AUTHORIZED);
         g_assert_nonnull(strstr(strempty(report_get(t2, "message")), "mount-kernel-driver"));
+        /* The refusal says what the action is about and what works without it. */
+        g_assert_nonnull(strstr(strempty(report_get(t2, "message")),
+                                "needs the kernel's own filesystem driver"));
+        g_assert_nonnull(strstr(strempty(report_get(t2, "message")),
+                                "idmap 'user' can do without it"));
         assert_clean();
 }
 
