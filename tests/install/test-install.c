@@ -347,6 +347,7 @@ static void test_tree_complete(void) {
                 INSTALL_MANDIR "/man3/usermount_unmount.3",
                 INSTALL_MANDIR "/man3/usermount_list.3",
                 INSTALL_MANDIR "/man3/usermount_monitor_new.3",
+                INSTALL_MANDIR "/man3/usermount_mount_fd.3", /* a link */
                 INSTALL_LIBDIR "/libusermount.so.1.0.0",
                 INSTALL_INCLUDEDIR "/usermount.h",
                 INSTALL_LIBDIR "/pkgconfig/usermount.pc",

@@ -97,5 +97,19 @@ done
 result "every function of lib/usermount.h is in a section 3 page's NAME and SYNOPSIS" \
         "$([ -n "$functions" ] && [ -z "$m" ]; echo $?)" "missing:$m"
 
+# ...and "man FUNCTION" finds it: a page of its name, or a link in man/meson.build to a
+# page whose NAME has it.
+m=""
+for f in $functions; do
+        [ -f "$src/man/$f.3" ] && continue
+        page=$(sed -n "s/^ *\['$f', '\(.*\.3\)'\],\$/\1/p" "$src/man/meson.build")
+        if [ -z "$page" ] || ! sed -n '/^\.SH NAME/,/^\.SH SYNOPSIS/p' "$src/man/$page" |
+                grep -qE -- "(^|[ ,])$f(,| \\\\-|$)"; then
+                m="$m $f"
+        fi
+done
+result "every function of lib/usermount.h has a page or a man/meson.build link to its page" \
+        "$([ -n "$functions" ] && [ -z "$m" ]; echo $?)" "missing:$m"
+
 echo "1..$n"
 exit $failed
