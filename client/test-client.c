@@ -149,7 +149,7 @@ static void test_info_full(void) {
                                   "future", "a{ss}", 1, "k", "v",
                                   "label", "u", 7);
         check(r >= 0 && seal(m) >= 0, "info message built");
-        check(read_info(m, &src, &info) >= 0, "mount_info_read");
+        check(read_info(m, &src, &info) >= 0, "info_read: the full dict");
         check(sd_bus_message_at_end(m, true) > 0, "whole dict consumed");
         check(info.mount_id == 42, "mount-id read, wrongly typed repeat skipped");
         check_streq(info.fstype, "ext4", "fstype read");
@@ -182,7 +182,7 @@ static void test_info_partial(void) {
                                     "attributes", "as", 4, "nodev", "nosuid", "noexec",
                                     "idmap") >= 0 && seal(m) >= 0,
               "partial message built");
-        check(read_info(m, &src, &info) >= 0, "mount_info_read partial");
+        check(read_info(m, &src, &info) >= 0, "info_read: a partial dict");
         check(mount_info_format_summary(&info, "stick.img", "dir\nname", &summary) >= 0,
               "partial summary formatted");
         check_streq(summary,
@@ -218,7 +218,7 @@ static void test_info_idmap_maps(void) {
         check(read_info(m, &src, &info) >= 0 &&
                       streq_ptr(info.idmap_uid_map, "0:1000:1,1:100000:65536") &&
                       streq_ptr(info.idmap_gid_map, "0:1000:1\n"),
-              "mount_info_read reads the maps");
+              "info_read reads the maps");
         check(mount_info_format_summary(&info, "img", "/mnt", &summary) >= 0,
               "idmap summary formatted");
         check_streq(summary,
