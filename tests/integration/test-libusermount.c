@@ -168,7 +168,13 @@ static int caller_mount_fd(void *userdata) {
                         report_info("listed", infos[i]);
         usermount_info_list_free(infos, n);
 
-        report_result(c, "unmount", usermount_unmount(c, mount_point, 0));
+        /* A file open on the mount keeps it busy: refused, then lazily detached by force. */
+        g_autofree char *hello = g_build_filename(mount_point, "hello.txt", NULL);
+        _cleanup_close_ int busy = open(hello, O_RDONLY | O_CLOEXEC);
+        harness_report("busy-open=%s", errname(busy < 0 ? -errno : 0));
+        report_result(c, "busy", usermount_unmount(c, mount_point, 0));
+        report_result(c, "unmount", usermount_unmount(c, mount_point, USERMOUNT_UNMOUNT_FORCE));
+        busy = safe_close(busy);
         report_result(c, "unmount-flags", usermount_unmount(c, mount_point, 0x100));
         report_result(c, "unmount-again", usermount_unmount(c, mount_point, USERMOUNT_UNMOUNT_FORCE));
 
@@ -453,6 +459,9 @@ static void test_client(void) {
         calls_assert_clean(daemon_pid, &baseline);
 }
 
+static void assert_error(GHashTable *t, const char *prefix, const char *name,
+                         const char *errno_name, usermount_error_kind kind);
+
 static void test_mount_fd(void) {
         g_autofree char *dir = make_dir("mount-fd", HARNESS_UID_USER1, HARNESS_GID_USER1);
         const MountFdCall call = { .target = dir };
@@ -494,6 +503,8 @@ static void test_mount_fd(void) {
         g_assert_cmpstr(report_get(t, "listed-created"), ==, "set");
         g_assert_cmpstr(report_get(t, "listed-fstype"), ==, "ext4");
         assert_contains(report_get(t, "listed-json"), "\"owner-uid\":61001");
+        g_assert_cmpstr(report_get(t, "busy-open"), ==, "ok");
+        assert_error(t, "busy", UM_ERROR_DEVICE_BUSY, "EBUSY", USERMOUNT_ERROR_DEVICE_BUSY);
         g_assert_cmpstr(report_get(t, "unmount-r"), ==, "ok");
         g_assert_cmpstr(report_get(t, "unmount-flags-r"), ==, "EINVAL");
         g_assert_cmpstr(report_get(t, "unmount-flags-name"), ==, "none");
