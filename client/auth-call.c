@@ -12,6 +12,7 @@
 #include "namespace.h"
 #include "output.h"
 #include "usermount-names.h"
+#include "userns.h"
 
 /* The program libusermount runs to ask for a password, named in what we say. */
 #define POLKIT_AGENT_PATH "/usr/bin/pkttyagent"
@@ -91,7 +92,7 @@ ExitStatus auth_log_error(usermount_client *c, int r) {
                 return log_no_agent_in_userns(message);
         case USERMOUNT_AUTH_RESULT_NOT_ASKED:
                 /* --no-ask-password; "run it on a terminal" would not help in a namespace. */
-                if (namespace_in_user_namespace() > 0)
+                if (userns_detect() > 0)
                         return log_no_agent_in_userns(message);
                 log_no_interaction(0);
                 return client_log_error(c, r);

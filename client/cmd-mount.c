@@ -25,6 +25,7 @@
 #include "path.h"
 #include "route.h"
 #include "usermount-names.h"
+#include "userns.h"
 #include "cli.h"
 
 typedef struct MountArgs {
@@ -717,7 +718,7 @@ static ExitStatus mount_run_container(MountArgs *args) {
 }
 
 static ExitStatus mount_run(MountArgs *args) {
-        int in_userns = namespace_in_user_namespace();
+        int in_userns = userns_detect();
         struct stat st;
 
         /* Followed symlinks: /dev/disk/by-label/STICK is a block device here. */

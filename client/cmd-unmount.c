@@ -16,6 +16,7 @@
 #include "path.h"
 #include "route.h"
 #include "usermount-names.h"
+#include "userns.h"
 #include "cli.h"
 
 typedef struct UnmountArgs {
@@ -162,7 +163,7 @@ static int unmount_parse_argv(int argc, char *argv[], UnmountArgs *args) {
 
 /* After NotMounted: the one case where the user may be looking in the wrong place. */
 static void log_not_tracked_hint(void) {
-        if (namespace_can_attach_mounts() == 1 && namespace_in_user_namespace() == 1)
+        if (namespace_can_attach_mounts() == 1 && userns_detect() == 1)
                 log_error("Mounts that usermount attached itself in a namespace of your own are "
                           "not tracked by usermountd; unmount those with 'umount'.");
 }

@@ -6,8 +6,7 @@
  * 'unshare --user' without '--mount' (owner is an ancestor of our user namespace, where we
  * never hold capabilities). Everything else is left to move_mount() to decide.
  *
- * Whether we are in a user namespace at all comes from uid_map, as in systemd's
- * running_in_userns(): only the initial user namespace maps every id onto itself.
+ * Whether we are in a user namespace at all is userns_detect()'s (shared/userns.h).
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -59,34 +58,4 @@ int namespace_can_attach_mounts(void) {
                 return -ENODATA;
 
         return have_effective_capability(CAP_SYS_ADMIN);
-}
-
-bool namespace_uid_map_is_initial(const char *contents) {
-        unsigned long long inside, outside, count;
-        int consumed = 0;
-
-        if (!contents)
-                return false;
-        /* One line, and nothing after it: a second mapping line means a namespace. */
-        if (sscanf(contents, " %llu %llu %llu %n", &inside, &outside, &count, &consumed) != 3)
-                return false;
-        if (contents[consumed] != 0)
-                return false;
-        return inside == 0 && outside == 0 && count == UINT32_MAX;
-}
-
-int namespace_in_user_namespace(void) {
-        _cleanup_(fclosep) FILE *f = NULL;
-        /* At most 340 lines of three numbers (the kernel's limit); one line says enough. */
-        char buf[4096];
-        size_t n;
-
-        f = fopen("/proc/self/uid_map", "re");
-        if (!f)
-                return -errno;
-        n = fread(buf, 1, sizeof(buf) - 1, f);
-        if (ferror(f))
-                return -EIO;
-        buf[n] = 0;
-        return !namespace_uid_map_is_initial(buf);
 }

@@ -14,16 +14,3 @@
  * owned by a nested user namespace); then only move_mount() itself can tell.
  */
 int namespace_can_attach_mounts(void);
-
-/*
- * Returns 1 if this process is in a user namespace other than the initial one (a
- * container, 'unshare --user'), 0 if it is in the initial one, -errno if /proc cannot
- * tell.
- */
-int namespace_in_user_namespace(void);
-
-/*
- * true if contents, the text of /proc/PID/uid_map, is the initial user namespace's
- * identity mapping of all ids ("0 0 4294967295"). Pure; exposed for the unit tests.
- */
-bool namespace_uid_map_is_initial(const char *contents);

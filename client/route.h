@@ -20,7 +20,7 @@ typedef enum MountRoute {
 
 /*
  * The route of 'usermount mount': can_attach is namespace_can_attach_mounts(), in_userns
- * namespace_in_user_namespace(), source_mode the st_mode of the source (symlinks
+ * userns_detect(), source_mode the st_mode of the source (symlinks
  * followed). usermount attaches the mount itself only where it certainly can and the
  * namespace is its own (a user namespace it administers: a container, 'unshare'); root in
  * the initial namespaces, and everyone else, get a mount usermountd attaches and tracks.

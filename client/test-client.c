@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -29,6 +30,7 @@
 #include "route.h"
 #include "table.h"
 #include "usermount-names.h"
+#include "userns.h"
 
 static unsigned n_tests, n_failed;
 
@@ -277,15 +279,33 @@ static void test_path(void) {
 }
 
 static void test_uid_map(void) {
-        check(namespace_uid_map_is_initial("         0          0 4294967295\n"),
+        check(userns_uid_map_is_initial("         0          0 4294967295\n"),
               "initial uid_map");
-        check(!namespace_uid_map_is_initial("         0       1000          1\n"),
+        check(!userns_uid_map_is_initial("         0       1000          1\n"),
               "unshare --map-root-user uid_map");
-        check(!namespace_uid_map_is_initial("0 0 4294967295\n1 1 1\n"), "two lines");
-        check(!namespace_uid_map_is_initial("0 0 4294967294\n"), "not the whole range");
-        check(!namespace_uid_map_is_initial(""), "empty uid_map (nothing mapped yet)");
-        check(!namespace_uid_map_is_initial(NULL), "no uid_map");
-        check(namespace_in_user_namespace() >= 0, "namespace_in_user_namespace() answers");
+        check(!userns_uid_map_is_initial("0 0 4294967295\n1 1 1\n"), "two lines");
+        check(!userns_uid_map_is_initial("0 0 4294967294\n"), "not the whole range");
+        check(!userns_uid_map_is_initial(""), "empty uid_map (nothing mapped yet)");
+        check(!userns_uid_map_is_initial(NULL), "no uid_map");
+        check(userns_detect() >= 0, "userns_detect() answers");
+
+        /* What this process's own uid_map says, and 1 in a new user namespace. */
+        char map[4096] = "";
+        FILE *f = fopen("/proc/self/uid_map", "re");
+        size_t n = f ? fread(map, 1, sizeof(map) - 1, f) : 0;
+        pid_t pid;
+        int status = -1;
+
+        if (f)
+                fclose(f);
+        map[n] = 0;
+        check(userns_detect() == !userns_uid_map_is_initial(map),
+              "userns_detect() agrees with this process's uid_map");
+        pid = fork();
+        if (pid == 0)
+                _exit(unshare(CLONE_NEWUSER) < 0 ? 2 : userns_detect() == 1 ? 0 : 1);
+        check(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+              WEXITSTATUS(status) != 1, "userns_detect() is 1 in a new user namespace");
 }
 
 static void test_mount_route(void) {
