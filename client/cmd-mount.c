@@ -337,13 +337,8 @@ static int mount_parse_argv(int argc, char *argv[], MountArgs *args) {
                         args->driver = optarg;
                         break;
                 case ARG_CONTAINER:
-                        if (container_parse_pid(optarg, &args->container) < 0) {
-                                _cleanup_free_ char *e = output_escape(optarg);
-
-                                log_error("--container needs the PID of a process in the "
-                                          "container, not '%s'.", strempty(e));
+                        if (container_parse_pid(optarg, &args->container) < 0)
                                 return -EINVAL;
-                        }
                         break;
                 case ARG_NO_ASK_PASSWORD:
                         arg_ask_password = false;

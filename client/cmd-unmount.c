@@ -124,13 +124,8 @@ static int unmount_parse_argv(int argc, char *argv[], UnmountArgs *args) {
                         arg_ask_password = false;
                         break;
                 case ARG_CONTAINER:
-                        if (container_parse_pid(optarg, &args->container) < 0) {
-                                _cleanup_free_ char *e = output_escape(optarg);
-
-                                log_error("--container needs the PID of a process in the "
-                                          "container, not '%s'.", strempty(e));
+                        if (container_parse_pid(optarg, &args->container) < 0)
                                 return -EINVAL;
-                        }
                         break;
                 case 1:
                         r = take_operand(&operand, optarg);

@@ -45,15 +45,20 @@ void container_done(Container *c) {
 }
 
 int container_parse_pid(const char *s, pid_t *ret) {
-        unsigned long v;
-        char *end;
+        unsigned long v = 0;
+        char *end = NULL;
 
-        if (isempty(s) || *s < '0' || *s > '9')
+        if (!isempty(s) && *s >= '0' && *s <= '9') {
+                errno = 0;
+                v = strtoul(s, &end, 10);
+        }
+        if (v == 0 || errno != 0 || *end != 0 || v > INT_MAX) {
+                _cleanup_free_ char *e = output_escape(s);
+
+                log_error("--container needs the PID of a process in the container, not '%s'.",
+                          strempty(e));
                 return -EINVAL;
-        errno = 0;
-        v = strtoul(s, &end, 10);
-        if (errno != 0 || *end != 0 || v == 0 || v > INT_MAX)
-                return -EINVAL;
+        }
         *ret = (pid_t) v;
         return 0;
 }

@@ -39,7 +39,8 @@ typedef struct Container {
 
 void container_done(Container *c);
 
-/* Parses --container's PID (a decimal number > 0): 0, or -EINVAL. */
+/* Parses --container's PID (a decimal number > 0): 0, or -EINVAL after saying what is
+ * wrong. */
 int container_parse_pid(const char *s, pid_t *ret);
 
 /* Stage 1 for process pid into *ret (initialized with CONTAINER_NULL). Prints what went
