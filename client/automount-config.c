@@ -15,6 +15,7 @@
 
 #include "automount-config.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "output.h"
 
 #define SECTION "Automount"
@@ -80,19 +81,6 @@ static int strlist_extend(StrList *l, const StrList *more) {
                         return r;
         }
         return 0;
-}
-
-int automount_parse_boolean(const char *s) {
-        static const char *const yes[] = { "yes", "true", "on", "1" };
-        static const char *const no[] = { "no", "false", "off", "0" };
-
-        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
-                if (strcasecmp(s, yes[i]) == 0)
-                        return 1;
-                if (strcasecmp(s, no[i]) == 0)
-                        return 0;
-        }
-        return -EINVAL;
 }
 
 int automount_parse_idmap(const char *s) {
@@ -175,10 +163,10 @@ static int parser_handler(void *userdata, const char *section, const char *key,
         else if (streq(key, "IgnoreFilesystemType"))
                 r = strlist_add_words(&c->ignore_fstypes, value);
         else if (streq(key, "ReadOnly"))
-                parser_set_once(p, key, &c->read_only, automount_parse_boolean(value),
+                parser_set_once(p, key, &c->read_only, parse_boolean(value),
                                 "yes or no", value);
         else if (streq(key, "Notify"))
-                parser_set_once(p, key, &c->notify, automount_parse_boolean(value),
+                parser_set_once(p, key, &c->notify, parse_boolean(value),
                                 "yes or no", value);
         else if (streq(key, "IdMap"))
                 parser_set_once(p, key, &c->idmap_user, automount_parse_idmap(value),

@@ -54,11 +54,6 @@ int strlist_add(StrList *l, const char *s);
 /* Whether config's list has s (compared with cmp, e.g. strcmp or strcasecmp). */
 bool strlist_contains(const StrList *l, const char *s, int (*cmp)(const char *, const char *));
 
-/*
- * Parses a boolean as the file and the options take it (yes/no, true/false, on/off, 1/0).
- * Returns 0 or 1, -EINVAL for anything else.
- */
-int automount_parse_boolean(const char *s);
 
 /* Parses an id-mapping ("none" or "user"): 0 or 1, -EINVAL for anything else. */
 int automount_parse_idmap(const char *s);

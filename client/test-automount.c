@@ -15,6 +15,7 @@
 #include "automount-notify.h"
 #include "automount-udev.h"
 #include "macro.h"
+#include "parse-util.h"
 
 static unsigned n_tests, n_failed;
 
@@ -170,13 +171,13 @@ static void test_config_default_path(void) {
 }
 
 static void test_parse_values(void) {
-        check(automount_parse_boolean("Yes") == 1 && automount_parse_boolean("on") == 1 &&
-              automount_parse_boolean("1") == 1 && automount_parse_boolean("true") == 1,
+        check(parse_boolean("Yes") == 1 && parse_boolean("on") == 1 &&
+              parse_boolean("1") == 1 && parse_boolean("true") == 1,
               "booleans: yes");
-        check(automount_parse_boolean("NO") == 0 && automount_parse_boolean("off") == 0 &&
-              automount_parse_boolean("0") == 0 && automount_parse_boolean("false") == 0,
+        check(parse_boolean("NO") == 0 && parse_boolean("off") == 0 &&
+              parse_boolean("0") == 0 && parse_boolean("false") == 0,
               "booleans: no");
-        check(automount_parse_boolean("") == -EINVAL && automount_parse_boolean("y") == -EINVAL,
+        check(parse_boolean("") == -EINVAL && parse_boolean("y") == -EINVAL,
               "booleans: anything else");
         check(automount_parse_idmap("user") == 1 && automount_parse_idmap("none") == 0 &&
               automount_parse_idmap("namespace") == -EINVAL &&

@@ -30,6 +30,7 @@
 #include "conf.h"
 #include "label.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "pathcheck.h"
 #include "policy.h"
 #include "um-error.h"
@@ -256,19 +257,6 @@ static bool parse_unsigned(const char *s, unsigned max, unsigned *ret) {
         }
         *ret = (unsigned) v;
         return true;
-}
-
-static int parse_boolean(const char *s) {
-        static const char *const yes[] = { "yes", "true", "on", "1" };
-        static const char *const no[] = { "no", "false", "off", "0" };
-
-        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
-                if (strcasecmp(s, yes[i]) == 0)
-                        return 1;
-                if (strcasecmp(s, no[i]) == 0)
-                        return 0;
-        }
-        return -EINVAL;
 }
 
 static int parse_bool(Parser *p, const ConfKey *key, const char *value) {
