@@ -4,8 +4,15 @@
  * matches on the client's connection, a Subscribe call (made again whenever usermountd's
  * name gets a new owner: a restarted daemon does not know the old subscription), and the
  * connection's fd for the caller's event loop.
+ *
+ * Any peer on the bus may send a signal to one connection, and a match on a well-known
+ * sender name is not checked by sd-bus (only the bus knows who owns a name). So a
+ * MountAdded or MountRemoved counts only from the unique name that answered our Subscribe
+ * (or that the bus itself named the new owner of usermountd's name), and NameOwnerChanged
+ * only from the bus.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib-internal.h"
 #include "usermount-names.h"
@@ -16,6 +23,7 @@ struct usermount_monitor {
         void *userdata;
         sd_bus_slot *slots[4];
         sd_bus_slot *resubscribe; /* a Subscribe sent again, until its reply */
+        char *owner;       /* usermountd's unique name; NULL while it has none */
         int stop;          /* < 0: what func returned to stop, or -ECONNRESET */
 };
 
@@ -29,6 +37,8 @@ static int on_mount_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_
 
         if (monitor->stop < 0)
                 return 0;
+        if (!monitor->owner || !streq_ptr(sd_bus_message_get_sender(m), monitor->owner))
+                return 0; /* not usermountd's: forged by another peer */
         r = sd_bus_message_read(m, "s", &mount_point);
         if (r >= 0)
                 r = info_read(m, &info);
@@ -77,9 +87,18 @@ static int on_resubscribed(sd_bus_message *m, void *userdata, sd_bus_error *ret_
 static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         usermount_monitor *monitor = userdata;
         const char *name, *old_owner, *new_owner;
+        char *owner;
 
-        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
-            !streq(name, UM_BUS_NAME) || new_owner[0] == 0)
+        if (!streq_ptr(sd_bus_message_get_sender(m), "org.freedesktop.DBus") ||
+            sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
+            !streq(name, UM_BUS_NAME))
+                return 0;
+        owner = new_owner[0] ? strdup(new_owner) : NULL;
+        if (new_owner[0] && !owner)
+                return -ENOMEM;
+        free(monitor->owner);
+        monitor->owner = owner;
+        if (!owner)
                 return 0;
         /* Ours, so that freeing the monitor cancels it; a newer restart replaces it. */
         monitor->resubscribe = sd_bus_slot_unref(monitor->resubscribe);
@@ -91,6 +110,7 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 
 _public_ int usermount_monitor_new(usermount_client *c, usermount_monitor_func func,
                                    void *userdata, usermount_monitor **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         usermount_monitor *monitor;
         int r;
 
@@ -123,9 +143,15 @@ _public_ int usermount_monitor_new(usermount_client *c, usermount_monitor_func f
                                         "/org/freedesktop/DBus/Local",
                                         "org.freedesktop.DBus.Local", "Disconnected",
                                         on_disconnected, monitor);
-        /* After the matches: no signal sent once the daemon knows us can be missed. */
+        /* After the matches: no signal sent once the daemon knows us can be missed. The
+         * reply says who usermountd is. */
         if (r >= 0)
-                r = client_call(c, "Subscribe", NULL, NULL, NULL);
+                r = client_call(c, "Subscribe", NULL, NULL, &reply);
+        if (r >= 0) {
+                monitor->owner = strdup(strempty(sd_bus_message_get_sender(reply)));
+                if (!monitor->owner)
+                        r = -ENOMEM;
+        }
         if (r < 0) {
                 usermount_monitor_free(monitor);
                 return r;
@@ -140,6 +166,7 @@ _public_ usermount_monitor *usermount_monitor_free(usermount_monitor *monitor) {
         for (size_t i = 0; i < ELEMENTSOF(monitor->slots); i++)
                 sd_bus_slot_unref(monitor->slots[i]);
         sd_bus_slot_unref(monitor->resubscribe);
+        free(monitor->owner);
         usermount_client_unref(monitor->client);
         free(monitor);
         return NULL;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -393,6 +394,55 @@ static int caller_restart(void *userdata) {
         return 0;
 }
 
+static int on_any_event(usermount_monitor *m, usermount_event event, const char *mount_point,
+                        const usermount_info *info, void *userdata) {
+        GString *seen = userdata;
+
+        g_string_append_printf(seen, "%s %s;",
+                               event == USERMOUNT_EVENT_ADDED ? "added" :
+                               event == USERMOUNT_EVENT_REMOVED ? "removed" : "resubscribed",
+                               strempty(mount_point));
+        return 0;
+}
+
+/*
+ * A monitor to whose connection another peer sends MountAdded, MountRemoved and
+ * NameOwnerChanged of its own (any peer may send a signal to one connection): it hears
+ * none of them, then the real ones of a mount and an unmount.
+ */
+static int caller_forged(void *userdata) {
+        const char *target = userdata;
+        usermount_client *c = NULL;
+        usermount_monitor *m = NULL;
+        usermount_options *o = NULL;
+        g_autoptr(GString) seen = g_string_new("");
+        _cleanup_close_ int fd = open(image, O_RDWR | O_CLOEXEC);
+        char *mount_point = NULL;
+
+        g_assert_cmpint(usermount_client_new(&c), ==, 0);
+        g_assert_cmpint(usermount_monitor_new(c, on_any_event, seen, &m), ==, 0);
+        harness_report("ready=%d", (int) getpid());
+        if (harness_await_release() < 0)
+                return 1;
+        /* The forged signals were sent before the release: they are here by now. */
+        for (int i = 0; i < 5; i++)
+                (void) usermount_monitor_wait(m, 100 * 1000);
+        harness_report("forged=%s", seen->str);
+
+        g_assert_cmpint(usermount_options_new(&o), ==, 0);
+        g_assert_cmpint(usermount_options_set_target(o, target), ==, 0);
+        report_result(c, "mount", usermount_mount_fd(c, fd, o, &mount_point, NULL));
+        report_result(c, "unmount", mount_point ? usermount_unmount(c, mount_point, 0) : -EINVAL);
+        for (int i = 0; i < 100 && !strstr(seen->str, "removed"); i++)
+                (void) usermount_monitor_wait(m, 100 * 1000);
+        harness_report("real=%s", seen->str);
+        free(mount_point);
+        usermount_options_free(o);
+        usermount_monitor_free(m);
+        usermount_client_unref(c);
+        return 0;
+}
+
 /* The example of libusermount(3), as built in the test suite. */
 static int caller_example(void *userdata) {
         const char *target = userdata;
@@ -634,6 +684,74 @@ static void test_monitor_restart(void) {
         calls_assert_clean(daemon_pid, &baseline);
 }
 
+/* The unique name of the bus connection of process pid. */
+static char *connection_of(pid_t pid) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        g_auto(GStrv) names = NULL;
+        sd_bus *bus = harness_bus();
+
+        g_assert_cmpint(sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                           "org.freedesktop.DBus", "ListNames", NULL, &reply, ""),
+                        >=, 0);
+        g_assert_cmpint(sd_bus_message_read_strv(reply, &names), >=, 0);
+        for (size_t i = 0; names[i]; i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *pid_reply = NULL;
+                uint32_t p = 0;
+
+                if (names[i][0] != ':')
+                        continue;
+                if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                                       NULL, &pid_reply, "s", names[i]) < 0)
+                        continue;
+                if (sd_bus_message_read(pid_reply, "u", &p) >= 0 && (pid_t) p == pid)
+                        return g_strdup(names[i]);
+        }
+        g_assert_not_reached();
+}
+
+static void send_forged(const char *destination, const char *path, const char *interface,
+                        const char *member, const char *types, ...) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        va_list ap;
+
+        g_assert_cmpint(sd_bus_message_new_signal(harness_bus(), &m, path, interface, member),
+                        >=, 0);
+        g_assert_cmpint(sd_bus_message_set_destination(m, destination), >=, 0);
+        va_start(ap, types);
+        g_assert_cmpint(sd_bus_message_appendv(m, types, ap), >=, 0);
+        va_end(ap);
+        g_assert_cmpint(sd_bus_send(harness_bus(), m, NULL), >=, 0);
+}
+
+static void test_monitor_forged(void) {
+        g_autofree char *dir = make_dir("forged", HARNESS_UID_USER1, HARNESS_GID_USER1);
+        g_autoptr(HarnessCaller) caller = NULL;
+        g_autofree char *line = NULL, *output = NULL, *name = NULL, *real = NULL;
+
+        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_GID_USER1, 0,
+                                             caller_forged, dir, &caller), ==, 0);
+        g_assert_cmpint(harness_caller_read_line(caller, HARNESS_TIMEOUT_MS, &line), ==, 0);
+        g_assert_true(g_str_has_prefix(line, "ready="));
+        name = connection_of((pid_t) atoi(line + strlen("ready=")));
+        send_forged(name, UM_OBJECT_PATH, UM_MANAGER_INTERFACE, "MountAdded", "sa{sv}",
+                    "/forged", 1, "fstype", "s", "ext4");
+        send_forged(name, UM_OBJECT_PATH, UM_MANAGER_INTERFACE, "MountRemoved", "sa{sv}",
+                    "/forged", 0);
+        send_forged(name, "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged",
+                    "sss", UM_BUS_NAME, ":1.1", ":1.9999");
+        g_assert_cmpint(sd_bus_flush(harness_bus()), >=, 0);
+        g_assert_cmpint(harness_caller_release(caller), ==, 0);
+        g_assert_cmpint(harness_caller_wait(caller, HARNESS_CALLER_TIMEOUT_MS, &output), ==, 0);
+        g_autoptr(GHashTable) t = calls_parse_report(output);
+        real = g_strdup_printf("added %s;removed %s;", dir, dir);
+        g_assert_cmpstr(report_get(t, "forged"), ==, "");
+        g_assert_cmpstr(report_get(t, "mount-r"), ==, "ok");
+        g_assert_cmpstr(report_get(t, "unmount-r"), ==, "ok");
+        g_assert_cmpstr(report_get(t, "real"), ==, real);
+        calls_assert_clean(daemon_pid, &baseline);
+}
+
 static void test_example(void) {
         g_autofree char *dir = make_dir("example", HARNESS_UID_USER1, HARNESS_GID_USER1);
         g_autoptr(GHashTable) t = run(0, caller_example, dir);
@@ -674,6 +792,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/libusermount/not-authorized", test_not_authorized);
         g_test_add_func("/libusermount/monitor", test_monitor);
         g_test_add_func("/libusermount/monitor-restart", test_monitor_restart);
+        g_test_add_func("/libusermount/monitor-forged", test_monitor_forged);
         g_test_add_func("/libusermount/example", test_example);
         return g_test_run();
 }
