@@ -330,9 +330,12 @@ static ChildResult child_attach(const Container *c, const char *target, void *us
 bool container_mountinfo_is_usermount(const char *line, uint64_t mount_id) {
         unsigned long long id;
         const char *sep;
-        char fstype[64], source[64];
+        char fstype[64], source[64], root[3];
 
-        if (sscanf(line, "%llu ", &id) != 1 || id != mount_id)
+        /* The whole filesystem ("/" its root), as usermountd mounts it: a bind mount of a
+         * directory of a disk (a podman volume, -v ~/data:/data) is not one of its mounts. */
+        if (sscanf(line, "%llu %*u %*u:%*u %2s ", &id, root) != 2 || id != mount_id ||
+            !streq(root, "/"))
                 return false;
         sep = strstr(line, " - ");
         if (!sep || sscanf(sep, " - %63s %63s", fstype, source) != 2)

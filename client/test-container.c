@@ -82,6 +82,10 @@ static void test_mountinfo(void) {
                 { "91 25 0:55 / /dev/shm rw,nosuid,nodev,noexec - tmpfs shm rw\n", 91, false },
                 { "92 25 0:5 / /dev rw,nosuid - devtmpfs /dev rw\n", 92, false },
                 { "93 25 0:22 / /proc rw,nosuid,nodev,noexec - proc proc rw\n", 93, false },
+                /* A podman volume: a bind mount of a directory of the user's disk. */
+                { "94 25 259:2 /home/u/data /data rw,nosuid,nodev,relatime - ext4 "
+                  "/dev/nvme0n1p2 rw\n", 94, false },
+                { "95 25 259:2 /x /data rw,nosuid,nodev - ext4 /dev/nvme0n1p2 rw\n", 95, false },
                 /* Malformed. */
                 { "612 580 7:0 / /mnt rw ext4 /dev/loop0 rw\n", 612, false },
                 { "x 580 7:0 / /mnt rw - ext4 /dev/loop0 rw\n", 612, false },
