@@ -192,8 +192,13 @@ static void automount_mount(Automount *a, const AutomountDevice *d) {
         }
 
         e = automount_add(a, d, ENTRY_MOUNTED);
-        if (e)
+        if (e) {
                 e->mount_point = strdup(mount_point);
+                /* Without its mount point no MountRemoved would find it: as if never seen,
+                 * so the next event of the device finds it mounted and leaves it. */
+                if (!e->mount_point)
+                        automount_forget(a, e);
+        }
         if (asprintf(&summary, "Mounted %s at %s", d->label ?: d->uuid ?: d->devname,
                      mount_point) < 0 ||
             asprintf(&body, "%s, %s%s%s", d->devname, strempty(usermount_info_get_fstype(info)),

@@ -417,6 +417,20 @@ static int cmp_int(const void *a, const void *b) {
         return *(const int *) a - *(const int *) b;
 }
 
+/* Closes the fds first..last; one by one, up to the fd limit, where close_range() is
+ * missing (before Linux 5.9) or refused by a seccomp filter: never left open. */
+static void close_fds(unsigned first, unsigned last) {
+        long max;
+
+        if (close_range(first, last, 0) == 0)
+                return;
+        max = sysconf(_SC_OPEN_MAX);
+        if (max < 0 || max > INT_MAX)
+                max = INT_MAX;
+        for (unsigned long fd = first; fd <= last && fd < (unsigned long) max; fd++)
+                (void) close((int) fd);
+}
+
 /* Closes every fd from 3 up but those in keep (n of them, all >= 3). */
 static void close_all_but(int *keep, size_t n) {
         unsigned first = 3;
@@ -424,10 +438,10 @@ static void close_all_but(int *keep, size_t n) {
         qsort(keep, n, sizeof(int), cmp_int);
         for (size_t i = 0; i < n; i++) {
                 if ((unsigned) keep[i] > first)
-                        (void) close_range(first, (unsigned) keep[i] - 1, 0);
+                        close_fds(first, (unsigned) keep[i] - 1);
                 first = (unsigned) keep[i] + 1;
         }
-        (void) close_range(first, ~0U, 0);
+        close_fds(first, ~0U);
 }
 
 /*

@@ -43,24 +43,25 @@ typedef enum usermount_auth_result {
         USERMOUNT_AUTH_RESULT_NOT_ASKED = 6,  /* authentication was needed; the mode forbids asking */
 } usermount_auth_result;
 
-/* The kind of a failure, from the D-Bus error name (usermount_error_kind_from_name()). */
+/* The kind of a failure, from the D-Bus error name (usermount_error_kind_from_name()).
+ * The values are part of the ABI: a new kind gets the next free number. */
 typedef enum usermount_error_kind {
         USERMOUNT_ERROR_NONE = 0,
-        USERMOUNT_ERROR_FAILED,
-        USERMOUNT_ERROR_NOT_AUTHORIZED,
-        USERMOUNT_ERROR_NOT_AUTHORIZED_CAN_OBTAIN,
-        USERMOUNT_ERROR_INVALID_ARGUMENT,
-        USERMOUNT_ERROR_INVALID_SOURCE,
-        USERMOUNT_ERROR_FILESYSTEM_NOT_ALLOWED,
-        USERMOUNT_ERROR_OPTION_NOT_ALLOWED,
-        USERMOUNT_ERROR_DEVICE_BUSY,
-        USERMOUNT_ERROR_INVALID_TARGET,
-        USERMOUNT_ERROR_NOT_MOUNTED,
-        USERMOUNT_ERROR_LIMIT_EXCEEDED,
-        USERMOUNT_ERROR_UNAVAILABLE,   /* no usermountd, no reply, activation failed */
-        USERMOUNT_ERROR_ACCESS_DENIED, /* the bus policy refused the call */
-        USERMOUNT_ERROR_UNSUPPORTED,   /* unknown method, interface or object: an older daemon */
-        USERMOUNT_ERROR_OTHER,         /* any other name */
+        USERMOUNT_ERROR_FAILED = 1,
+        USERMOUNT_ERROR_NOT_AUTHORIZED = 2,
+        USERMOUNT_ERROR_NOT_AUTHORIZED_CAN_OBTAIN = 3,
+        USERMOUNT_ERROR_INVALID_ARGUMENT = 4,
+        USERMOUNT_ERROR_INVALID_SOURCE = 5,
+        USERMOUNT_ERROR_FILESYSTEM_NOT_ALLOWED = 6,
+        USERMOUNT_ERROR_OPTION_NOT_ALLOWED = 7,
+        USERMOUNT_ERROR_DEVICE_BUSY = 8,
+        USERMOUNT_ERROR_INVALID_TARGET = 9,
+        USERMOUNT_ERROR_NOT_MOUNTED = 10,
+        USERMOUNT_ERROR_LIMIT_EXCEEDED = 11,
+        USERMOUNT_ERROR_UNAVAILABLE = 12,   /* no usermountd, no reply, activation failed */
+        USERMOUNT_ERROR_ACCESS_DENIED = 13, /* the bus policy refused the call */
+        USERMOUNT_ERROR_UNSUPPORTED = 14,   /* unknown method, interface or object: an older daemon */
+        USERMOUNT_ERROR_OTHER = 15,         /* any other name */
 } usermount_error_kind;
 
 /* A new client on the system bus ($DBUS_SYSTEM_BUS_ADDRESS if set) in *ret, the caller's
