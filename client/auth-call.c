@@ -43,9 +43,10 @@ static ExitStatus log_no_agent_in_userns(const char *message) {
                   "'unshare --user'), where polkit does not accept a password agent.",
                   action ? " (polkit action " : "", strempty(action), action ? ")" : "");
         log_error("Either ask the administrator for a polkit rule that allows it without a "
-                  "password, such as the example %s, or run usermount outside the namespace, "
-                  "where it can ask for your password (e.g. 'usermount mount IMAGE DIRECTORY' "
-                  "on the host, before the container or namespace is made).", NAMESPACE_RULE);
+                  "password, such as the example %s, or run usermount on the host, where it "
+                  "can ask for your password, and give the running container the mount from "
+                  "there: 'usermount mount --container=PID IMAGE DIRECTORY', PID being a "
+                  "process of the container.", NAMESPACE_RULE);
         return EXIT_STATUS_NOT_AUTHORIZED;
 }
 
