@@ -7,20 +7,7 @@
 set -u
 
 src=$1
-n=0
-failed=0
-
-result() { # result NAME OK [DIAGNOSTIC...]
-        n=$((n + 1))
-        if [ "$2" = 0 ]; then
-                echo "ok $n - $1"
-        else
-                echo "not ok $n - $1"
-                shift 2
-                printf '# %s\n' "$@"
-                failed=1
-        fi
-}
+. "$(dirname "$0")/../tap.sh"
 
 for page in usermount.1 usermount-automount.1 usermountd.8 usermount.conf.5 org.freedesktop.UserMount1.5 \
            libusermount.3 usermount_client_new.3 usermount_open_mount.3 usermount_unmount.3 \
@@ -111,5 +98,4 @@ done
 result "every function of lib/usermount.h has a page or a man/meson.build link to its page" \
         "$([ -n "$functions" ] && [ -z "$m" ]; echo $?)" "missing:$m"
 
-echo "1..$n"
-exit $failed
+tap_finish

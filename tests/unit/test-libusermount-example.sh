@@ -12,20 +12,7 @@ src=$1
 lib=$2
 pc=$3
 cc=$4
-n=0
-failed=0
-
-result() { # result NAME OK [DIAGNOSTIC...]
-        n=$((n + 1))
-        if [ "$2" = 0 ]; then
-                echo "ok $n - $1"
-        else
-                echo "not ok $n - $1"
-                shift 2
-                printf '# %s\n' "$@"
-                failed=1
-        fi
-}
+. "$(dirname "$0")/../tap.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -69,5 +56,4 @@ else
         echo "ok $((n += 1)) - usermount.h compiles as C++ # SKIP no C++ compiler"
 fi
 
-echo "1..$n"
-exit $failed
+tap_finish

@@ -9,20 +9,7 @@ set -u
 
 lib=$1
 src=$2
-n=0
-failed=0
-
-result() { # result NAME OK [DIAGNOSTIC...]
-        n=$((n + 1))
-        if [ "$2" = 0 ]; then
-                echo "ok $n - $1"
-        else
-                echo "not ok $n - $1"
-                shift 2
-                printf '# %s\n' "$@"
-                failed=1
-        fi
-}
+. "$(dirname "$0")/../tap.sh"
 
 built=$(nm -D --defined-only "$lib" | awk '{ print $3 }' | LC_ALL=C sort)
 expected=$(grep -v '^#' "$src/lib/libusermount.symbols" | LC_ALL=C sort)
@@ -46,5 +33,4 @@ undefined_sd=$(nm -D --defined-only "$lib" | grep -c ' sd_\| polkit_\| userns_')
 result "no internal symbol (sd_*, polkit_*, userns_*) is exported" \
         "$([ "$undefined_sd" = 0 ]; echo $?)"
 
-echo "1..$n"
-exit $failed
+tap_finish
