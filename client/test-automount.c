@@ -16,15 +16,7 @@
 #include "automount-udev.h"
 #include "macro.h"
 #include "parse-util.h"
-
-static unsigned n_tests, n_failed;
-
-static void check(bool ok, const char *what) {
-        n_tests++;
-        if (!ok)
-                n_failed++;
-        printf("%sok %u - %s\n", ok ? "" : "not ", n_tests, what);
-}
+#include "test-tap.h"
 
 /* Parses text as a file named "a.conf"; *ret_error gets the message or NULL. */
 static int parse(const char *text, AutomountConfig *c, char **ret_error) {
@@ -258,6 +250,5 @@ int main(void) {
         test_decode();
         test_is_mounted();
         test_markup();
-        printf("1..%u\n", n_tests);
-        return n_failed > 0;
+        return tap_finish();
 }

@@ -31,15 +31,7 @@
 #include "table.h"
 #include "usermount-names.h"
 #include "userns.h"
-
-static unsigned n_tests, n_failed;
-
-static void check(bool ok, const char *what) {
-        n_tests++;
-        if (!ok)
-                n_failed++;
-        printf("%sok %u - %s\n", ok ? "" : "not ", n_tests, what);
-}
+#include "test-tap.h"
 
 static void check_streq(const char *got, const char *expected, const char *what) {
         bool ok = streq_ptr(got, expected);
@@ -902,6 +894,5 @@ int main(void) {
         test_json_event();
         test_error_status();
         test_polkit_agent();
-        printf("1..%u\n", n_tests);
-        return n_failed > 0;
+        return tap_finish();
 }

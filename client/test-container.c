@@ -9,15 +9,7 @@
 
 #include "container.h"
 #include "macro.h"
-
-static unsigned n_tests, n_failed;
-
-static void check(bool ok, const char *what) {
-        n_tests++;
-        if (!ok)
-                n_failed++;
-        printf("%s %u - %s\n", ok ? "ok" : "not ok", n_tests, what);
-}
+#include "test-tap.h"
 
 static void test_parse_pid(void) {
         static const struct {
@@ -105,6 +97,5 @@ int main(void) {
         test_parse_pid();
         test_check_target();
         test_mountinfo();
-        printf("1..%u\n", n_tests);
-        return n_failed > 0;
+        return tap_finish();
 }
