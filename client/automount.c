@@ -8,7 +8,6 @@
 
 #include "automount.h"
 #include "bus-client.h"
-#include "mount-call.h"
 #include "mount-info.h"
 #include "output.h"
 #include "usermount-names.h"
@@ -150,19 +149,18 @@ static void automount_mount(Automount *a, const AutomountDevice *d) {
         _cleanup_(usermount_info_freep) usermount_info *info = NULL;
         _cleanup_free_ char *summary = NULL, *body = NULL, *reason = NULL, *mount_point = NULL;
         const char *name = NULL, *message = NULL;
-        const MountCall call = {
-                .method = "Mount",
-                .device = d->devname,
-                .source_fd = -EBADF,
-                .userns_fd = -EBADF,
-                .read_only = a->config.read_only > 0,
-                .idmap = a->config.idmap_user > 0 ? "user" : NULL,
-        };
+        _cleanup_(usermount_options_freep) usermount_options *o = NULL;
         Entry *e;
         int r;
 
+        r = usermount_options_new(&o);
+        if (r >= 0)
+                r = usermount_options_set_read_only(o, a->config.read_only > 0);
+        if (r >= 0)
+                r = usermount_options_set_idmap(o, a->config.idmap_user > 0 ? "user" : NULL);
         /* Never interactive (the client's mode): nobody is there to be asked. */
-        r = mount_call(a->client, &call, &mount_point, NULL, &info);
+        if (r >= 0)
+                r = usermount_mount(a->client, d->devname, o, &mount_point, &info);
         if (r < 0)
                 (void) usermount_client_get_error(a->client, &name, &message);
         if (r < 0 && (client_error_status(name, r) == EXIT_STATUS_UNAVAILABLE ||

@@ -17,7 +17,6 @@
 #include "auth-call.h"
 #include "bus-client.h"
 #include "container.h"
-#include "mount-call.h"
 #include "mount-info.h"
 #include "namespace.h"
 #include "output.h"
@@ -448,10 +447,40 @@ static ExitStatus log_attach_error(const char *target, int r) {
         return EXIT_STATUS_TARGET;
 }
 
-/* The MountCall fields that come straight from the command line. */
-#define MOUNT_CALL_ARGS(a)                                                               \
-        .fstype = (a)->fstype, .options = (a)->options, .exec = (a)->exec,               \
-        .idmap = (a)->idmap, .driver = (a)->driver
+/*
+ * The request's options (usermount_open_mount(3)): what the command line says, with
+ * read_only, the user namespace (userns_fd, or -EBADF), the target (NULL: the default
+ * mount point) and the partition (0: none) as the caller worked them out.
+ */
+static int mount_options(const MountArgs *args, bool read_only, int userns_fd,
+                         const char *target, uint32_t partition, usermount_options **ret) {
+        _cleanup_(usermount_options_freep) usermount_options *o = NULL;
+        int r;
+
+        r = usermount_options_new(&o);
+        if (r >= 0)
+                r = usermount_options_set_fstype(o, args->fstype);
+        if (r >= 0)
+                r = usermount_options_set_fs_options(o, args->options);
+        if (r >= 0)
+                r = usermount_options_set_exec(o, args->exec);
+        if (r >= 0)
+                r = usermount_options_set_idmap(o, args->idmap);
+        if (r >= 0)
+                r = usermount_options_set_driver(o, args->driver);
+        if (r >= 0)
+                r = usermount_options_set_read_only(o, read_only);
+        if (r >= 0)
+                r = usermount_options_set_userns_fd(o, userns_fd);
+        if (r >= 0)
+                r = usermount_options_set_target(o, target);
+        if (r >= 0)
+                r = usermount_options_set_partition(o, partition);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
 
 static ExitStatus print_summary(const usermount_info *src, const char *source,
                                 const char *target) {
@@ -544,6 +573,7 @@ static ExitStatus open_userns(const MountArgs *args, int *ret_fd) {
 static ExitStatus mount_run_open_mount(const MountArgs *args, const Container *container) {
         _cleanup_(usermount_client_unrefp) usermount_client *client = NULL;
         _cleanup_(usermount_info_freep) usermount_info *info = NULL;
+        _cleanup_(usermount_options_freep) usermount_options *o = NULL;
         _cleanup_close_ int target_fd = -EBADF, source_fd = -EBADF, mount_fd = -EBADF,
                 userns_fd = -EBADF;
         uint32_t partition = 0;
@@ -589,12 +619,10 @@ static ExitStatus mount_run_open_mount(const MountArgs *args, const Container *c
         if (status != EXIT_STATUS_OK)
                 return status;
 
-        r = mount_call(client,
-                       &(MountCall) { .method = "OpenMount", .source_fd = source_fd,
-                                      .userns_fd = userns_fd, MOUNT_CALL_ARGS(args),
-                                      .partition = partition,
-                                      .read_only = args->read_only || write_error < 0 },
-                       NULL, &mount_fd, &info);
+        r = mount_options(args, args->read_only || write_error < 0, userns_fd, NULL, partition,
+                          &o);
+        if (r >= 0)
+                r = usermount_open_mount(client, source_fd, o, &mount_fd, &info);
         if (r < 0)
                 return auth_log_error(client, r);
         /* usermountd has what it needs from the source; we hold nothing we do not use. */
@@ -645,6 +673,7 @@ static ExitStatus make_bus_path(const char *what, const char *path, ExitStatus f
 static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
         _cleanup_(usermount_client_unrefp) usermount_client *client = NULL;
         _cleanup_(usermount_info_freep) usermount_info *info = NULL;
+        _cleanup_(usermount_options_freep) usermount_options *o = NULL;
         _cleanup_free_ char *target = NULL, *device = NULL, *mount_point = NULL;
         _cleanup_close_ int source_fd = -EBADF, userns_fd = -EBADF;
         uint32_t partition = 0;
@@ -680,13 +709,11 @@ static ExitStatus mount_run_daemon(const MountArgs *args, bool by_fd) {
         if (status != EXIT_STATUS_OK)
                 return status;
 
-        r = mount_call(client,
-                       &(MountCall) { .method = by_fd ? "MountFd" : "Mount",
-                                      .device = device, .source_fd = source_fd,
-                                      .userns_fd = userns_fd, MOUNT_CALL_ARGS(args),
-                                      .read_only = args->read_only || write_error < 0,
-                                      .target = target, .partition = partition },
-                       &mount_point, NULL, &info);
+        r = mount_options(args, args->read_only || write_error < 0, userns_fd, target,
+                          partition, &o);
+        if (r >= 0)
+                r = by_fd ? usermount_mount_fd(client, source_fd, o, &mount_point, &info)
+                          : usermount_mount(client, device, o, &mount_point, &info);
         if (r < 0)
                 return auth_log_error(client, r);
         source_fd = safe_close(source_fd);
