@@ -68,6 +68,7 @@
 #include <sys/fsuid.h>
 
 #include "attach.h"
+#include "nsenter.h"
 #include "kernel-compat.h"
 #include "lookup.h"
 #include "mountns.h"
@@ -297,23 +298,13 @@ static int caller_enter(int pidfd, const char *gone, CallerView *ret, UmError *e
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "could not open the daemon's root directory");
 
-        /*
-         * setns(CLONE_NEWNS) refuses (EINVAL) a process whose fs_struct another thread
-         * shares, and a thread of this worker (asuser.c, the driver's start) still holds it
-         * for a moment after pthread_join() returns: the kernel wakes the joiner before the
-         * thread releases it. A copy of our own first.
-         */
-        if (unshare(CLONE_FS) < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
-                                    "could not unshare the worker's file system context: %s",
-                                    strerror(errno));
-        if (setns(pidfd, CLONE_NEWNS) < 0) {
-                if (errno == ESRCH)
-                        return caller_gone(error, gone);
-                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
-                                    "could not enter the caller's mount namespace: %s",
-                                    strerror(errno));
+        r = ns_enter(pidfd, CLONE_NEWNS, "the caller's mount namespace", error);
+        if (r == -ESRCH) {
+                *error = (UmError) {};
+                return caller_gone(error, gone);
         }
+        if (r < 0)
+                return r;
         root_fd = openat(pid_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0) {
                 if (errno == ENOENT || errno == ESRCH)

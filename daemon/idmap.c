@@ -32,6 +32,7 @@
 #include <linux/nsfs.h>
 
 #include "idmap.h"
+#include "nsenter.h"
 #include "kernel-compat.h"
 #include "macro.h"
 #include "fd-util.h"
@@ -358,7 +359,8 @@ int idmap_open_userns_of(int pidfd, pid_t pid, int *ret_fd, UmError *error) {
 
 static int setup_join(void *userdata) {
         int userns_fd = *(int *) userdata;
-        int r = setns(userns_fd, CLONE_NEWUSER) < 0 ? -errno : 0;
+        UmError error = {};
+        int r = ns_enter(userns_fd, CLONE_NEWUSER, "the caller's user namespace", &error);
 
         /* Only the socket stays open in the caller's namespace. */
         safe_close(userns_fd);

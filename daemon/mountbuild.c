@@ -26,6 +26,7 @@
 #include "kernel-compat.h"
 #include "asuser.h"
 #include "mountbuild.h"
+#include "nsenter.h"
 
 
 /*
@@ -73,9 +74,13 @@ static void fs_log_read(int fsfd, FsLog *log) {
 }
 
 static int make_namespace_private(int stage_ns_fd, UmError *error) {
-        if (stage_ns_fd >= 0 && setns(stage_ns_fd, CLONE_NEWNS) < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
-                                    "could not enter the stage mount namespace");
+        int r;
+
+        if (stage_ns_fd >= 0) {
+                r = ns_enter(stage_ns_fd, CLONE_NEWNS, "the stage mount namespace", error);
+                if (r < 0)
+                        return r;
+        }
         if (unshare(CLONE_NEWNS) < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "could not create a private mount namespace");

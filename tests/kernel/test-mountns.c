@@ -7,6 +7,7 @@
  * while one lives there. Every test checks that no child, mount or fd is left behind.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/types.h>
 #include <sched.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include "kernel-compat.h"
 #include "macro.h"
 #include "mountns.h"
+#include "nsenter.h"
 
 static char *test_dir; /* mount points of the children live here */
 
@@ -435,6 +437,50 @@ static void test_find_process(void) {
         g_assert_cmpint(mountns_id_of_process(found, 0, &id), ==, -ESRCH);
 }
 
+/* ---- entering a namespace from a worker (nsenter.h) ------------------------------------ */
+
+static void *hold_fs(void *userdata) {
+        int fd = *(int *) userdata;
+        char c;
+
+        /* Alive, and sharing the process's fs_struct, until the pipe closes. */
+        (void) !read(fd, &c, 1);
+        return NULL;
+}
+
+/* In a child: a thread shares the fs_struct, as a worker's does for a moment after
+ * pthread_join(); a plain setns() is refused (EINVAL), ns_enter() gets in. */
+static void test_enter_with_thread(void) {
+        pid_t pid = fork();
+        int status;
+
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0) {
+                _cleanup_close_ int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+                UmError error = {};
+                pthread_t t;
+                int p[2];
+
+                if (ns < 0 || pipe2(p, O_CLOEXEC) < 0 ||
+                    pthread_create(&t, NULL, hold_fs, &p[0]) != 0)
+                        _exit(10);
+                if (setns(ns, CLONE_NEWNS) == 0 || errno != EINVAL)
+                        _exit(11);
+                if (ns_enter(ns, CLONE_NEWNS, "the test namespace", &error) < 0)
+                        _exit(12);
+                /* A failure names the namespace and the errno. */
+                if (ns_enter(p[1], CLONE_NEWNS, "the pipe", &error) != -EINVAL ||
+                    !strstr(error.message, "could not enter the pipe: Invalid argument"))
+                        _exit(13);
+                safe_close(p[1]);
+                (void) pthread_join(t, NULL);
+                _exit(0);
+        }
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+}
+
 /* ---- leftovers --------------------------------------------------------------------------- */
 
 /* Runs a test and checks that it left no child, no fd and no mount in the test directory. */
@@ -467,6 +513,7 @@ int main(int argc, char **argv) {
         g_assert_no_error(err);
 
         add("/mountns/id/self", test_id_self);
+        add("/mountns/enter/with-thread", test_enter_with_thread);
         add("/mountns/id/namespaces-differ", test_id_namespaces_differ);
         add("/mountns/id/exited", test_id_exited);
         add("/mountns/id/arguments", test_id_arguments);
