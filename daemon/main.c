@@ -22,12 +22,14 @@
  * and fixing up directories they own (DAC_*, FOWNER, CHOWN), and writing the id maps of
  * user namespaces it builds (SETUID, SETGID); and for the sandbox of the image check
  * (fscheck.c), making its one device node (MKNOD) and locking its securebits before
- * dropping every capability (SETPCAP). Everything else is dropped at start.
+ * dropping every capability (SETPCAP); and ending a userspace driver or an image check
+ * that stopped answering (KILL: each runs as a uid of its own, which no other process may
+ * signal). Everything else is dropped at start.
  */
 static const cap_value_t kept_caps[] = {
         CAP_SYS_ADMIN, CAP_SYS_CHROOT, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH,
         CAP_FOWNER,    CAP_CHOWN,      CAP_SETUID,     CAP_SETGID,     CAP_MKNOD,
-        CAP_SETPCAP,
+        CAP_SETPCAP,   CAP_KILL,
 };
 
 static int drop_capabilities(void) {

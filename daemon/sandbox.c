@@ -116,7 +116,18 @@ pid_t sandbox_clone(int *ret_pidfd) {
 }
 
 /*
- * What a driver never needs:
+ * What neither a checker nor a driver needs, refused for both: io_uring. Its rings run
+ * system calls (IORING_OP_SOCKET, IORING_OP_OPENAT, ...) on the program's behalf without
+ * passing through this filter, so a filter that refuses socket() would refuse nothing to
+ * a program that has a ring. (The sandbox's locked-memory limit of 0 stops io_uring_setup()
+ * only on kernels that charge the ring to it.)
+ */
+static const unsigned refused_calls[] = {
+        __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register,
+};
+
+/*
+ * What a driver never needs beyond that:
  *  - the mount family: it serves a mount the daemon made, and makes, moves and unmounts
  *    none (its C library's mount() and umount2() are answered by the preload shim before
  *    they get here, fuse-shim.c);
@@ -125,7 +136,12 @@ pid_t sandbox_clone(int *ret_pidfd) {
  *    /dev (the network namespace stops only the abstract ones and IP); syslog() then fails
  *    quietly;
  *  - the kernel's keyrings: a keyring of its uid would outlive it, for the next driver
- *    that is given the same uid, another user's.
+ *    that is given the same uid, another user's;
+ *  - new processes (fork(), vfork(), clone() without CLONE_THREAD; threads are fine): a
+ *    driver is one process, so that its rlimits (RLIMIT_AS above all, counted per
+ *    process) are the limits of all of it, and so that nothing it started can stay behind
+ *    in a cgroup it was moved out of (driverscope.h). No driver forks once it serves
+ *    (the shim answers fuse_daemonize()).
  */
 static const unsigned driver_refused_calls[] = {
         __NR_mount,       __NR_umount2,    __NR_fsopen,     __NR_fsconfig,
@@ -133,9 +149,17 @@ static const unsigned driver_refused_calls[] = {
         __NR_pivot_root,  __NR_mount_setattr,
         __NR_socket,      __NR_socketpair,
         __NR_add_key,     __NR_keyctl,     __NR_request_key,
+#ifdef __NR_fork
+        __NR_fork,
+#endif
+#ifdef __NR_vfork
+        __NR_vfork,
+#endif
 };
 
 int sandbox_seccomp(bool driver) {
+        /* A checker may fork (e2fsck and xfs_repair run helpers); a driver may not. */
+        const uint32_t thread_mask = driver ? CLONE_THREAD : 0;
         struct sock_filter head[] = {
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
                 BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SANDBOX_AUDIT_ARCH, 1, 0),
@@ -159,9 +183,14 @@ int sandbox_seccomp(bool driver) {
                 SANDBOX_DENY(EPERM),
                 SANDBOX_RET(SECCOMP_RET_ALLOW),
 
-                SANDBOX_IF_NR(__NR_clone, 4),
+                /* clone(): no namespace flags; and (flags & thread_mask) == thread_mask,
+                 * which for a driver means threads only. */
+                SANDBOX_IF_NR(__NR_clone, 7),
                 SANDBOX_LOAD_ARG(SANDBOX_CLONE_FLAGS_ARG),
                 BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SANDBOX_CLONE_NS_FLAGS, 0, 1),
+                SANDBOX_DENY(EPERM),
+                BPF_STMT(BPF_ALU | BPF_AND | BPF_K, thread_mask),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, thread_mask, 1, 0),
                 SANDBOX_DENY(EPERM),
                 SANDBOX_RET(SECCOMP_RET_ALLOW),
 
@@ -170,11 +199,16 @@ int sandbox_seccomp(bool driver) {
                 SANDBOX_IF_NR(__NR_setns, 1),
                 SANDBOX_DENY(EPERM),
         };
-        struct sock_filter filter[ELEMENTSOF(head) + 2 * ELEMENTSOF(driver_refused_calls) + 1];
+        struct sock_filter filter[ELEMENTSOF(head) + 2 * ELEMENTSOF(refused_calls) +
+                                  2 * ELEMENTSOF(driver_refused_calls) + 1];
         struct sock_fprog prog = { .filter = filter };
         size_t n = ELEMENTSOF(head);
 
         memcpy(filter, head, sizeof(head));
+        for (size_t i = 0; i < ELEMENTSOF(refused_calls); i++) {
+                filter[n++] = (struct sock_filter) SANDBOX_IF_NR(refused_calls[i], 1);
+                filter[n++] = (struct sock_filter) SANDBOX_DENY(EPERM);
+        }
         for (size_t i = 0; driver && i < ELEMENTSOF(driver_refused_calls); i++) {
                 filter[n++] = (struct sock_filter) SANDBOX_IF_NR(driver_refused_calls[i], 1);
                 filter[n++] = (struct sock_filter) SANDBOX_DENY(EPERM);
