@@ -34,25 +34,63 @@ static const char *markup_entity(char c) {
         }
 }
 
-char *notifier_escape_markup(const char *s) {
+/*
+ * The stand-in for c in the summary, or NULL for c itself: the fullwidth forms of the
+ * characters that would start markup or an entity (U+FF06, U+FF1C, U+FF1E), which look
+ * like them and which Unicode's compatibility normalisation maps back to them.
+ */
+static const char *summary_stand_in(char c) {
+        switch (c) {
+        case '&':
+                return "\xef\xbc\x86";
+        case '<':
+                return "\xef\xbc\x9c";
+        case '>':
+                return "\xef\xbc\x9e";
+        default:
+                return NULL;
+        }
+}
+
+/* s with each character that replace() has a replacement for replaced; NULL: no memory. */
+static char *notifier_replace(const char *s, const char *(*replace)(char c)) {
         size_t len = 0;
         char *out, *o;
 
         for (const char *p = s; *p; p++)
-                len += markup_entity(*p) ? strlen(markup_entity(*p)) : 1;
+                len += replace(*p) ? strlen(replace(*p)) : 1;
         out = o = malloc(len + 1);
         if (!out)
                 return NULL;
         for (const char *p = s; *p; p++) {
-                const char *entity = markup_entity(*p);
+                const char *r = replace(*p);
 
-                if (entity)
-                        o = stpcpy(o, entity);
+                if (r)
+                        o = stpcpy(o, r);
                 else
                         *o++ = *p;
         }
         *o = 0;
         return out;
+}
+
+char *notifier_escape_markup(const char *s) {
+        return notifier_replace(s, markup_entity);
+}
+
+int notifier_format(const char *summary, const char *body, char **ret_summary, char **ret_body) {
+        _cleanup_free_ char *s = output_escape(summary), *b = output_escape(body);
+        _cleanup_free_ char *plain = NULL, *markup = NULL;
+
+        if (!s || !b)
+                return -ENOMEM;
+        plain = notifier_replace(s, summary_stand_in);
+        markup = notifier_escape_markup(b);
+        if (!plain || !markup)
+                return -ENOMEM;
+        *ret_summary = TAKE_PTR(plain);
+        *ret_body = TAKE_PTR(markup);
+        return 0;
 }
 
 /*
@@ -136,12 +174,11 @@ void notifier_log(const char *summary, const char *body) {
 }
 
 void notifier_notify(Notifier *n, bool urgent, const char *summary, const char *body) {
-        _cleanup_free_ char *s = output_escape(summary), *b = output_escape(body);
-        _cleanup_free_ char *markup = NULL;
+        _cleanup_free_ char *s = NULL, *b = NULL;
         sd_bus *bus;
         int r;
 
-        if (!n->enabled || !s || !b)
+        if (!n->enabled)
                 return;
         bus = notifier_bus(n);
         if (!bus)
@@ -150,10 +187,9 @@ void notifier_notify(Notifier *n, bool urgent, const char *summary, const char *
         if (r <= 0)
                 /* No notification server: the log line is all there is. */
                 return;
-        markup = notifier_escape_markup(b);
-        if (!markup)
+        if (notifier_format(summary, body, &s, &b) < 0)
                 return;
-        r = notifier_call(bus, urgent, s, markup);
+        r = notifier_call(bus, urgent, s, b);
         if (r < 0)
                 log_error_errno(r, "Cannot send a desktop notification: %m");
 }

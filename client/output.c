@@ -44,21 +44,7 @@ void log_error_errno(int error, const char *fmt, ...) {
 }
 
 bool output_utf8_is_valid(const char *s) {
-        const unsigned char *p = (const unsigned char *) strempty(s);
-
-        while (*p) {
-                uint32_t cp;
-                size_t len = utf8_decode(p, &cp);
-
-                if (len == 0)
-                        return false;
-                p += len;
-        }
-        return true;
-}
-
-static bool is_control(uint32_t cp) {
-        return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+        return utf8_is_valid(strempty(s));
 }
 
 char *output_escape(const char *s) {
@@ -75,13 +61,14 @@ char *output_escape(const char *s) {
                 uint32_t cp;
                 size_t len = utf8_decode(p, &cp);
 
-                if (len > 0 && !is_control(cp)) {
+                if (len > 0 && !utf8_char_unsafe(cp)) {
                         memcpy(o, p, len);
                         o += len;
                         p += len;
                         continue;
                 }
-                /* Escape the whole sequence of a C1 control, or the one invalid byte. */
+                /* Escape the whole sequence of an unsafe character (a C1 control, a bidi
+                 * override), or the one invalid byte. */
                 if (len == 0)
                         len = 1;
                 for (size_t i = 0; i < len; i++)

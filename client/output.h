@@ -24,11 +24,13 @@ bool output_utf8_is_valid(const char *s);
 
 /*
  * Returns a newly allocated copy of s (NULL: "") that is safe to print on a terminal:
- * C0 control characters, DEL, C1 control characters (U+0080..U+009F, which some
- * terminals treat like ESC sequences) and bytes that are not valid UTF-8 are written as
- * \xNN, one per byte. Backslashes are kept: the daemon already escapes its strings this
- * way (um_escape()), and escaping them again would garble its output. Returns NULL only
- * when out of memory; the caller frees the result.
+ * every character utf8_char_unsafe() names (C0 and C1 controls and DEL, which start
+ * escape sequences; line separators; bidi overrides, isolates and marks and the other
+ * invisible format characters, which make text display as something it is not) and
+ * every byte that is not valid UTF-8 is written as \xNN, one per byte. Backslashes are
+ * kept: the daemon already escapes its strings this way (um_escape()), and escaping them
+ * again would garble its output. Returns NULL only when out of memory; the caller frees
+ * the result.
  */
 char *output_escape(const char *s);
 

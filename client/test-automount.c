@@ -2,14 +2,18 @@
 /*
  * Unit tests of usermount automount's pure parts: the configuration file and its errors,
  * the merge of the command line over it, the ignore lists, which udev devices are
- * mountable, udev's label decoding and the notification body's markup escaping. TAP.
+ * mountable, udev's label decoding, and what a notification and its log line carry of a
+ * label (markup and terminal escaping). TAP.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "automount-config.h"
 #include "automount-notify.h"
@@ -238,6 +242,73 @@ static void test_markup(void) {
         free(s);
 }
 
+/*
+ * The summary and body as a notification server gets them: controls, bidi and invisible
+ * characters escaped in both; the body's markup as entities; the summary's markup
+ * characters as their fullwidth forms (U+FF06 &, U+FF1C <, U+FF1E >), which read the same
+ * as plain text and as markup; letters, accents, CJK and emoji as they are.
+ */
+static void test_notification_texts(void) {
+        static const struct {
+                const char *summary, *body, *want_summary, *want_body;
+        } cases[] = {
+                { "Mounted Tom & Jerry at /run/media/u/Tom & Jerry", "/dev/sdb1, vfat",
+                  "Mounted Tom \uff06 Jerry at /run/media/u/Tom \uff06 Jerry", "/dev/sdb1, vfat" },
+                { "Mounted <b>x</b> at /run/media/u/<b>x</b>", "<i>y</i> & \"q\" 'a'",
+                  "Mounted \uff1cb\uff1ex\uff1c/b\uff1e at "
+                  "/run/media/u/\uff1cb\uff1ex\uff1c/b\uff1e",
+                  "&lt;i&gt;y&lt;/i&gt; &amp; &quot;q&quot; &apos;a&apos;" },
+                { "Ignoring A &amp; B", NULL, "Ignoring A \uff06amp; B", "" },
+                { "Mounted \u202egpj.exe at /run/media/u/gpj.exe", "/dev/sdb1\u2066, ext4",
+                  "Mounted \\xe2\\x80\\xaegpj.exe at /run/media/u/gpj.exe",
+                  "/dev/sdb1\\xe2\\x81\\xa6, ext4" },
+                { "Could not mount \u200f<i>\u2069 (/dev/sdb1)", "a\nb\u200f<\u2068",
+                  "Could not mount \\xe2\\x80\\x8f\uff1ci\uff1e\\xe2\\x81\\xa9 (/dev/sdb1)",
+                  "a\\x0ab\\xe2\\x80\\x8f&lt;\\xe2\\x81\\xa8" },
+                { "Mounted caf\u00e9 \u65e5\u672c \U0001f600 at /run/media/u/caf\u00e9",
+                  "/dev/sdb1, exfat, read-only",
+                  "Mounted caf\u00e9 \u65e5\u672c \U0001f600 at /run/media/u/caf\u00e9",
+                  "/dev/sdb1, exfat, read-only" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *s = NULL, *b = NULL;
+                int r = notifier_format(cases[i].summary, cases[i].body, &s, &b);
+                bool ok = r == 0 && streq_ptr(s, cases[i].want_summary) &&
+                          streq_ptr(b, cases[i].want_body);
+
+                check(ok, "the notification's summary and body are escaped");
+                if (!ok)
+                        printf("# got %d '%s' '%s'\n", r, strempty(s), strempty(b));
+        }
+}
+
+/* The log line keeps a label's markup characters as they are and escapes the rest. */
+static void test_notification_log(void) {
+        int fd = memfd_create("stderr", MFD_CLOEXEC);
+        int saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+        char text[256] = "";
+        ssize_t n = -1;
+
+        if (fd >= 0 && saved >= 0 && dup2(fd, STDERR_FILENO) >= 0) {
+                notifier_log("Mounted Tom & <Jerry> \u202egpj.exe \u00e9", "/dev/sdb1\n");
+                notifier_log("Ignoring \u65e5\u672c \U0001f600\u2066", NULL);
+                fflush(stderr);
+                dup2(saved, STDERR_FILENO);
+                n = pread(fd, text, sizeof(text) - 1, 0);
+        }
+        if (n >= 0)
+                text[n] = 0;
+        check(streq(text, "usermount: Mounted Tom & <Jerry> \\xe2\\x80\\xaegpj.exe \u00e9: "
+                          "/dev/sdb1\\x0a\n"
+                          "usermount: Ignoring \u65e5\u672c \U0001f600\\xe2\\x81\\xa6\n"),
+              "the log line of a notification is escaped for the terminal only");
+        if (saved >= 0)
+                close(saved);
+        if (fd >= 0)
+                close(fd);
+}
+
 int main(void) {
         test_config_good();
         test_config_empty();
@@ -250,5 +321,7 @@ int main(void) {
         test_decode();
         test_is_mounted();
         test_markup();
+        test_notification_texts();
+        test_notification_log();
         return tap_finish();
 }

@@ -58,6 +58,21 @@ static void test_escape(void) {
                 { "caf\xc3\xa9 \xf0\x9f\x92\xbe \xc2\xa0nbsp",
                   "caf\xc3\xa9 \xf0\x9f\x92\xbe \xc2\xa0nbsp" },
                 { "kept \\x5c backslash", "kept \\x5c backslash" },
+                /* Bidi controls and other invisible characters (utf8_char_unsafe()) among
+                 * letters, accents and emoji that stay as they are. */
+                { "\u202egpj.exe", "\\xe2\\x80\\xaegpj.exe" },
+                { "caf\u00e9 \u2066\u65e5\u672c\u2069 \U0001f600",
+                  "caf\u00e9 \\xe2\\x81\\xa6\u65e5\u672c\\xe2\\x81\\xa9 \U0001f600" },
+                { "\u200fRLM \u061cALM \u200eLRM",
+                  "\\xe2\\x80\\x8fRLM \\xd8\\x9cALM \\xe2\\x80\\x8eLRM" },
+                { "\u202a\u202b\u202c\u202d",
+                  "\\xe2\\x80\\xaa\\xe2\\x80\\xab\\xe2\\x80\\xac\\xe2\\x80\\xad" },
+                { "\u2067\u2068\u2069", "\\xe2\\x81\\xa7\\xe2\\x81\\xa8\\xe2\\x81\\xa9" },
+                { "one\u2028two\u2029", "one\\xe2\\x80\\xa8two\\xe2\\x80\\xa9" },
+                { "pay\u00adpal\u200b\ufeff", "pay\\xc2\\xadpal\\xe2\\x80\\x8b\\xef\\xbb\\xbf" },
+                { "tag\U000e0041", "tag\\xf3\\xa0\\x81\\x81" },
+                { "\u2764\ufe0f e\u0301 \u05e9\u05dc\u05d5\u05dd",
+                  "\u2764\ufe0f e\u0301 \u05e9\u05dc\u05d5\u05dd" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {

@@ -75,8 +75,9 @@ int attach_detach(int pidfd, const char *mount_point, uint64_t mount_id, bool fo
 int attach_check_target(const char *target, UmError *error);
 
 /*
- * A safe directory name from a device label: valid UTF-8 only, no '/', no control or
- * C1 characters, no leading '.', not "." or "..", at most 64 bytes, with runs of
+ * A safe directory name from a device label: valid UTF-8 only, no '/', nothing that
+ * utf8_char_unsafe() names (controls, bidi and other invisible format characters), no
+ * leading '.', not "." or "..", at most 64 bytes, with runs of
  * unsafe characters turned into '_'. Returns false (and leaves buf "") when nothing
  * usable remains. Pure.
  */

@@ -42,11 +42,10 @@ int log_target_from_string(const char *s);
 /*
  * Copies s into buf (size n > 0, always NUL-terminated, cut at a character boundary when
  * it does not fit) with each byte of what a log must not carry as it is written as
- * "\xNN": C0 controls (newline and tab included), DEL, C1 controls (U+0080..U+009F),
- * invisible and direction-changing characters (U+061C, U+200B..U+200F, U+2028..U+202E,
- * U+2060..U+206F, U+FEFF, U+FFF9..U+FFFB: the bidi marks, embeddings, overrides and
- * isolates that make a line display as something it is not), and every byte that is not
- * valid UTF-8. Backslashes are kept, so that text um_escape() already escaped is not
+ * "\xNN": every code point utf8_char_unsafe() names (controls, newline and tab included;
+ * line separators; bidi marks, overrides and isolates and the other invisible format
+ * characters that make a line display as something it is not; noncharacters), and every
+ * byte that is not valid UTF-8. Backslashes are kept, so that text um_escape() already escaped is not
  * escaped twice (and escaping again changes nothing). Returns buf. Pure.
  */
 char *log_escape(const char *s, char *buf, size_t n);

@@ -14,16 +14,14 @@
 #define NAME_MAX_BYTES ATTACH_NAME_MAX
 
 /*
- * Characters that never go into a directory name: the separator, C0/DEL/C1 controls
- * (ESC and CSI start terminal escapes), and invisible or direction-changing characters
- * that make a name display as something it is not (soft hyphen, zero-width characters,
- * bidi embeddings, overrides and isolates, line and paragraph separators, BOM).
+ * Characters that never go into a directory name: the separator, and everything that
+ * utf8_char_unsafe() names for every escaper of device data (C0/DEL/C1 controls, as ESC
+ * and CSI start terminal escapes; line separators; bidi marks, overrides and isolates and
+ * the other invisible format characters that make a name display as something it is not;
+ * noncharacters). A name shows up in file managers, shells and logs that do not escape it.
  */
 static bool name_char_unsafe(uint32_t cp) {
-        return cp == '/' || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0xad ||
-               (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
-               (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) ||
-               cp == 0xfffe || cp == 0xffff;
+        return cp == '/' || utf8_char_unsafe(cp);
 }
 
 /* A name made only of these says nothing; the uuid is a better name then. */

@@ -5,7 +5,10 @@
  * adds to a message), the recognition of stderr as the journal's stream, the log target
  * names, that the stderr target writes exactly "<N>message\n", which tests and
  * journald's stream parser rely on, and that nothing from a caller reaches either target
- * with a control or direction-changing character in it (log_escape()).
+ * with a control or direction-changing character in it (log_escape()). Also the one
+ * predicate of the characters every escaper of device data escapes (utf8_char_unsafe(),
+ * checked against GLib's Unicode tables) and that the daemon's escapers agree on labels:
+ * um_escape(), log_escape() and the mount point names (attach_sanitize_name()).
  */
 #include <fcntl.h>
 #include <glib.h>
@@ -13,9 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "log.h"
 #include "um-error.h"
 #include "service.h"
+#include "utf8.h"
 
 /* The fields of f as "NAME=value" strings, in order. */
 static GPtrArray *fields_of(const LogFields *f) {
@@ -145,7 +150,8 @@ static const EscapeCase escape_cases[] = {
         { "a\\x1b b", "a\\x1b b" },
         { "caf\u00e9 \u65e5\u672c \u05e9\u05dc\u05d5\u05dd \U0001f600",
           "caf\u00e9 \u65e5\u672c \u05e9\u05dc\u05d5\u05dd \U0001f600" },
-        { "\u00a0\u00ad-\u2027\u202f\u206a", "\u00a0\u00ad-\u2027\u202f\\xe2\\x81\\xaa" },
+        { "\u00a0-\u2027\u202f", "\u00a0-\u2027\u202f" },
+        { "e\u0301 \u2764\ufe0f \u0627\u0644 \ud55c", "e\u0301 \u2764\ufe0f \u0627\u0644 \ud55c" },
         /* C0 controls, DEL. */
         { "a\nb\rc\td", "a\\x0ab\\x0dc\\x09d" },
         { "\x01\x1b[31m\x7f", "\\x01\\x1b[31m\\x7f" },
@@ -162,6 +168,20 @@ static const EscapeCase escape_cases[] = {
         { "\u200b\u200d\u2060\u2028\u2029\ufeff\ufff9",
           "\\xe2\\x80\\x8b\\xe2\\x80\\x8d\\xe2\\x81\\xa0\\xe2\\x80\\xa8\\xe2\\x80\\xa9"
           "\\xef\\xbb\\xbf\\xef\\xbf\\xb9" },
+        /* Bidi controls among letters that stay. */
+        { "\u202egpj.exe caf\u00e9 \u65e5\u672c \U0001f600",
+          "\\xe2\\x80\\xaegpj.exe caf\u00e9 \u65e5\u672c \U0001f600" },
+        { "\u2066\u05e9\u05dc\u05d5\u05dd\u2069 \u200f\u00e9",
+          "\\xe2\\x81\\xa6\u05e9\u05dc\u05d5\u05dd\\xe2\\x81\\xa9 \\xe2\\x80\\x8f\u00e9" },
+        /* The other format characters: soft hyphen, Arabic number sign and end of ayah,
+         * Mongolian vowel separator, invisible plus, a musical format control, tags. */
+        { "pay\u00adpal", "pay\\xc2\\xadpal" },
+        { "\u0600\u06dd\u180e\u2064", "\\xd8\\x80\\xdb\\x9d\\xe1\\xa0\\x8e\\xe2\\x81\\xa4" },
+        { "\U0001d173x\U000e0041\U000e007f",
+          "\\xf0\\x9d\\x85\\xb3x\\xf3\\xa0\\x81\\x81\\xf3\\xa0\\x81\\xbf" },
+        /* Noncharacters: U+FDD0, U+FFFE, U+10FFFF. */
+        { "\xef\xb7\x90\xef\xbf\xbe\xf4\x8f\xbf\xbf",
+          "\\xef\\xb7\\x90\\xef\\xbf\\xbe\\xf4\\x8f\\xbf\\xbf" },
         /* Not UTF-8: stray continuation, overlong '/', a surrogate, a cut sequence. */
         { "a\x80" "b\xc0\xaf" "c", "a\\x80b\\xc0\\xafc" },
         { "\xed\xa0\x80", "\\xed\\xa0\\x80" },
@@ -207,6 +227,69 @@ static void test_escape_truncated(void) {
         g_assert_cmpstr(log_escape("\u202e", buf, sizeof(buf)), ==, "");
         g_assert_cmpstr(log_escape("x", buf, 1), ==, "");
         g_assert_cmpstr(log_escape("x", buf, 0), ==, ""); /* buf untouched, still "" */
+}
+
+/*
+ * utf8_char_unsafe() against GLib's tables, every code point: each control, format
+ * character and line or paragraph separator is unsafe, and nothing else is but
+ * noncharacters and unassigned code points in blocks that are all format characters.
+ * When Unicode (and GLib with it) adds a format character, this fails until utf8.h
+ * knows it.
+ */
+static void test_unsafe_predicate(void) {
+        for (gunichar cp = 0; cp <= 0x10ffff; cp++) {
+                GUnicodeType t;
+                bool want;
+
+                if (cp >= 0xd800 && cp <= 0xdfff)
+                        continue; /* surrogates: never decoded */
+                t = g_unichar_type(cp);
+                want = t == G_UNICODE_CONTROL || t == G_UNICODE_FORMAT ||
+                       t == G_UNICODE_LINE_SEPARATOR || t == G_UNICODE_PARAGRAPH_SEPARATOR;
+                if (want && !utf8_char_unsafe(cp))
+                        g_error("U+%04X (GLib type %d) is not unsafe", cp, (int) t);
+                if (!want && utf8_char_unsafe(cp) && t != G_UNICODE_UNASSIGNED)
+                        g_error("U+%04X (GLib type %d) is unsafe", cp, (int) t);
+        }
+}
+
+typedef struct LabelCase {
+        const char *label;
+        const char *escaped; /* by um_escape() and log_escape() */
+        const char *name;    /* by attach_sanitize_name(); NULL: nothing usable */
+} LabelCase;
+
+/* Device labels with bidi and invisible characters among letters that must stay. */
+static const LabelCase label_cases[] = {
+        { "\u202egpj.exe", "\\xe2\\x80\\xaegpj.exe", "gpj.exe" },
+        { "caf\u00e9\u2066\u65e5\u672c\u2069 \U0001f600",
+          "caf\u00e9\\xe2\\x81\\xa6\u65e5\u672c\\xe2\\x81\\xa9 \U0001f600",
+          "caf\u00e9_\u65e5\u672c_ \U0001f600" },
+        { "\u200fRLM\u200f", "\\xe2\\x80\\x8fRLM\\xe2\\x80\\x8f", "RLM" },
+        { "a\u061cb", "a\\xd8\\x9cb", "a_b" },
+        { "x\u2067\u202d\u200ey", "x\\xe2\\x81\\xa7\\xe2\\x80\\xad\\xe2\\x80\\x8ey", "x_y" },
+        { "pay\u00adpal", "pay\\xc2\\xadpal", "pay_pal" },
+        { "USB\U000e0069\U000e0067\U000e006e", "USB\\xf3\\xa0\\x81\\xa9\\xf3\\xa0\\x81\\xa7"
+          "\\xf3\\xa0\\x81\\xae", "USB" },
+        { "line\u2028two", "line\\xe2\\x80\\xa8two", "line_two" },
+        { "\u2764\ufe0f e\u0301 \u0441\u043b\u043e\u0432\u043e",
+          "\u2764\ufe0f e\u0301 \u0441\u043b\u043e\u0432\u043e",
+          "\u2764\ufe0f e\u0301 \u0441\u043b\u043e\u0432\u043e" },
+        { "\u202e\u2069\u200f", "\\xe2\\x80\\xae\\xe2\\x81\\xa9\\xe2\\x80\\x8f", NULL },
+};
+
+static void test_label_escapers(void) {
+        for (size_t i = 0; i < G_N_ELEMENTS(label_cases); i++) {
+                const LabelCase *c = &label_cases[i];
+                char buf[256] = "unchanged";
+                bool ok;
+
+                g_assert_cmpstr(um_escape(c->label, buf, sizeof(buf)), ==, c->escaped);
+                g_assert_cmpstr(log_escape(c->label, buf, sizeof(buf)), ==, c->escaped);
+                ok = attach_sanitize_name(c->label, buf, sizeof(buf));
+                g_assert_cmpint(ok, ==, !!c->name);
+                g_assert_cmpstr(buf, ==, c->name ?: "");
+        }
 }
 
 static void test_journal_stream(void) {
@@ -306,6 +389,8 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/log/escape", test_escape);
         g_test_add_func("/log/escape/um-escape-agrees", test_um_escape_agrees);
         g_test_add_func("/log/escape/truncated", test_escape_truncated);
+        g_test_add_func("/log/escape/unsafe-predicate", test_unsafe_predicate);
+        g_test_add_func("/log/escape/labels", test_label_escapers);
         g_test_add_func("/log/journal-stream", test_journal_stream);
         g_test_add_func("/log/target-names", test_target_names);
         g_test_add_func("/log/stderr-format", test_stderr_format);
