@@ -53,14 +53,14 @@ static int set_driver(const BusParam *p, const BusParamValue *v, void *target, U
         return 0;
 }
 
-/* A copy of the fd, which nothing in the main process looks at (MountParams.userns_given). */
+/* The message's own fd, borrowed (busfds.h), which nothing in the main process looks at
+ * (MountParams.userns_given). */
 static int set_userns(const BusParam *p, const BusParamValue *v, void *target, UmError *error) {
         MountParams *params = target;
 
-        safe_close(params->userns_fd);
-        params->userns_fd = fcntl(v->fd, F_DUPFD_CLOEXEC, 3);
-        params->userns_given = params->userns_fd >= 0;
-        return params->userns_fd < 0 ? -errno : 0;
+        params->userns_fd = v->fd;
+        params->userns_given = true;
+        return 0;
 }
 
 static int set_partition(const BusParam *p, const BusParamValue *v, void *target,
@@ -152,7 +152,8 @@ static int check_absolute_path(const char *what, const char *path, UmError *erro
         return 0;
 }
 
-/* Validates the caller's source fd and takes a copy of it. */
+/* Validates the caller's source fd, which stays the message's: borrowed, never duplicated
+ * or closed in the main process (busfds.h). */
 static int bus_read_source(MountCall *call, int fd, UmError *error) {
         char path[64], target[4096];
         SourceInfo info;
@@ -165,10 +166,7 @@ static int bus_read_source(MountCall *call, int fd, UmError *error) {
         if (r < 0)
                 return r;
         call->source_read_only = info.read_only;
-        call->source_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (call->source_fd < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
-                                    "Could not take the source descriptor: %m.");
+        call->source_fd = fd;
 
         /* For logs and polkit details only; the daemon never opens this path. */
         snprintf(path, sizeof(path), "/proc/self/fd/%d", call->source_fd);

@@ -30,12 +30,12 @@ void call_done(MountCall *call) {
         sd_bus_message_unref(call->message);
         caller_done(&call->caller);
         free(call->device_path);
-        safe_close(call->source_fd);
         free(call->source_path);
         free(call->fstype);
         free(call->options);
         free(call->params.target);
-        safe_close(call->params.userns_fd);
+        if (!call->params.userns_given)
+                safe_close(call->params.userns_fd);
         free(call->unmount_point);
         call_init(call, call->method, NULL);
 }

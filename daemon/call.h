@@ -4,9 +4,13 @@
  * caller stage (caller.c) identified its sender: who asks and what, never changed after
  * that. What the daemon finds out and decides on the way is a Request's (request.h).
  *
- * Ownership: a MountCall owns its strings, its fds and a reference on the message;
- * call_done() releases them. The one thing that leaves it is params.userns_fd, which the
- * bus edge hands to the Request when the request starts (Request.userns_fd).
+ * Ownership: a MountCall owns its strings, the caller's pidfd and a reference on the
+ * message; call_done() releases them. The fds the caller passed (source_fd, and
+ * params.userns_fd when userns_given) are the message's, borrowed: never closed here, but
+ * let go with the message off the main loop (busfds.h). A userns_fd the daemon opened
+ * itself (the caller's own namespace) is owned. The one thing that leaves the call is
+ * params.userns_fd, which the bus edge hands to the Request when the request starts
+ * (Request.userns_fd).
  */
 #pragma once
 
@@ -51,7 +55,8 @@ typedef struct MountParams {
         bool idmap_given; /* idmap was in params (not the default) */
         int driver;       /* params["driver"]: a DriverKind (driverpolicy.h), -1 when absent */
         int userns_fd;    /* idmap namespace: the caller's (or given) user namespace, -EBADF
-                           * otherwise; owned until the bus edge hands it to the Request */
+                           * otherwise; until the bus edge hands it to the Request, owned, or
+                           * borrowed from the message when userns_given */
         bool userns_given; /* userns_fd is params["userns"]: anything the caller passed, which
                             * only a worker may look at (idmap_check_userns_fd()) */
         uint32_t partition; /* MountFd, OpenMount: the number in the image's partition table;
@@ -66,7 +71,8 @@ typedef struct MountCall {
 
         /* OpenMount, MountFd, Mount. */
         char *device_path;    /* Mount: the device path as given; NULL otherwise */
-        int source_fd;        /* OpenMount, MountFd: dup of the caller's fd; -EBADF otherwise */
+        int source_fd;        /* OpenMount, MountFd: the caller's fd, borrowed from the message;
+                               * -EBADF otherwise */
         bool source_read_only; /* the caller's fd was opened O_RDONLY (source_check_access()) */
         char *source_path;    /* what the caller's fd referred to at the edge, for logs and
                                * polkit details only; NULL for Mount */

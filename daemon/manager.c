@@ -85,6 +85,7 @@ Manager *manager_free(Manager *m) {
         registry_free(m->registry);
         sd_bus_slot_unref(m->object_slot);
         caller_cache_free(m->callers);
+        m->busfds = busfds_free(m->busfds);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
         free(m->runtime_dir);
@@ -245,6 +246,14 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
+/* Without the bus nobody can reach the daemon, and nobody can be told: exit, and let the
+ * service manager or the next call start it again. */
+static void on_bus_disconnect(void *userdata) {
+        Manager *m = userdata;
+
+        (void) sd_event_exit(m->event, EXIT_FAILURE);
+}
+
 int manager_connect_bus(Manager *m) {
         int r;
 
@@ -268,7 +277,10 @@ int manager_connect_bus(Manager *m) {
                                      UM_MANAGER_INTERFACE, manager_vtable, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to export %s: %m", UM_OBJECT_PATH);
-        r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        /* Not sd_bus_attach_event(): the fds callers attach to messages are kept off the
+         * main loop's close() (busfds.h). */
+        r = busfds_new(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL, on_bus_disconnect, m,
+                       &m->busfds);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
         r = bus_watch_subscribers(m);

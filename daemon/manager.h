@@ -12,6 +12,7 @@
 #include <systemd/sd-device.h>
 #include <systemd/sd-event.h>
 
+#include "busfds.h"
 #include "conf.h"
 #include "drivertrack.h"
 #include "idmap.h"
@@ -40,6 +41,7 @@ typedef struct Manager Manager;
 struct Manager {
         sd_event *event;
         sd_bus *bus;
+        BusFds *busfds;   /* the bus in the event loop, and the fds that messages bring */
         sd_bus_slot *object_slot;
 
         Request *requests;

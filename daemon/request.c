@@ -111,6 +111,8 @@ void manager_start_request(Manager *m, Request *req) {
         }
         manager_refresh_owners(m);
         req->owner = owner_map_lookup(&m->owners, req->call.caller.uid);
+        /* From now on a close of its fds that hangs is the owner's (busfds.h). */
+        busfds_claim(m->busfds, req->call.message, req->owner);
         if (manager_check_limits(m, req, &error) < 0)
                 return request_fail(req, &error);
         req->unauthorized = manager_charges_unauthorized(m, req);
@@ -218,7 +220,7 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
                 .uid_map = reply->uid_map,
                 .gid_map = reply->gid_map,
         };
-        req->userns_fd = safe_close(req->userns_fd);
+        request_drop_userns(req);
         r = request_decide(req, &e);
         if (r >= 0)
                 r = request_check_backing_limits(req, &e);
@@ -1051,7 +1053,10 @@ static int manager_check_limits(Manager *m, Request *req, UmError *error) {
         const LimitSubject s = limit_subject(m, req);
         const LimitCounts c = {
                 .requests = m->n_requests,
-                .owner_requests = manager_count_requests(m, req->owner),
+                /* A close of the owner's files that waits on a FUSE server is a request
+                 * of theirs that has not ended (busfds.h). */
+                .owner_requests = manager_count_requests(m, req->owner) +
+                                  (unsigned) busfds_pending(m->busfds, req->owner),
                 .registered_mounts = m->registry->n_records,
                 .mounts = m->registry->n_records + manager_count_pending_mounts(m, (uid_t) -1),
                 .owner_mounts = manager_count_mounts_of(m, req->owner) +
@@ -1157,6 +1162,8 @@ Request *request_new(Manager *m, CallMethod method, sd_bus_message *message) {
         req->manager = m;
         req->conf = conf_ref(m->conf);
         call_init(&req->call, method, message);
+        /* The fds the caller attached stay open for the request (busfds.h). */
+        busfds_claim(m->busfds, message, (uid_t) -1);
         req->userns_fd = -EBADF;
         req->device_fd = -EBADF;
         req->mount_fd = -EBADF;
@@ -1185,8 +1192,10 @@ Request *request_free(Request *req) {
         request_unlink(req);
         worker_release(req->worker);
         sd_bus_slot_unref(req->polkit_slot);
+        request_drop_userns(req);
+        /* The caller's fds are the message's: let go of off the main loop (busfds.h). */
+        busfds_release(req->manager->busfds, req->call.message);
         call_done(&req->call);
-        safe_close(req->userns_fd);
         safe_close(req->device_fd);
         safe_close(req->mount_fd);
         free(req->source_path);
@@ -1195,6 +1204,14 @@ Request *request_free(Request *req) {
         conf_unref(req->conf);
         free(req);
         return NULL;
+}
+
+/* The namespace of idmap "namespace" is needed no more: closed if the daemon opened it
+ * (the caller's own), forgotten if the caller passed it (the message's, busfds.h). */
+void request_drop_userns(Request *req) {
+        if (!req->call.params.userns_given)
+                safe_close(req->userns_fd);
+        req->userns_fd = -EBADF;
 }
 
 /* The source's fd: the device the probe worker opened (Mount), else the caller's. */

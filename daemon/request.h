@@ -60,8 +60,8 @@ struct Request {
 
         /* What was found and decided. */
         int userns_fd;          /* idmap namespace: call.params.userns_fd, handed over by the bus
-                                 * edge when the request starts; closed once the probe has read
-                                 * its maps */
+                                 * edge when the request starts; let go of once the probe has
+                                 * read its maps (request_drop_userns()) */
         int device_fd;          /* Mount: the device the probe worker opened, owned; the source
                                  * from then on (request_source_fd()) */
         SourceInfo source;      /* what the source is, as the probe worker found it */
@@ -108,6 +108,9 @@ Request *request_new(Manager *m, CallMethod method, sd_bus_message *message);
 
 /* The source's fd: the device the probe worker opened (Mount), else the caller's. */
 int request_source_fd(const Request *req);
+/* Lets go of req->userns_fd: closed when the daemon opened it, forgotten when the caller
+ * passed it (it is the message's). */
+void request_drop_userns(Request *req);
 /* What the source is: the device node the probe found (Mount), else what the caller's fd
  * referred to; NULL before Mount's probe. */
 const char *request_source_path(const Request *req);

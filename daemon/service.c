@@ -36,6 +36,10 @@ bool service_is_idle(Manager *m) {
             worker_pool_count_alive(m->workers) > 0 || m->n_cleanups > 0 ||
             manager_n_mounts(m) > 0 || m->subscribers.n > 0)
                 return false;
+        /* A caller's file whose close waits on its FUSE server: exiting would wait on it
+         * too (busfds.h). */
+        if (m->busfds && (busfds_held(m->busfds) > 0 || busfds_pending(m->busfds, (uid_t) -1) > 0))
+                return false;
         /* Last, as it looks at sysfs: the loop devices of detached mounts still held. */
         if (looptrack_count(&m->loops, (uid_t) -1) > 0)
                 (void) looptrack_prune(&m->loops);
@@ -88,7 +92,7 @@ static void service_begin_idle_exit(Manager *m) {
                 r = sd_bus_release_name(m->bus, UM_BUS_NAME);
                 if (r < 0)
                         log_warning_errno(r, "Failed to release %s: %m", UM_BUS_NAME);
-                while (sd_bus_process(m->bus, NULL) > 0)
+                while (busfds_process(m->busfds) > 0)
                         ;
         }
 }

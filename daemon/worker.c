@@ -5,7 +5,6 @@
  */
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 
 #include "fd-util.h"
 #include "log.h"
+#include "spawner.h"
 #include "worker.h"
 
 /* After a worker could not be started (or died before it was ready), the pool tries
@@ -27,8 +27,6 @@
 
 /* The largest reply a job of ours sends, with room to see a larger one. */
 #define REPLY_BUFFER_MAX (64U * 1024U)
-
-extern char **environ;
 
 struct Worker {
         WorkerPool *pool;
@@ -45,6 +43,8 @@ struct Worker {
         bool released;           /* the owner dropped it */
         bool exited;             /* reaped */
         bool killed;             /* we killed it */
+        bool given_up;           /* killed while working: it may never die (a caller's FUSE
+                                  * server holds it), so only its owner's limit counts it */
         uid_t owner;
         bool unauthorized;
         WorkerJobLayout job;     /* the job in flight */
@@ -61,6 +61,7 @@ struct Worker {
 
 struct WorkerPool {
         sd_event *event;
+        Spawner *spawner;         /* starts workers from a table with no caller's file */
         char *path;
         unsigned size;
         uint32_t layout;
@@ -116,7 +117,9 @@ unsigned worker_pool_count_busy(const WorkerPool *p, uid_t owner) {
         unsigned n = 0;
 
         for (Worker *w = p ? p->workers : NULL; w; w = w->next)
-                if (w->working && (owner == (uid_t) -1 || w->owner == owner))
+                if (owner == (uid_t) -1 ? w->working && !w->given_up
+                                        : w->owner == owner &&
+                                                  (w->working || w->state == WORKER_EXITING))
                         n++;
         return n;
 }
@@ -125,7 +128,7 @@ unsigned worker_pool_count_busy_unauthorized(const WorkerPool *p) {
         unsigned n = 0;
 
         for (Worker *w = p ? p->workers : NULL; w; w = w->next)
-                if (w->working && w->unauthorized)
+                if (w->working && w->unauthorized && !w->given_up)
                         n++;
         return n;
 }
@@ -164,6 +167,7 @@ static Worker *worker_free(Worker *w) {
 }
 
 static void worker_kill(Worker *w) {
+        w->given_up = w->given_up || w->working;
         w->io = sd_event_source_disable_unref(w->io);
         w->timer = sd_event_source_disable_unref(w->timer);
         w->fd = safe_close(w->fd);
@@ -249,6 +253,14 @@ static void worker_on_reply(Worker *w, const WorkerHeader *h, const uint8_t *pay
                 w->state = WORKER_WAITING;
                 return worker_deliver(w, status.r, status.r < 0 ? NULL : payload + sizeof(status),
                                       &status.error, fd);
+        }
+        /* A failure is handed on at once: nothing of it is held by the worker that the
+         * caller could need, and the worker's exit may wait (on the close of a caller's file
+         * whose FUSE server does not answer); its owner's limit counts it until it is gone. */
+        if (status.r < 0) {
+                w->state = WORKER_EXITING;
+                w->io = sd_event_source_disable_unref(w->io);
+                return worker_deliver(w, status.r, NULL, &status.error, -EBADF);
         }
         /* Handed on once the worker is reaped (worker_on_exit()), which is right away: it
          * holds nothing but its copy of the fd by now, and exits. */
@@ -388,75 +400,28 @@ static int worker_on_exit(sd_event_source *s, const siginfo_t *si, void *userdat
 static int worker_spawn(WorkerPool *p, Worker **ret) {
         char pid_arg[16];
         char *const argv[] = { p->path, pid_arg, NULL };
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        sigset_t none, all;
-        int pair[2] = { -EBADF, -EBADF }, r;
         Worker *w;
         pid_t pid;
+        int fd, r;
 
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-                return -errno;
-        /* dup2() onto fd 3 clears O_CLOEXEC only when it copies: never let it be 3 already. */
-        if (pair[1] == 3) {
-                int fd = fcntl(pair[1], F_DUPFD_CLOEXEC, 4);
-
-                safe_close(pair[1]);
-                pair[1] = fd;
-                if (fd < 0) {
-                        safe_close(pair[0]);
-                        return -errno;
-                }
-        }
         snprintf(pid_arg, sizeof(pid_arg), "%d", (int) getpid());
-
-        sigemptyset(&none);
-        sigfillset(&all);
-        r = posix_spawn_file_actions_init(&fa);
-        if (r == 0) {
-                r = posix_spawn_file_actions_adddup2(&fa, pair[1], 3);
-                /*
-                 * The child starts with a copy of the daemon's fd table, which may hold a
-                 * request's mount fd at this moment. Closed before execve(): the copies
-                 * that close-on-exec drops are let go of only at the end of the exec, after
-                 * this call returns here, and a mount the daemon has already handed out
-                 * would be busy for that long (an Unmount right after a Mount failed so).
-                 */
-                if (r == 0)
-                        r = posix_spawn_file_actions_addclosefrom_np(&fa, 4);
-                if (r == 0)
-                        r = posix_spawnattr_init(&attr);
-                if (r == 0) {
-                        /* Not the daemon's blocked signals (SIGCHLD, SIGTERM...) nor handlers. */
-                        r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
-                                                                    POSIX_SPAWN_SETSIGDEF);
-                        if (r == 0)
-                                r = posix_spawnattr_setsigmask(&attr, &none);
-                        if (r == 0)
-                                r = posix_spawnattr_setsigdefault(&attr, &all);
-                        if (r == 0)
-                                r = posix_spawn(&pid, p->path, &fa, &attr, argv, environ);
-                        posix_spawnattr_destroy(&attr);
-                }
-                posix_spawn_file_actions_destroy(&fa);
-        }
-        safe_close(pair[1]);
-        if (r != 0) {
-                safe_close(pair[0]);
-                return -r;
-        }
+        /* From the spawner's fd table, never the main thread's: that one may hold a caller's
+         * file, whose close in the child could wait on the caller (spawner.h). */
+        r = spawner_spawn(p->spawner, p->path, argv, &pid, &fd);
+        if (r < 0)
+                return r;
 
         w = calloc(1, sizeof(*w));
         if (!w) {
                 (void) kill(pid, SIGKILL);
                 (void) waitpid(pid, NULL, 0);
-                safe_close(pair[0]);
+                safe_close(fd);
                 return -ENOMEM;
         }
         *w = (Worker) {
                 .pool = p,
                 .pid = pid,
-                .fd = pair[0],
+                .fd = fd,
                 .state = WORKER_STARTING,
                 .owner = (uid_t) -1,
                 .pending_fd = -EBADF,
@@ -553,6 +518,11 @@ int worker_pool_new(sd_event *event, const char *path, unsigned size, uint32_t l
         if (!p)
                 return -ENOMEM;
         p->event = sd_event_ref(event);
+        r = spawner_new(&p->spawner);
+        if (r < 0) {
+                worker_pool_free(p);
+                return r;
+        }
         p->size = size;
         p->layout = layout;
         p->path = strdup(path);
@@ -600,6 +570,7 @@ WorkerPool *worker_pool_free(WorkerPool *p) {
         sd_event_source_disable_unref(p->refill);
         sd_event_source_disable_unref(p->retry);
         sd_event_source_disable_unref(p->later);
+        spawner_free(p->spawner);
         sd_event_unref(p->event);
         free(p->path);
         free(p);

@@ -108,10 +108,13 @@ void worker_set_unauthorized(Worker *w, bool b);
  * whether the daemon is idle. */
 unsigned worker_pool_count_alive(const WorkerPool *p);
 
-/* Workers working on a job (WORKER_BUSY, and ones given up on but not yet dead: one stuck
- * on a hung device is still a process) for owner, or for everybody with (uid_t) -1; for
- * the worker limits. One waiting for its next job, ready, or exiting does not count. */
+/* Workers working on a job (WORKER_BUSY) for owner, or for everybody with (uid_t) -1; for
+ * the worker limits. One waiting for its next job or ready does not count. One given up
+ * on (killed after a timeout) or done and exiting, and not yet reaped, still counts for
+ * its owner: a worker stuck on the owner's hung device or FUSE server is still a process;
+ * but not in the count of everybody's, which would let one user's stuck workers refuse
+ * everyone else (each owner has at most MaxWorkersPerUser= of them). */
 unsigned worker_pool_count_busy(const WorkerPool *p, uid_t owner);
 
-/* Of those, the ones marked unauthorized (worker_set_unauthorized()). */
+/* Of everybody's, the ones marked unauthorized (worker_set_unauthorized()). */
 unsigned worker_pool_count_busy_unauthorized(const WorkerPool *p);

@@ -227,10 +227,13 @@ typedef struct Outcome {
         TestReply reply;
         unsigned alive_at_done;  /* workers taken and not yet reaped when done ran */
         unsigned busy_at_done;
+        unsigned owner_busy_at_done; /* of those, TEST_OWNER's */
         unsigned children_at_done; /* running, not zombies (sd-event reaps after the
                                     * child source's callback, which done runs in) */
         WorkerState state_at_done;
 } Outcome;
+
+#define TEST_OWNER ((uid_t) 4242)
 
 static void on_done(Worker *w, int r, const void *reply, const UmError *error, int fd,
                     void *userdata) {
@@ -239,6 +242,7 @@ static void on_done(Worker *w, int r, const void *reply, const UmError *error, i
         o->calls++;
         o->alive_at_done = worker_pool_count_alive(o->env->p);
         o->busy_at_done = worker_pool_count_busy(o->env->p, (uid_t) -1);
+        o->owner_busy_at_done = worker_pool_count_busy(o->env->p, TEST_OWNER);
         o->children_at_done = count_live_children();
         o->state_at_done = worker_get_state(w);
         o->r = r;
@@ -455,11 +459,14 @@ static void test_timeout_kills(void) {
         env_setup(&env, 0);
         g_assert_cmpint(start_job(&env, &o, TEST_JOB_HANG, "", 0, NULL, 0, true, 200 * 1000,
                                   &w), ==, 0);
+        worker_set_owner(w, TEST_OWNER);
         RUN_UNTIL_DONE(&env, &o, 1);
         g_assert_cmpint(o.r, ==, -ETIMEDOUT);
         g_assert_nonnull(strstr(o.message, "in time"));
-        /* Given up on but not dead yet when it is told: still counts for the limits. */
-        g_assert_cmpuint(o.busy_at_done, ==, 1);
+        /* Given up on but not dead yet when it is told: still counts for its owner's
+         * limit, not for everybody's (a stuck worker costs its owner alone). */
+        g_assert_cmpuint(o.owner_busy_at_done, ==, 1);
+        g_assert_cmpuint(o.busy_at_done, ==, 0);
         g_assert_cmpuint(worker_pool_count_busy(env.p, (uid_t) -1), ==, 0);
         assert_no_children();
         env_teardown(&env);

@@ -50,6 +50,9 @@ struct HarnessFuse {
         bool stopping;     /* free() releases every waiting read for good */
         unsigned n_waiting;
         unsigned n_served;
+        pid_t flush_tgid;  /* flushes from this process wait; 0: anybody's, -1: nobody's */
+        bool flush_children; /* and from its children */
+        unsigned n_flush_waiting;
 };
 
 /* The instances alive, so that a test returning without freeing one cannot leave a
@@ -204,6 +207,52 @@ static int fuse_cb_statfs(const char *path, struct statvfs *sv) {
         return 0;
 }
 
+/* A field ("Tgid:", "PPid:") of /proc/<tid>/status; 0 when it cannot be read. */
+static pid_t status_pid(pid_t tid, const char *field) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/status", (int) tid);
+        g_autofree char *status = NULL;
+        g_autofree char *key = g_strdup_printf("\n%s", field);
+        const char *p;
+
+        if (!g_file_get_contents(path, &status, NULL, NULL))
+                return 0;
+        p = strstr(status, key);
+        return p ? (pid_t) strtol(p + strlen(key), NULL, 10) : 0;
+}
+
+/* Whether a flush from thread tid waits: tid is of the process flush_tgid or (with
+ * flush_children) of one of its children (a daemon's workers), or everybody's wait. */
+static bool flush_held(const HarnessFuse *f, pid_t tid) {
+        pid_t tgid;
+
+        if (f->stopping || f->flush_tgid < 0)
+                return false;
+        if (f->flush_tgid == 0)
+                return true;
+        tgid = status_pid(tid, "Tgid:");
+        return tgid == f->flush_tgid ||
+               (f->flush_children && tgid > 0 && status_pid(tgid, "PPid:") == f->flush_tgid);
+}
+
+/* Every close() of the file sends a flush; a held one is what a FUSE server that never
+ * answers the daemon looks like (the closer waits, uninterruptibly). */
+static int fuse_cb_flush(const char *path, struct fuse_file_info *fi) {
+        HarnessFuse *f = current_fuse();
+        pid_t tid = fuse_get_context()->pid;
+
+        g_mutex_lock(&f->lock);
+        if (flush_held(f, tid)) {
+                f->n_flush_waiting++;
+                g_cond_broadcast(&f->changed);
+                while (flush_held(f, tid))
+                        g_cond_wait(&f->changed, &f->lock);
+                f->n_flush_waiting--;
+                g_cond_broadcast(&f->changed);
+        }
+        g_mutex_unlock(&f->lock);
+        return 0;
+}
+
 static const struct fuse_operations fuse_ops = {
         .init = fuse_cb_init,
         .getattr = fuse_cb_getattr,
@@ -212,6 +261,7 @@ static const struct fuse_operations fuse_ops = {
         .read = fuse_cb_read,
         .write = fuse_cb_write,
         .statfs = fuse_cb_statfs,
+        .flush = fuse_cb_flush,
 };
 
 static gpointer server_thread(gpointer userdata) {
@@ -298,6 +348,7 @@ int harness_fuse_new(const char *image, HarnessFuse **ret) {
         f = g_new0(HarnessFuse, 1);
         g_mutex_init(&f->lock);
         g_cond_init(&f->changed);
+        f->flush_tgid = -1;
         if (!g_file_get_contents(image, &f->data, &f->size, &error)) {
                 harness_log("Cannot read %s: %s", image, error->message);
                 harness_fuse_free(f);
@@ -330,6 +381,40 @@ void harness_fuse_set_gate(HarnessFuse *f, HarnessFuseGate gate) {
         f->gate = gate;
         g_cond_broadcast(&f->changed);
         g_mutex_unlock(&f->lock);
+}
+
+void harness_fuse_hold_flush(HarnessFuse *f, pid_t tgid, bool children) {
+        g_mutex_lock(&f->lock);
+        f->flush_tgid = tgid;
+        f->flush_children = children;
+        g_cond_broadcast(&f->changed);
+        g_mutex_unlock(&f->lock);
+}
+
+int harness_fuse_wait_flush_waiting(HarnessFuse *f, unsigned n, int timeout_ms) {
+        gint64 deadline = g_get_monotonic_time() + (gint64) timeout_ms * G_TIME_SPAN_MILLISECOND;
+        int r = 0;
+
+        g_mutex_lock(&f->lock);
+        while (f->n_flush_waiting < n)
+                if (!g_cond_wait_until(&f->changed, &f->lock, deadline)) {
+                        r = f->n_flush_waiting >= n ? 0 : -ETIMEDOUT;
+                        break;
+                }
+        if (r < 0)
+                harness_log("%u of %u flushes wait at the FUSE gate after %d ms",
+                            f->n_flush_waiting, n, timeout_ms);
+        g_mutex_unlock(&f->lock);
+        return r;
+}
+
+unsigned harness_fuse_n_flush_waiting(HarnessFuse *f) {
+        unsigned n;
+
+        g_mutex_lock(&f->lock);
+        n = f->n_flush_waiting;
+        g_mutex_unlock(&f->lock);
+        return n;
 }
 
 unsigned harness_fuse_n_waiting(HarnessFuse *f) {

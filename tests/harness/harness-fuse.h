@@ -49,6 +49,19 @@ const char *harness_fuse_image_path(HarnessFuse *f);
 /* Sets the gate; opening it (HARNESS_FUSE_GATE_OPEN) releases every waiting read. */
 void harness_fuse_set_gate(HarnessFuse *f, HarnessFuseGate gate);
 
+/* Flushes (the request every close() of the file sends) from the process tgid, and with
+ * children from its children too (a daemon's workers), wait until this is called again:
+ * tgid 0 holds
+ * everybody's (dbus-daemon's too, which closes what it forwards), -1 nobody's (the
+ * default). A process that closes the file then waits in close(), uninterruptibly, as for
+ * a FUSE server that never answers; harness_fuse_abort() and harness_fuse_free() end the
+ * wait too. */
+void harness_fuse_hold_flush(HarnessFuse *f, pid_t tgid, bool children);
+
+/* Flushes waiting now; waits until at least n do: 0, or -ETIMEDOUT after timeout_ms. */
+unsigned harness_fuse_n_flush_waiting(HarnessFuse *f);
+int harness_fuse_wait_flush_waiting(HarnessFuse *f, unsigned n, int timeout_ms);
+
 /* Reads waiting at the gate now, and reads answered so far. */
 unsigned harness_fuse_n_waiting(HarnessFuse *f);
 unsigned harness_fuse_n_served(HarnessFuse *f);
