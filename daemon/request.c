@@ -754,6 +754,40 @@ static void on_list_authorized(int r, const UmError *error, void *userdata) {
         request_free(req);
 }
 
+/* What the caller is told when the job of stage does not finish in time: what did not
+ * answer, as far as the daemon can tell. */
+static const char *request_timeout_message(const Request *req, RequestStage stage,
+                                           uint64_t timeout_usec, char *buf, size_t size) {
+        const unsigned sec = (unsigned) ((timeout_usec + 999999) / 1000000);
+
+        switch (stage) {
+        case REQUEST_PROBING:
+                snprintf(buf, size, "The source did not answer within %u s (a device that does "
+                         "not respond, or a file on a FUSE or network filesystem whose server "
+                         "does not answer); the request was cancelled.", sec);
+                break;
+        case REQUEST_BUILDING:
+                if (req->fuse_driver)
+                        snprintf(buf, size, "The filesystem driver %s did not answer within "
+                                 "%u s; it was stopped, and nothing was mounted.",
+                                 req->fuse_driver->path ?: req->fuse_driver->name, sec);
+                else
+                        snprintf(buf, size, "The device did not answer within %u s while it was "
+                                 "being mounted; the request was cancelled.", sec);
+                break;
+        case REQUEST_ATTACHING:
+                snprintf(buf, size, "The mount could not be attached within %u s (the "
+                         "filesystem of the target directory does not answer?); the request "
+                         "was cancelled.", sec);
+                break;
+        default:
+                snprintf(buf, size, "The unmount did not finish within %u s (the filesystem "
+                         "does not answer?); the request was cancelled.", sec);
+                break;
+        }
+        return buf;
+}
+
 /*
  * Sends req's next job (jobs.h): to the worker that probed for it, which waits for it,
  * else to a fresh one from the pool. last: the worker exits after it (and its reply is
@@ -762,6 +796,7 @@ static void on_list_authorized(int r, const UmError *error, void *userdata) {
 static void request_send_job(Request *req, RequestStage stage, JobType type, const void *input,
                              const int *fds, size_t n_fds, bool last, uint64_t timeout_usec,
                              WorkerDone done) {
+        char timeout_message[UM_ERROR_MESSAGE_MAX];
         const WorkerJob job = {
                 .layout = *job_layout(type),
                 .input = input,
@@ -769,6 +804,9 @@ static void request_send_job(Request *req, RequestStage stage, JobType type, con
                 .n_fds = n_fds,
                 .last = last,
                 .timeout_usec = timeout_usec,
+                .timeout_message = request_timeout_message(req, stage, timeout_usec,
+                                                           timeout_message,
+                                                           sizeof(timeout_message)),
         };
         UmError error = {};
         int r;

@@ -48,6 +48,7 @@ struct Worker {
         uid_t owner;
         bool unauthorized;
         WorkerJobLayout job;     /* the job in flight */
+        char timeout_message[UM_ERROR_MESSAGE_MAX]; /* its WorkerJob.timeout_message */
         bool job_last;
         WorkerDone done;
         void *userdata;
@@ -347,8 +348,8 @@ static int worker_on_timeout(sd_event_source *s, uint64_t usec, void *userdata) 
                 worker_kill(w);
                 return 0;
         }
-        worker_fail(w, -ETIMEDOUT, "The device did not answer in time; the request was "
-                    "cancelled.");
+        worker_fail(w, -ETIMEDOUT, "%s", w->timeout_message[0] ? w->timeout_message :
+                    "The mount worker did not finish in time; the request was cancelled.");
         return 0;
 }
 
@@ -618,6 +619,8 @@ int worker_send(Worker *w, const WorkerJob *job, WorkerDone done, void *userdata
                 return r;
         }
         w->job = job->layout;
+        snprintf(w->timeout_message, sizeof(w->timeout_message), "%s",
+                 strempty(job->timeout_message));
         w->job_last = job->last;
         w->done = done;
         w->userdata = userdata;

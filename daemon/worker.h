@@ -45,6 +45,8 @@ typedef struct WorkerJob {
         size_t n_fds;
         bool last;              /* the worker exits after it */
         uint64_t timeout_usec;  /* killed if it has not replied by then */
+        const char *timeout_message; /* what the caller is told then (copied); NULL: a
+                                      * general sentence */
 } WorkerJob;
 
 /*

@@ -28,10 +28,12 @@ typedef enum UmErrorKind {
         _UM_ERROR_KIND_MAX,
 } UmErrorKind;
 
+#define UM_ERROR_MESSAGE_MAX 512
+
 typedef struct UmError {
         UmErrorKind kind;
         int error; /* positive errno */
-        char message[512];
+        char message[UM_ERROR_MESSAGE_MAX];
 } UmError;
 
 /*
