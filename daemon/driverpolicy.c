@@ -181,6 +181,11 @@ int driver_decide(const DriverInput *in, DriverDecision *ret, UmError *error) {
                 d.driver = DRIVER_KERNEL;
                 d.kernel_override = choice == DRIVER_USERSPACE;
         }
+        /* Untrusted bytes (an image, a removable medium) are parsed by the kernel only where
+         * an administrator says so: by Driver=kernel, or through polkit's
+         * mount-kernel-driver, also where auto finds no userspace driver for the type. */
+        if (d.driver == DRIVER_KERNEL && s == DRIVER_SETTING_AUTO && in->kind != SOURCE_KIND_SYSTEM)
+                d.kernel_override = true;
 
         if (d.driver == DRIVER_USERSPACE && !in->userspace_available)
                 return no_userspace(in, "The administrator's Driver=userspace", error);

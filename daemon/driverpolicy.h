@@ -7,7 +7,9 @@
  * Driver= ([General], and per filesystem type in its own section) is one of
  *   auto        userspace for images and removable media where a userspace driver for the
  *               type is installed, kernel otherwise (and userspace where the kernel has no
- *               driver for the type at all)
+ *               driver for the type at all); but an image or removable medium goes to the
+ *               kernel only with polkit's mount-kernel-driver (kernel_override): untrusted
+ *               bytes are not parsed by the kernel unless an administrator says so
  *   kernel      the kernel's driver
  *   userspace   the userspace driver; a type without one installed is refused
  * or a list of KIND:VALUE items, KIND one of image, removable, system (kinds not named keep
@@ -77,8 +79,9 @@ typedef struct DriverInput {
 typedef struct DriverDecision {
         DriverKind driver;
         DriverSetting policy;        /* the setting that applied (AUTO, KERNEL or USERSPACE) */
-        bool kernel_override;        /* the kernel driver, asked for where policy says
-                                      * userspace: needs the mount-kernel-driver action */
+        bool kernel_override;        /* the kernel driver where no administrator chose it
+                                      * (see driver_decide()): needs the mount-kernel-driver
+                                      * action */
 } DriverDecision;
 
 /* The setting that applies to in's kind: the type's if it names the kind, else [General]'s. */
@@ -88,9 +91,10 @@ DriverSetting driver_policy_setting(const DriverInput *in);
  * Decides which driver serves the mount. Refused (-EPERM/-ENOENT with error set,
  * UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED): the userspace driver where none is installed
  * (asked for, or policy says userspace), the kernel driver where the kernel has none and
- * userspace is not possible. A caller asking for the kernel driver where policy says
- * userspace gets it with kernel_override set (the request then needs polkit's
- * mount-kernel-driver action); asking for userspace where policy says kernel is allowed
- * (the driver is the safer parser).
+ * userspace is not possible. The kernel driver for an image or removable medium under
+ * auto (asked for where policy says userspace, or because no userspace driver serves the
+ * type), or asked for where Driver=userspace, comes with kernel_override set (the request
+ * then needs polkit's mount-kernel-driver action); asking for userspace where policy says
+ * kernel is allowed (the driver is the safer parser).
  */
 int driver_decide(const DriverInput *in, DriverDecision *ret, UmError *error);

@@ -490,6 +490,32 @@ static void test_auto_namespace_is_kernel(void) {
         assert_clean();
 }
 
+/*
+ * Driver=auto for a type no userspace driver serves (btrfs): the caller's bytes go to the
+ * kernel only where an administrator says so, here through polkit's mount-kernel-driver
+ * (issue 22, item 10: they went to the kernel unasked). umtest2, whom the rules refuse it,
+ * is refused and nothing is left; umtest1 gets the kernel's driver.
+ */
+static void test_auto_no_userspace_driver(void) {
+        const HarnessImageSpec spec = { .label = "us-btrfs", .root_uid = HARNESS_UID_USER1,
+                                        .root_gid = HARNESS_GID_USER1 };
+        g_autofree char *image = NULL;
+        g_autoptr(GHashTable) refused = NULL, granted = NULL;
+
+        g_assert_cmpint(harness_make_image("btrfs", &spec, &image), ==, 0);
+        g_assert_cmpint(chmod(image, 0666), ==, 0);
+        const Call c = { .kind = CALL_OPEN_MOUNT, .path = image };
+        refused = call_as(HARNESS_UID_USER2, &c);
+        g_assert_cmpstr(report_get(refused, "result"), ==, UM_ERROR_NOT_AUTHORIZED);
+        g_assert_nonnull(strstr(report_get(refused, "message"), UM_ACTION_MOUNT_KERNEL_DRIVER));
+        assert_clean();
+        granted = call_as(HARNESS_UID_USER1, &c);
+        g_assert_cmpstr(report_get(granted, "result"), ==, "ok");
+        g_assert_cmpstr(report_get(granted, "info-driver"), ==, "kernel");
+        assert_clean();
+        g_assert_cmpint(unlink(image), ==, 0);
+}
+
 /* Two mounts of one vfat image from one fd: each driver reads through a file description
  * of its own (fusefat reads its boot sector at the current offset, which the first one
  * moved otherwise). */
@@ -841,6 +867,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/userspace/driver-kernel", test_driver_kernel);
         g_test_add_func("/userspace/refused", test_refused);
         g_test_add_func("/userspace/auto-namespace-is-kernel", test_auto_namespace_is_kernel);
+        g_test_add_func("/userspace/auto-no-userspace-driver", test_auto_no_userspace_driver);
         g_test_add_func("/userspace/supported-filesystems", test_supported_filesystems);
         g_test_add_func("/userspace/cli", test_cli);
         g_test_add_func("/userspace/block-device", test_block_device);

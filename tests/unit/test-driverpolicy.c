@@ -103,7 +103,12 @@ static void test_decide(void) {
                 { A, 0, IMG, true, true, NONE, DRIVER_USERSPACE, false },
                 { A, 0, REM, true, true, NONE, DRIVER_USERSPACE, false },
                 { A, 0, SYS, true, true, NONE, DRIVER_KERNEL, false },
-                { A, 0, IMG, true, false, NONE, DRIVER_KERNEL, false },
+                /* ... and where none is installed, the kernel only with mount-kernel-driver
+                 * for images and removable media (untrusted bytes), freely for the system's
+                 * own disks */
+                { A, 0, IMG, true, false, NONE, DRIVER_KERNEL, true },
+                { A, 0, REM, true, false, NONE, DRIVER_KERNEL, true },
+                { A, 0, SYS, true, false, NONE, DRIVER_KERNEL, false },
                 /* ... and userspace wherever the kernel has no driver */
                 { A, 0, SYS, false, true, NONE, DRIVER_USERSPACE, false },
                 { A, 0, IMG, false, false, NONE, REFUSED, false },
@@ -123,7 +128,10 @@ static void test_decide(void) {
                 { A, 0, IMG, true, true, DRIVER_KERNEL, DRIVER_KERNEL, true },
                 { U, 0, SYS, true, true, DRIVER_KERNEL, DRIVER_KERNEL, true },
                 { A, 0, SYS, true, true, DRIVER_KERNEL, DRIVER_KERNEL, false },
-                { A, 0, IMG, true, false, DRIVER_KERNEL, DRIVER_KERNEL, false },
+                { A, 0, IMG, true, false, DRIVER_KERNEL, DRIVER_KERNEL, true },
+                /* the administrator's Driver=kernel needs no question */
+                { K, 0, REM, true, false, NONE, DRIVER_KERNEL, false },
+                { A, K, IMG, true, false, NONE, DRIVER_KERNEL, false },
                 { A, 0, IMG, false, true, DRIVER_KERNEL, REFUSED, false },
         };
 
