@@ -109,6 +109,9 @@ int conf_new_default(Conf **ret) {
                 .max_workers_per_user = CONF_DEFAULT_MAX_WORKERS_PER_USER,
                 .max_unauthorized_requests = CONF_DEFAULT_MAX_UNAUTHORIZED_REQUESTS,
                 .request_timeout_usec = CONF_DEFAULT_REQUEST_TIMEOUT_USEC,
+                .driver_memory_max = CONF_DEFAULT_DRIVER_MEMORY_MAX,
+                .driver_tasks_max = CONF_DEFAULT_DRIVER_TASKS_MAX,
+                .driver_cpu_sec = CONF_DEFAULT_DRIVER_CPU_SEC,
         };
 
         for (const char *const *t = policy_fstypes(); *t; t++)
@@ -164,7 +167,7 @@ enum {
         SECTION_IGNORED = -2,   /* an unknown or repeated section: reported once, keys skipped */
 };
 
-#define SECTION_MAX_KEYS 12
+#define SECTION_MAX_KEYS 16
 
 /* One problem, kept until the end so that they are written in the order of the lines. */
 typedef struct Problem {
@@ -495,6 +498,51 @@ static int parse_seconds(Parser *p, const ConfKey *key, const char *value) {
         return 0;
 }
 
+/* DriverMemoryMax=: bytes, or a whole number with K, M or G (powers of 1024), from 64M to
+ * 64G (more than a driver needs; less, and libfuse's threads would not start). */
+static int parse_driver_memory(Parser *p, const ConfKey *key, const char *value) {
+        static const char units[] = "KMG";
+        char e[ESCAPED_MAX], digits[32];
+        size_t n = strlen(value);
+        unsigned long long shift = 0;
+        unsigned v;
+
+        if (n > 0 && n < sizeof(digits) && strchr(units, value[n - 1])) {
+                shift = 10 * (unsigned long long) (strchr(units, value[n - 1]) - units + 1);
+                n--;
+        }
+        if (n == 0 || n >= sizeof(digits))
+                goto bad;
+        memcpy(digits, value, n);
+        digits[n] = 0;
+        if (!parse_unsigned(digits, UINT_MAX, &v))
+                goto bad;
+        uint64_t bytes = (uint64_t) v << shift;
+        if ((bytes >> shift) != v || bytes < (64ULL << 20) || bytes > (64ULL << 30))
+                goto bad;
+        p->conf->limits.driver_memory_max = bytes;
+        return 0;
+bad:
+        return problem(p, p->line, "%s= needs a size from 64M to 64G (bytes, or a number with "
+                       "K, M or G), not '%s'", key->name, esc(value, e));
+}
+
+/* DriverCPUSec=: seconds from 1 to a year, or "infinity" for no limit. */
+static int parse_driver_cpu(Parser *p, const ConfKey *key, const char *value) {
+        char e[ESCAPED_MAX];
+        unsigned v;
+
+        if (streq(value, "infinity")) {
+                p->conf->limits.driver_cpu_sec = 0;
+                return 0;
+        }
+        if (!parse_unsigned(value, 366u * 86400u, &v) || v == 0)
+                return problem(p, p->line, "%s= needs seconds from 1 to 31622400, or infinity, "
+                               "not '%s'", key->name, esc(value, e));
+        p->conf->limits.driver_cpu_sec = v;
+        return 0;
+}
+
 /* An SELinux type name; empty: computed from the caller's context (label.h). */
 static int parse_selinux_type(Parser *p, const ConfKey *key, const char *value) {
         char e[ESCAPED_MAX], *s = NULL;
@@ -609,6 +657,9 @@ static const ConfKey limits_keys[] = {
         LIMIT("MaxWorkersPerUser", max_workers_per_user),
         LIMIT("MaxUnauthorizedRequests", max_unauthorized_requests),
         { "RequestTimeoutSec", parse_seconds, 0, 1, 3600, false },
+        { "DriverMemoryMax", parse_driver_memory },
+        { "DriverTasksMax", parse_limit, offsetof(ConfLimits, driver_tasks_max), 8, 4096, false },
+        { "DriverCPUSec", parse_driver_cpu },
         { NULL },
 };
 _Static_assert(ELEMENTSOF(limits_keys) - 1 <= SECTION_MAX_KEYS, "SECTION_MAX_KEYS too small");
@@ -1155,12 +1206,17 @@ static void print_summary(const Conf *c, FILE *out) {
                 "MaxMountsPerUser=%u\nMaxLoopDevices=%u\nMaxLoopDevicesPerUser=%u\n"
                 "MaxDrivers=%u\nMaxDriversPerUser=%u\n"
                 "MaxWorkers=%u\nMaxWorkersPerUser=%u\nMaxUnauthorizedRequests=%u\n"
-                "RequestTimeoutSec=%llu\n",
+                "RequestTimeoutSec=%llu\nDriverMemoryMax=%lluM\nDriverTasksMax=%u\n",
                 l->max_requests, l->max_requests_per_user, l->max_mounts,
                 l->max_mounts_per_user, l->max_loop_devices, l->max_loop_devices_per_user,
                 l->max_drivers, l->max_drivers_per_user,
                 l->max_workers, l->max_workers_per_user, l->max_unauthorized_requests,
-                (unsigned long long) (l->request_timeout_usec / 1000000u));
+                (unsigned long long) (l->request_timeout_usec / 1000000u),
+                (unsigned long long) (l->driver_memory_max >> 20), l->driver_tasks_max);
+        if (l->driver_cpu_sec > 0)
+                fprintf(out, "DriverCPUSec=%llu\n", (unsigned long long) l->driver_cpu_sec);
+        else
+                fprintf(out, "DriverCPUSec=infinity\n");
         fprintf(out, "\n[Labels]\n");
         if (!c->selinux_type)
                 fprintf(out, "# on SELinux systems, the type is computed from the caller's "

@@ -40,6 +40,9 @@
 #define CONF_DEFAULT_MAX_WORKERS_PER_USER 4u
 #define CONF_DEFAULT_MAX_UNAUTHORIZED_REQUESTS 8u
 #define CONF_DEFAULT_REQUEST_TIMEOUT_USEC (30ULL * 1000000ULL)
+#define CONF_DEFAULT_DRIVER_MEMORY_MAX (1ULL << 30)
+#define CONF_DEFAULT_DRIVER_TASKS_MAX 64u
+#define CONF_DEFAULT_DRIVER_CPU_SEC 3600ULL
 #define CONF_DEFAULT_IMAGE_CHECK_USER "usermount-check"
 /* ImageCheckUidRange=1879048192-1879048447: 256 uids at the start of the block that
  * systemd's UIDS-GIDS.md leaves unused (1879048192-2147352575, above the container ranges
@@ -70,6 +73,9 @@ typedef struct ConfLimits {
         unsigned max_unauthorized_requests; /* mount requests polkit has not authorized yet,
                                              * and their workers, all users (owner.h) */
         uint64_t request_timeout_usec;      /* how long one worker may take */
+        uint64_t driver_memory_max;         /* a userspace driver's memory, bytes */
+        unsigned driver_tasks_max;          /* its threads */
+        uint64_t driver_cpu_sec;            /* its CPU time, seconds; 0: no limit */
 } ConfLimits;
 
 /* One filesystem type's section ("[ext4]"). Strings are owned by the Config. */

@@ -9,17 +9,63 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <signal.h>
 #include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "drivertrack.h"
 #include "fd-util.h"
+#include "log.h"
 #include "macro.h"
 #include "procfs.h"
 
 static void entry_done(DriverTrackEntry *e) {
         e->watch = sd_event_source_disable_unref(e->watch);
+        e->conn_watch = sd_event_source_disable_unref(e->conn_watch);
+        e->grace = sd_event_source_disable_unref(e->grace);
         e->pidfd = safe_close(e->pidfd);
+        /* A dead driver's connection ends with our copy: its mount answers ENOTCONN. */
+        e->conn_fd = safe_close(e->conn_fd);
+}
+
+static DriverTrackEntry *entry_of_source(DriverTrack *t, sd_event_source *s) {
+        for (size_t i = 0; i < t->n_entries; i++)
+                if (t->entries[i].watch == s || t->entries[i].conn_watch == s ||
+                    t->entries[i].grace == s)
+                        return &t->entries[i];
+        return NULL;
+}
+
+static int on_grace_over(sd_event_source *s, uint64_t usec, void *userdata) {
+        DriverTrackEntry *e = entry_of_source(userdata, s);
+
+        if (!e)
+                return 0;
+        log_info("The userspace driver %d did not exit within %llu s after its mount was gone; "
+                 "killing it.", (int) e->pid,
+                 (unsigned long long) (DRIVERTRACK_GRACE_USEC / 1000000));
+        (void) pidfd_send_signal(e->pidfd, SIGKILL, NULL, 0);
+        e->grace = sd_event_source_disable_unref(e->grace);
+        return 0;
+}
+
+/* The superblock is gone: a driver ends by itself now (its FUSE connection reads fail);
+ * one that does not is killed after the grace time. */
+static int on_conn_gone(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        DriverTrack *t = userdata;
+        DriverTrackEntry *e = entry_of_source(t, s);
+
+        if (!e)
+                return 0;
+        e->conn_watch = sd_event_source_disable_unref(e->conn_watch);
+        e->conn_fd = safe_close(e->conn_fd);
+        if (t->event && !e->grace)
+                (void) sd_event_add_time_relative(t->event, &e->grace, CLOCK_MONOTONIC,
+                                                  DRIVERTRACK_GRACE_USEC, 0, on_grace_over, t);
+        return 0;
 }
 
 static size_t entry_find(const DriverTrack *t, pid_t pid, uint64_t start) {
@@ -52,10 +98,10 @@ static int on_driver_exit(sd_event_source *s, int fd, uint32_t revents, void *us
         return 0;
 }
 
-/* Remembers an entry; takes pidfd. Does not save. */
+/* Remembers an entry; takes pidfd and conn_fd. Does not save. */
 static int entry_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_t uid,
-                     int pidfd) {
-        _cleanup_close_ int fd = pidfd;
+                     int pidfd, int conn_fd) {
+        _cleanup_close_ int fd = pidfd, conn = conn_fd;
         DriverTrackEntry *e;
         int r;
 
@@ -67,30 +113,68 @@ static int entry_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid
         t->entries = e;
         e = &t->entries[t->n_entries];
         *e = (DriverTrackEntry) { .pid = pid, .start = start, .owner = owner, .uid = uid,
-                                  .pidfd = -EBADF };
+                                  .pidfd = -EBADF, .conn_fd = -EBADF };
         if (t->event) {
                 r = sd_event_add_io(t->event, &e->watch, fd, EPOLLIN, on_driver_exit, t);
-                if (r < 0)
+                /* No EPOLLIN: a connection is readable whenever a request waits for the
+                 * driver; only its error (which epoll always reports) is of interest. */
+                if (r >= 0 && conn >= 0)
+                        r = sd_event_add_io(t->event, &e->conn_watch, conn, 0, on_conn_gone, t);
+                if (r < 0) {
+                        entry_done(e);
                         return r;
+                }
         }
         e->pidfd = TAKE_FD(fd);
+        e->conn_fd = TAKE_FD(conn);
         t->n_entries++;
         return 0;
 }
 
+/* The FUSE connection of a driver of the last instance, from the driver itself: the fd it
+ * serves (DRIVERTRACK_CONN_FD), if that is /dev/fuse still; -EBADF otherwise (a driver that
+ * closed it serves nothing any more). */
+static int driver_conn_fd(int pidfd) {
+        _cleanup_close_ int fd = (int) syscall(SYS_pidfd_getfd, pidfd, DRIVERTRACK_CONN_FD, 0);
+        struct stat st;
+
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) ||
+            st.st_rdev != makedev(10, 229))
+                return -EBADF;
+        return TAKE_FD(fd);
+}
+
 int drivertrack_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_t uid,
-                    int pidfd) {
+                    int pidfd, int conn_fd) {
         int r;
 
         if (pid <= 0) {
                 safe_close(pidfd);
+                safe_close(conn_fd);
                 return -EINVAL;
         }
-        r = entry_add(t, pid, start, owner, uid, pidfd);
+        r = entry_add(t, pid, start, owner, uid, pidfd, conn_fd);
         if (r < 0)
                 return r;
         return drivertrack_save(t);
 }
+
+int drivertrack_adopt(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_t uid,
+                      int pidfd) {
+        return drivertrack_add(t, pid, start, owner, uid, pidfd,
+                               pidfd >= 0 ? driver_conn_fd(pidfd) : -EBADF);
+}
+
+int drivertrack_kill(DriverTrack *t, pid_t pid, uint64_t start) {
+        size_t i = entry_find(t, pid, start);
+
+        if (i == SIZE_MAX)
+                return -ESRCH;
+        if (pidfd_send_signal(t->entries[i].pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+                return -errno;
+        return 0;
+}
+
 
 size_t drivertrack_count(const DriverTrack *t, uid_t owner) {
         size_t n = 0;
@@ -192,7 +276,7 @@ int drivertrack_load(DriverTrack *t, size_t *ret_dropped) {
                         dropped++; /* exited while no instance watched */
                         continue;
                 }
-                if (entry_add(t, pid, start, owner, uid, fd) < 0)
+                if (entry_add(t, pid, start, owner, uid, fd, driver_conn_fd(fd)) < 0)
                         dropped++;
         }
         if (ret_dropped)

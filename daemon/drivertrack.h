@@ -13,6 +13,16 @@
  * pid has another start time. Each one is watched through a pidfd; when it exits, the
  * table forgets it and calls on_exit (the Manager then detaches a registered mount whose
  * driver is gone and emits MountRemoved).
+ *
+ * A driver is in the table from its start (START_DRIVER, jobs.h), before anything looks
+ * into its mount, so that it counts for the limits and can be ended whatever happens to
+ * the request. The table also holds a copy of each driver's FUSE connection: polled, it
+ * reports an error once the superblock is gone (the last mount of it unmounted or
+ * closed, or its device removed), and a driver still running then is given
+ * DRIVERTRACK_GRACE_USEC to finish writing and exit before it is killed. A driver that
+ * exits lets go of its connection only when the table does too, which it does at once
+ * (its mount's users then get ENOTCONN). A new instance takes the connection of each
+ * driver it takes over from the driver itself (pidfd_getfd()).
  */
 #pragma once
 
@@ -23,6 +33,11 @@
 #include <systemd/sd-event.h>
 
 #define DRIVERTRACK_FILE "drivers"
+/* How long a driver whose mount is gone may take to exit by itself (a driver writes its
+ * caches back to its image then) before it is killed. */
+#define DRIVERTRACK_GRACE_USEC (10ULL * 1000000ULL)
+/* Where a driver has its FUSE connection (fusedriver.c). */
+#define DRIVERTRACK_CONN_FD 4
 /* A state file with more lines is refused as a whole: far more than any limit allows. */
 #define DRIVERTRACK_MAX 65536
 
@@ -33,6 +48,9 @@ typedef struct DriverTrackEntry {
         uid_t uid;               /* the uid the driver runs as */
         int pidfd;
         sd_event_source *watch;  /* EPOLLIN on pidfd: it exited */
+        int conn_fd;             /* its FUSE connection, or -EBADF */
+        sd_event_source *conn_watch; /* EPOLLERR on conn_fd: the superblock is gone */
+        sd_event_source *grace;  /* the mount is gone: killed when this fires */
 } DriverTrackEntry;
 
 typedef struct DriverTrack DriverTrack;
@@ -47,11 +65,20 @@ struct DriverTrack {
         void *userdata;
 };
 
-/* Remembers a driver (pidfd is taken, also on failure), watches it and saves the table.
- * -ENOMEM, or -errno of the watch. A driver that has already exited is still added: its
- * watch fires at once. */
+/* Remembers a driver (pidfd and conn_fd, which may be -EBADF, are taken, also on failure),
+ * watches it and saves the table. -ENOMEM, or -errno of the watch. A driver that has
+ * already exited is still added: its watch fires at once. */
 int drivertrack_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_t uid,
-                    int pidfd);
+                    int pidfd, int conn_fd);
+
+/* The same for a driver this instance did not start (the last one did): its FUSE
+ * connection is taken from the driver itself (pidfd_getfd()), if it still has it. */
+int drivertrack_adopt(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_t uid,
+                      int pidfd);
+
+/* Kills the driver (SIGKILL through its pidfd): the request that started it failed. It
+ * stays in the table until its exit watch runs. -ESRCH if the table does not hold it. */
+int drivertrack_kill(DriverTrack *t, pid_t pid, uint64_t start);
 
 /* The drivers remembered for owner, or all with (uid_t) -1. */
 size_t drivertrack_count(const DriverTrack *t, uid_t owner);

@@ -290,18 +290,24 @@ static int driver_exec_build(const FuseDriverSpec *spec, DriverExec *x) {
 
 /*
  * The limits of a driver: files of any size (see the top), 64 fds (a driver uses a
- * handful: stdio, the two fds, /dev/null, /proc files), 64 processes and threads of the
- * sandbox uid (libfuse's multi-threaded loop starts at most 10 workers per driver; the
- * limit counts every driver running as that uid), and 2 GiB of address space: measured
- * peaks (VmPeak) are 150-700 MiB, nearly all of it reserved thread stacks (8 MiB each)
- * and per-thread malloc arenas, not memory in use.
+ * handful: stdio, the two fds, /dev/null, /proc files), and the spec's memory, tasks and
+ * CPU time (FUSEDRIVER_*_DEFAULT when it names none). The driver is one process (seccomp
+ * refuses it a second, sandbox.c) with a uid of its own, so RLIMIT_AS bounds all its
+ * memory, RLIMIT_NPROC all its threads (libfuse's multi-threaded loop starts at most 10
+ * workers) and RLIMIT_CPU all its CPU time; past that limit the kernel ends it (SIGXCPU,
+ * whose default action kills it), and its mount with it. Measured peaks (VmPeak) are
+ * 150-700 MiB, nearly all of it reserved thread stacks (8 MiB each) and per-thread malloc
+ * arenas, not memory in use.
  */
-static const SandboxLimits driver_limits = {
-        .fsize = RLIM_INFINITY,
-        .nofile = 64,
-        .nproc = 64,
-        .as = (rlim_t) 2 << 30,
-};
+static SandboxLimits driver_limits(const FuseDriverSpec *spec) {
+        return (SandboxLimits) {
+                .fsize = RLIM_INFINITY,
+                .nofile = 64,
+                .nproc = spec->tasks_max ?: FUSEDRIVER_TASKS_DEFAULT,
+                .as = spec->memory_max ?: FUSEDRIVER_MEMORY_DEFAULT,
+                .cpu = spec->cpu_sec ?: RLIM_INFINITY,
+        };
+}
 
 /* Runs in the sandbox's init (the clone3() child); never returns. No allocations. */
 _noreturn_ static void driver_child(const FuseDriverSpec *spec, int conn_fd, int source_fd,
@@ -333,8 +339,10 @@ _noreturn_ static void driver_child(const FuseDriverSpec *spec, int conn_fd, int
                 err_fd = 3;
         }
         if (r >= 0) {
+                const SandboxLimits limits = driver_limits(spec);
+
                 step = "resource limits";
-                r = sandbox_limits(&driver_limits);
+                r = sandbox_limits(&limits);
         }
         if (r >= 0) {
                 step = "dropping privileges";
@@ -523,7 +531,8 @@ static int source_prepare(const FuseDriverSpec *spec, int *ret_fd, UmError *erro
 }
 
 int fusedriver_mount(const FuseDriverSpec *spec, int *ret_mount_fd, pid_t *ret_pid,
-                     int *ret_pidfd, uint64_t *ret_start_time, UmError *error) {
+                     int *ret_pidfd, uint64_t *ret_start_time, int *ret_conn_fd,
+                     UmError *error) {
         _cleanup_close_ int ro_source = -EBADF, conn_fd = -EBADF, mount_fd = -EBADF;
         _cleanup_close_ int out_r = -EBADF, out_w = -EBADF, err_r = -EBADF, err_w = -EBADF;
         _cleanup_close_ int pidfd = -EBADF, done_fd = -EBADF, shim_fd = -EBADF;
@@ -608,6 +617,16 @@ int fusedriver_mount(const FuseDriverSpec *spec, int *ret_mount_fd, pid_t *ret_p
                 s->init_error = w.error;
         }
         if (s->answered && s->init_error == 0 && proc_start_time(pid, &start_time) >= 0) {
+                if (ret_conn_fd) {
+                        *ret_conn_fd = fcntl(conn_fd, F_DUPFD_CLOEXEC, 3);
+                        if (*ret_conn_fd < 0) {
+                                r = -errno;
+                                driver_stop(pidfd, s);
+                                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                                    "Could not keep the FUSE connection: %s.",
+                                                    strerror(-r));
+                        }
+                }
                 *ret_mount_fd = TAKE_FD(mount_fd);
                 *ret_pid = pid;
                 *ret_pidfd = TAKE_FD(pidfd);

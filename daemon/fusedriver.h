@@ -67,9 +67,16 @@ typedef struct FuseDriverSpec {
                                  * (uid=, gid=), as for ownerless types */
         uid_t driver_uid;       /* the sandbox's own uid (== gid); never 0, never the caller's */
         uint64_t timeout_usec;  /* how long the driver may take to answer FUSE_INIT */
+        uint64_t memory_max;    /* its address space (RLIMIT_AS), bytes; 0: the default */
+        uint32_t tasks_max;     /* its threads (RLIMIT_NPROC of its uid); 0: the default */
+        uint64_t cpu_sec;       /* its CPU time (RLIMIT_CPU), seconds; 0: none */
         const char *shim_path;  /* the preload library; NULL: the installed one
                                  * (usermount-fuse-shim.so in libexecdir); "": none */
 } FuseDriverSpec;
+
+/* The limits of a driver whose spec names none (usermount.conf's defaults, conf.h). */
+#define FUSEDRIVER_MEMORY_DEFAULT ((uint64_t) 1 << 30)
+#define FUSEDRIVER_TASKS_DEFAULT 64u
 
 /*
  * The installed driver for fstype, from a static table of absolute paths (never $PATH): a
@@ -91,8 +98,11 @@ bool fusedriver_fuse_present(void);
  * users when killed.
  *
  * Returns 0 and *ret_mount_fd (the detached mount, close-on-exec, not yet locked: the
- * caller locks it), *ret_pid, *ret_pidfd (close-on-exec; the caller owns both fds) and
- * *ret_start_time (field 22 of /proc/PID/stat). Errors: -EINVAL (a bad spec), -EROFS (a
+ * caller locks it), *ret_pid, *ret_pidfd (close-on-exec; the caller owns both fds),
+ * *ret_start_time (field 22 of /proc/PID/stat) and, unless ret_conn_fd is NULL, a copy of
+ * the FUSE connection's /dev/fuse fd (close-on-exec): polled, it reports an error once
+ * the connection is gone, which is when the superblock went (the last mount of it), and
+ * while it is open a dead driver does not end the connection. Errors: -EINVAL (a bad spec), -EROFS (a
  * read-write mount asked of a read-only source fd, or of a driver that cannot write),
  * -EOPNOTSUPP (an offset the driver does not take), -ETIMEDOUT (no answer to FUSE_INIT in
  * time: killed), -EIO (the driver exited during start; the sentence holds its first
@@ -100,4 +110,5 @@ bool fusedriver_fuse_present(void);
  * be made). Leaves no process, fd or mount behind on failure.
  */
 int fusedriver_mount(const FuseDriverSpec *spec, int *ret_mount_fd, pid_t *ret_pid,
-                     int *ret_pidfd, uint64_t *ret_start_time, UmError *error);
+                     int *ret_pidfd, uint64_t *ret_start_time, int *ret_conn_fd,
+                     UmError *error);

@@ -13,6 +13,7 @@ const WorkerJobLayout job_layouts[] = {
         { JOB_BUILD, sizeof(BuildJob), sizeof(BuildReply), 2 },
         { JOB_ATTACH, sizeof(AttachJob), sizeof(AttachResult), 2 },
         { JOB_DETACH, sizeof(DetachJob), 0, 1 },
+        { JOB_START_DRIVER, sizeof(BuildJob), sizeof(DriverStartReply), 2 },
 };
 const size_t job_n_layouts = ELEMENTSOF(job_layouts);
 
@@ -155,6 +156,12 @@ int build_reply_check(const BuildReply *r) {
             !idmap_ok(&r->uid_map) || !idmap_ok(&r->gid_map) || r->idmap_mode < IDMAP_NONE ||
             r->idmap_mode > IDMAP_NAMESPACE || r->driver_pid > INT32_MAX ||
             (r->driver_pid && (r->driver_uid == 0 || r->driver_uid == UINT32_MAX)))
+                return -EBADMSG;
+        return 0;
+}
+
+int driver_start_reply_check(const DriverStartReply *r) {
+        if (r->pid == 0 || r->pid > INT32_MAX || r->uid == 0 || r->uid == UINT32_MAX)
                 return -EBADMSG;
         return 0;
 }

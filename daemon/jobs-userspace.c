@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The BUILD job for a mount a userspace driver serves (driverpolicy.h, fusedriver.h), in
- * usermount-worker:
+ * The two jobs that build a mount a userspace driver serves (driverpolicy.h,
+ * fusedriver.h), in usermount-worker. START_DRIVER:
  *
  *   1. the re-check of what polkit was asked about (the type's prober, uuid, label); for a
  *      block device, the exclusive claim that proves nothing else holds it
  *   2. a uid of the driver's own from DriverUidRange= (uidclaim.h), held while it starts
  *   3. the FUSE mount of the worker's making and the driver started on it, sandboxed
  *      (fusedriver_mount()); the uid's lock goes once the driver runs as it
- *   4. a mount that will appear in a namespace others share must show the caller its root
+ *   4. its pid and its FUSE connection to the daemon, which watches it from now on (and
+ *      ends it if anything below fails or does not answer in time); the worker waits
+ *
+ * then BUILD:
+ *
+ *   5. a mount that will appear in a namespace others share must show the caller its root
  *      directory (mountbuild.c says why): checked through the driver
- *   5. the mount locked with the recipe every mount gets (mountbuild_lock_in())
+ *   6. the mount locked with the recipe every mount gets (mountbuild_lock_in())
  *
  * No loop device, no kernel filesystem parser: the kernel only sees the FUSE protocol.
  */
@@ -216,18 +221,44 @@ static int recheck(const BuildJob *job, int source_fd, UmError *error) {
         return job_recheck_probe(job, source_fd, &now, error);
 }
 
-int job_build_userspace(const BuildJob *job, const MountOptions *options, int source_fd,
-                        int stage_ns_fd, BuildReply *reply, UmError *error, int *ret_fd) {
+/*
+ * What START_DRIVER leaves for BUILD in this worker process, which serves one request:
+ * the driver it started and the mount the driver serves (jobs.h). State of the process,
+ * as the fds of the job before it are; nothing else in the worker keeps any.
+ */
+static struct {
+        bool started;
+        int mount_fd;
+        int pidfd;
+        pid_t pid;
+        uint64_t start;
+        uid_t uid;
+        char device[64];
+} started = { .mount_fd = -EBADF, .pidfd = -EBADF };
+
+/* The driver goes (while the worker may still signal it; the daemon, which watches it
+ * from its start, ends it otherwise), and its mount with our fd of it. */
+static void started_stop(void) {
+        if (started.pidfd >= 0)
+                (void) pidfd_send_signal(started.pidfd, SIGKILL, NULL, 0);
+        started.pidfd = safe_close(started.pidfd);
+        started.mount_fd = safe_close(started.mount_fd);
+        started.started = false;
+}
+
+int job_start_driver(const BuildJob *job, const MountOptions *options, int source_fd,
+                     DriverStartReply *reply, UmError *error, int *ret_fd) {
         const FuseDriver *d = fusedriver_find(job->probe.fstype);
-        _cleanup_close_ int mount_fd = -EBADF, pidfd = -EBADF, locked_fd = -EBADF;
-        _cleanup_close_ int rw_fd = -EBADF;
+        _cleanup_close_ int mount_fd = -EBADF, pidfd = -EBADF, rw_fd = -EBADF, conn_fd = -EBADF;
         UidClaim claim = UID_CLAIM_NULL;
-        IdHelper helper = {};
-        char shim[PATH_MAX];
+        char shim[PATH_MAX], device[64] = "";
         uint64_t start = 0;
         pid_t pid = 0;
         int r;
 
+        if (started.started)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EBADMSG,
+                                    "the worker started a driver already");
         if (!d || !streq(d->name, job->driver.name))
                 return um_error_set(error, UM_ERROR_KIND_FAILED, ENOENT,
                                     "the userspace driver %s for %s is no longer installed",
@@ -239,8 +270,7 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
                 return r;
         /* While /dev and /sys are still the host's (the lock leaves them behind). */
         if (job->source.type == SOURCE_BLOCK_DEVICE)
-                block_device_node(job->source.rdev, source_fd, reply->device,
-                                  sizeof(reply->device));
+                block_device_node(job->source.rdev, source_fd, device, sizeof(device));
 
         shim_path(shim, sizeof(shim));
         r = uid_claim(job->runtime_dir, DRIVER_UID_LOCK_PREFIX, job->driver.uid_first,
@@ -259,15 +289,42 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
                 .offset = job->partition.offset,
                 .driver_uid = claim.uid,
                 .timeout_usec = job->driver.timeout_usec,
+                .memory_max = job->driver.memory_max,
+                .tasks_max = job->driver.tasks_max,
+                .cpu_sec = job->driver.cpu_sec,
                 .shim_path = shim[0] ? shim : NULL,
         };
-        r = fusedriver_mount(&spec, &mount_fd, &pid, &pidfd, &start, error);
+        r = fusedriver_mount(&spec, &mount_fd, &pid, &pidfd, &start, &conn_fd, error);
         /* Running as the uid now, the driver keeps it its own; or nobody needs it. */
         uid_claim_release(&claim);
         if (r < 0)
                 return r;
 
-        r = check_own_root(mount_fd, job, error);
+        started.mount_fd = TAKE_FD(mount_fd);
+        started.pidfd = TAKE_FD(pidfd);
+        started.pid = pid;
+        started.start = start;
+        started.uid = claim.uid;
+        snprintf(started.device, sizeof(started.device), "%s", device);
+        started.started = true;
+        *reply = (DriverStartReply) { .pid = (uint64_t) pid, .start = start, .uid = claim.uid };
+        *ret_fd = TAKE_FD(conn_fd);
+        return 0;
+}
+
+int job_build_userspace(const BuildJob *job, const MountOptions *options, int source_fd,
+                        int stage_ns_fd, BuildReply *reply, UmError *error, int *ret_fd) {
+        _cleanup_close_ int locked_fd = -EBADF;
+        IdHelper helper = {};
+        int r;
+
+        if (!started.started)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EBADMSG,
+                                    "the worker has no driver started for this mount");
+        snprintf(reply->device, sizeof(reply->device), "%s", started.device);
+        /* A look into the driver's mount: the daemon ends a driver that does not answer
+         * (the job's time limit), which ends the look. */
+        r = check_own_root(started.mount_fd, job, error);
         if (r >= 0) {
                 r = id_helper_start(job->idmap.caller_uid, job->idmap.caller_gid, &helper);
                 if (r < 0)
@@ -275,7 +332,7 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
                                      "could not start the helper that learns the mount's id");
         }
         if (r >= 0)
-                r = mountbuild_lock_in(mount_fd, stage_ns_fd,
+                r = mountbuild_lock_in(started.mount_fd, stage_ns_fd,
                                        stage_ns_fd >= 0 ? STAGE_DIR : job->runtime_dir,
                                        job->idmap.caller_uid, job->idmap.caller_gid,
                                        &locked_fd, error);
@@ -287,8 +344,7 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
         }
         if (r < 0) {
                 (void) id_helper_finish(&helper, -EBADF, NULL);
-                /* Its mount goes with our fds; the kill makes sure it goes now. */
-                (void) pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+                started_stop();
                 return r;
         }
         /* An image has no device: the record names its file (request_make_record()). */
@@ -296,9 +352,12 @@ int job_build_userspace(const BuildJob *job, const MountOptions *options, int so
                 snprintf(reply->backing_file, sizeof(reply->backing_file), "%s",
                          job->source_path);
         reply->idmap_mode = job->driver.files_as_caller ? IDMAP_USER : job->idmap.mode;
-        reply->driver_pid = (uint64_t) pid;
-        reply->driver_start = start;
-        reply->driver_uid = claim.uid;
+        reply->driver_pid = (uint64_t) started.pid;
+        reply->driver_start = started.start;
+        reply->driver_uid = started.uid;
+        started.mount_fd = safe_close(started.mount_fd);
+        started.pidfd = safe_close(started.pidfd);
+        started.started = false;
         *ret_fd = TAKE_FD(locked_fd);
         return 0;
 }

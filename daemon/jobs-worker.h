@@ -30,7 +30,12 @@ void block_device_node(dev_t rdev, int fd, char *buf, size_t n);
  * was asked about, on fd, must find that type with the same uuid and label. */
 int job_recheck_probe(const BuildJob *job, int fd, SourceProbe *ret, UmError *error);
 
-/* The BUILD job for a userspace driver (jobs-userspace.c): the driver started on a FUSE
- * mount of the worker's making, the mount locked. */
+/* The START_DRIVER job (jobs-userspace.c): the driver started on a FUSE mount of the
+ * worker's making, kept in this worker for BUILD; *ret_fd a copy of its FUSE connection. */
+int job_start_driver(const BuildJob *job, const MountOptions *options, int source_fd,
+                     DriverStartReply *reply, UmError *error, int *ret_fd);
+
+/* The BUILD job for a userspace driver (jobs-userspace.c), after START_DRIVER in the same
+ * worker: the mount the driver serves, checked and locked. */
 int job_build_userspace(const BuildJob *job, const MountOptions *options, int source_fd,
                         int stage_ns_fd, BuildReply *reply, UmError *error, int *ret_fd);

@@ -366,6 +366,15 @@ static int job_build_done(int *mount_fd, const MountIdmap *idmap, BuildReply *re
         return 0;
 }
 
+/* The strings and the partition of a BuildJob are what the daemon sends. */
+static bool build_job_ok(const BuildJob *job) {
+        return JOB_STRING_OK(job->source_path) && JOB_STRING_OK(job->runtime_dir) &&
+               JOB_STRING_OK(job->probe.fstype) && JOB_STRING_OK(job->probe.uuid) &&
+               JOB_STRING_OK(job->probe.label) && JOB_STRING_OK(job->driver.name) &&
+               source_partition_check(&job->partition) >= 0 &&
+               (job->partition.number == 0 || job->source.type == SOURCE_IMAGE);
+}
+
 static int job_build(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
                      int *ret_fd) {
         const BuildJob *job = input;
@@ -384,12 +393,7 @@ static int job_build(const void *input, int *fds, size_t n_fds, void *out, UmErr
         bool checked = false;
         int r;
 
-        if (n_fds < 1 || !JOB_STRING_OK(job->source_path) || !JOB_STRING_OK(job->runtime_dir) ||
-            !JOB_STRING_OK(job->probe.fstype) || !JOB_STRING_OK(job->probe.uuid) ||
-            !JOB_STRING_OK(job->probe.label) || !JOB_STRING_OK(job->driver.name) ||
-            source_partition_check(&job->partition) < 0 ||
-            (job->partition.number > 0 && job->source.type != SOURCE_IMAGE) ||
-            job_options_unpack(&job->options, &options) < 0)
+        if (n_fds < 1 || !build_job_ok(job) || job_options_unpack(&job->options, &options) < 0)
                 return bad_job(error, "build");
         if (job->driver.kind == DRIVER_USERSPACE)
                 return job_build_userspace(job, &options, source_fd, stage_ns_fd, reply, error,
@@ -444,6 +448,18 @@ static int job_build(const void *input, int *fds, size_t n_fds, void *out, UmErr
         if (r < 0)
                 return r;
         return job_build_done(&mount_fd, &idmap, reply, ret_fd);
+}
+
+/* START_DRIVER: the same BuildJob as BUILD, for a userspace driver (jobs-userspace.c). */
+static int job_start(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
+                     int *ret_fd) {
+        const BuildJob *job = input;
+        _cleanup_(mount_options_done) MountOptions options = {};
+
+        if (n_fds < 1 || !build_job_ok(job) || job->driver.kind != DRIVER_USERSPACE ||
+            job_options_unpack(&job->options, &options) < 0)
+                return bad_job(error, "start-driver");
+        return job_start_driver(job, &options, fds[0], out, error, ret_fd);
 }
 
 static int job_open_device(const void *input, int *fds, size_t n_fds, void *out,
@@ -561,6 +577,7 @@ static const WorkerJobType job_types[] = {
         { .layout = { JOB_BUILD }, .name = "build", .run = job_build },
         { .layout = { JOB_ATTACH }, .name = "attach", .run = job_attach },
         { .layout = { JOB_DETACH }, .name = "detach", .run = job_detach },
+        { .layout = { JOB_START_DRIVER }, .name = "start-driver", .run = job_start },
 };
 
 const WorkerJobType *jobs_worker_table(size_t *ret_n) {

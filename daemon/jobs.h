@@ -7,15 +7,21 @@
  * never races one. The daemon builds them (request.c); usermount-worker runs them
  * (jobs.c, worker side only).
  *
- *   job          fds                                  reply (+ fd)
- *   PROBE        source, [userns]                     ProbeReply
- *   OPEN_DEVICE  [userns]                             ProbeReply + the opened device
- *   BUILD        source, stage namespace              BuildReply + the locked mount
- *   ATTACH       mount, caller's pidfd                AttachResult
- *   DETACH       pidfd of a process in the namespace  (nothing)
+ *   job           fds                                  reply (+ fd)
+ *   PROBE         source, [userns]                     ProbeReply
+ *   OPEN_DEVICE   [userns]                             ProbeReply + the opened device
+ *   START_DRIVER  source, stage namespace              DriverStartReply + the driver's
+ *                                                      FUSE connection
+ *   BUILD         source, stage namespace              BuildReply + the locked mount
+ *   ATTACH        mount, caller's pidfd                AttachResult
+ *   DETACH        pidfd of a process in the namespace  (nothing)
  *
  * A request's first worker probes, replies, waits for polkit's verdict, then builds
- * (BUILD sent as its last job); Mount and MountFd attach in a second worker.
+ * (BUILD sent as its last job); Mount and MountFd attach in a second worker. A mount a
+ * userspace driver serves is built in two jobs of the same worker: START_DRIVER starts the
+ * driver and waits, so that the daemon watches the driver (and has it moved into a scope
+ * of its own, driverscope.h) before anything looks into its mount; then BUILD (the same
+ * BuildJob) finishes the mount the driver serves.
  */
 #pragma once
 
@@ -35,6 +41,7 @@ typedef enum JobType {
         JOB_BUILD,
         JOB_ATTACH,
         JOB_DETACH,
+        JOB_START_DRIVER,
 } JobType;
 
 #define JOB_PATH_MAX 4096
@@ -98,6 +105,9 @@ typedef struct JobDriver {
         uint32_t uid_count;
         uint64_t timeout_usec;        /* how long it may take to answer FUSE_INIT */
         bool files_as_caller;         /* every file appears as the caller's (uid=, gid=) */
+        uint64_t memory_max;          /* DriverMemoryMax= (fusedriver.h, FuseDriverSpec) */
+        uint32_t tasks_max;           /* DriverTasksMax= */
+        uint64_t cpu_sec;             /* DriverCPUSec=; 0: none */
 } JobDriver;
 
 typedef struct BuildJob {
@@ -130,6 +140,13 @@ typedef struct BuildReply {
         bool file_backed;                 /* the kernel mounted the image file itself */
         bool file_unsupported;            /* from_file: this kernel cannot (erofsfile.h) */
 } BuildReply;
+
+/* START_DRIVER: the driver runs and answered FUSE_INIT; the worker waits for BUILD. */
+typedef struct DriverStartReply {
+        uint64_t pid;
+        uint64_t start;                   /* its start time (/proc/PID/stat field 22) */
+        uint32_t uid;                     /* the uid it runs as */
+} DriverStartReply;
 
 typedef struct AttachJob {
         uint32_t uid;
@@ -173,6 +190,7 @@ int probe_reply_check(const ProbeReply *r);
  * number with a size that ends within 64 bits. -EBADMSG if not. */
 int source_partition_check(const SourcePartition *p);
 int build_reply_check(const BuildReply *r);
+int driver_start_reply_check(const DriverStartReply *r);
 
 /* MountOptions <-> JobOptions. pack: -E2BIG when they do not fit. unpack: -EBADMSG for
  * bytes that are not what pack makes; *ret is owned (mount_options_done()). */

@@ -340,7 +340,7 @@ static int manager_load_drivers(Manager *m) {
                         continue;
                 fd = pidfd_open(pid, 0);
                 if (fd >= 0)
-                        (void) drivertrack_add(&m->drivers, pid, rec->driver_start,
+                        (void) drivertrack_adopt(&m->drivers, pid, rec->driver_start,
                                                owner_map_lookup(&m->owners, rec->owner_uid),
                                                (uid_t) rec->driver_uid, fd);
         }

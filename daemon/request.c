@@ -55,6 +55,8 @@ static void request_continue(Request *req);
 static void request_build(Request *req);
 static void on_build_done(Worker *w, int r, const void *out, const UmError *error, int fd,
                           void *userdata);
+static void on_driver_started(Worker *w, int r, const void *out, const UmError *error, int fd,
+                              void *userdata);
 static void on_attach_done(Worker *w, int r, const void *reply, const UmError *error, int fd,
                            void *userdata);
 static void on_detach_undo_done(Worker *w, int r, const void *reply, const UmError *error, int fd,
@@ -465,32 +467,90 @@ static void request_build(Request *req) {
                 timeout += req->conf->image_check_timeout_usec;
         fds[0] = request_source_fd(req);
         fds[1] = req->manager->stage_ns_fd;
+        if (req->fuse_driver) {
+                /* The driver first, watched before anything looks into its mount (jobs.h). */
+                req->build_job = TAKE_PTR(job);
+                return request_send_job(req, REQUEST_BUILDING, JOB_START_DRIVER, req->build_job,
+                                        fds, fds[1] >= 0 ? 2 : 1, false, timeout,
+                                        on_driver_started);
+        }
         request_send_job(req, REQUEST_BUILDING, JOB_BUILD, job, fds, fds[1] >= 0 ? 2 : 1, true,
                          timeout, on_build_done);
 }
 
-/* From now on the driver is counted and watched by what runs, not by the request. A driver
- * that is already gone (it crashed right after the start) fails the request: its mount
- * would answer nothing but ENOTCONN. */
-static int request_track_driver(Request *req, const BuildReply *reply) {
-        pid_t pid = (pid_t) reply->driver_pid;
+/*
+ * From its start the driver is counted and watched by what runs, not by the request (and
+ * killed if the request fails, request_free()). The worker that started it waits without
+ * reaping it, so its pid is still its own here. A driver that is already gone (it crashed
+ * right after the start) fails the request: its mount would answer nothing but ENOTCONN.
+ */
+static int request_track_driver(Request *req, const DriverStartReply *reply, int conn_fd) {
+        _cleanup_close_ int conn = conn_fd;
+        pid_t pid = (pid_t) reply->pid;
         int fd, r;
 
         fd = pidfd_open(pid, 0);
         if (fd < 0)
                 return -errno;
-        if (!drivertrack_alive(pid, reply->driver_start)) {
+        if (!drivertrack_alive(pid, reply->start)) {
                 safe_close(fd);
                 return -ESRCH;
         }
-        r = drivertrack_add(&req->manager->drivers, pid, reply->driver_start, req->owner,
-                            (uid_t) reply->driver_uid, fd);
+        r = drivertrack_add(&req->manager->drivers, pid, reply->start, req->owner,
+                            (uid_t) reply->uid, fd, TAKE_FD(conn));
         if (r < 0)
                 return r;
+        req->driver_pid = pid;
+        req->driver_start = reply->start;
         req->wants_driver = false;
-        (void) driverscope_start(req->manager->bus, pid, req->fuse_driver->name,
-                                 req->call.caller.uid);
         return 0;
+}
+
+/* The driver in its scope (or not; said in the log): the worker finishes the mount. */
+static void on_scope_done(int r, void *userdata) {
+        Request *req = userdata;
+        int fds[2];
+
+        req->scope = NULL;
+        fds[0] = request_source_fd(req);
+        fds[1] = req->manager->stage_ns_fd;
+        request_send_job(req, REQUEST_BUILDING, JOB_BUILD, req->build_job, fds,
+                         fds[1] >= 0 ? 2 : 1, true, req->conf->limits.request_timeout_usec,
+                         on_build_done);
+}
+
+static void on_driver_started(Worker *w, int r, const void *out, const UmError *error, int fd,
+                              void *userdata) {
+        Request *req = userdata;
+        const DriverStartReply *reply = out;
+        const DriverScopeLimits limits = {
+                .memory_max = req->conf->limits.driver_memory_max,
+                .tasks_max = req->conf->limits.driver_tasks_max,
+        };
+        UmError e = {};
+
+        if (r >= 0 && driver_start_reply_check(reply) < 0) {
+                r = -EBADMSG;
+                error = &e;
+                um_error_set(&e, UM_ERROR_KIND_FAILED, EBADMSG,
+                             "The mount worker sent a malformed result.");
+        }
+        if (r < 0) {
+                safe_close(fd);
+                req->worker = worker_release(w);
+                return request_fail(req, error);
+        }
+        r = request_track_driver(req, reply, fd);
+        if (r < 0) {
+                /* The worker ends the driver with itself, as far as it still may. */
+                req->worker = worker_release(w);
+                return request_fail_errno(req, r, "watch the userspace driver");
+        }
+        r = driverscope_start(req->manager->bus, req->manager->event, req->driver_pid,
+                              req->fuse_driver->name, req->owner, &limits, on_scope_done, req,
+                              &req->scope);
+        if (r < 0)
+                on_scope_done(r, req);
 }
 
 static void on_build_done(Worker *w, int r, const void *out, const UmError *error, int fd,
@@ -529,13 +589,10 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
                 }
                 req->wants_loop = false;
         }
-        if (reply->driver_pid != 0) {
-                r = request_track_driver(req, reply);
-                if (r < 0) {
-                        safe_close(fd);
-                        return request_fail_errno(req, r, "watch the userspace driver");
-                }
-        }
+        /* The driver serves a mount now: it ends with the mount (drivertrack.h), no longer
+         * with the request. */
+        if (reply->driver_pid != 0 && (pid_t) reply->driver_pid == req->driver_pid)
+                req->driver_pid = 0;
         /* The worker may have chosen "user" for a root directory that is not the caller's. */
         req->idmap.mode = (IdmapMode) reply->idmap_mode;
         r = request_make_record(req, reply);
@@ -877,6 +934,9 @@ static int request_build_job(Request *req, BuildJob *j) {
                 /* Half the request's time for the driver's start: the rest for the build. */
                 .timeout_usec = c->limits.request_timeout_usec / 2,
                 .files_as_caller = req->files_as_caller,
+                .memory_max = c->limits.driver_memory_max,
+                .tasks_max = c->limits.driver_tasks_max,
+                .cpu_sec = c->limits.driver_cpu_sec,
         };
         j->from_file = erofs_from_file(req->manager, req->probe.fstype);
         j->loop_allowed = req->wants_loop;
@@ -1229,6 +1289,12 @@ Request *request_free(Request *req) {
         request_set_state(req, REQUEST_DONE);
         request_unlink(req);
         worker_release(req->worker);
+        driverscope_free(req->scope);
+        /* A driver started for a request that did not get its mount goes. */
+        if (req->driver_pid > 0)
+                (void) drivertrack_kill(&req->manager->drivers, req->driver_pid,
+                                        req->driver_start);
+        free(req->build_job);
         sd_bus_slot_unref(req->polkit_slot);
         request_drop_userns(req);
         /* The caller's fds are the message's: let go of off the main loop (busfds.h). */

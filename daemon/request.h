@@ -17,6 +17,8 @@
 #include "call.h"
 #include "conf.h"
 #include "driverpolicy.h"
+#include "driverscope.h"
+#include "jobs.h"
 #include "fusedriver.h"
 #include "idmap.h"
 #include "mountbuild.h"
@@ -89,6 +91,12 @@ struct Request {
         bool wants_loop;
         /* A request served by a userspace driver not yet in Manager.drivers. */
         bool wants_driver;
+        /* The driver started for it, in Manager.drivers, until it serves the mount built
+         * (then 0): killed if the request ends without it. */
+        pid_t driver_pid;
+        uint64_t driver_start;
+        DriverScope *scope;   /* the driver's scope being made (driverscope.h) */
+        BuildJob *build_job;  /* userspace: the job of START_DRIVER, sent again as BUILD */
 
         Worker *worker;
         sd_bus_slot *polkit_slot;

@@ -309,13 +309,14 @@ int sandbox_limits(const SandboxLimits *l) {
         } limits[] = {
                 { RLIMIT_CORE, 0 },        { RLIMIT_FSIZE, l->fsize }, { RLIMIT_NOFILE, l->nofile },
                 { RLIMIT_NPROC, l->nproc }, { RLIMIT_MEMLOCK, 0 },      { RLIMIT_MSGQUEUE, 0 },
-                { RLIMIT_AS, l->as },
+                { RLIMIT_AS, l->as },      { RLIMIT_CPU, l->cpu },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(limits); i++) {
                 struct rlimit rl = { limits[i].value, limits[i].value };
 
-                if (limits[i].resource == RLIMIT_AS && limits[i].value == 0)
+                if ((limits[i].resource == RLIMIT_AS || limits[i].resource == RLIMIT_CPU) &&
+                    limits[i].value == 0)
                         continue;
                 if (setrlimit(limits[i].resource, &rl) < 0)
                         return -errno;

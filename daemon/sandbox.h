@@ -82,6 +82,7 @@ typedef struct SandboxLimits {
         rlim_t nofile; /* RLIMIT_NOFILE */
         rlim_t nproc;  /* RLIMIT_NPROC, counted per uid */
         rlim_t as;     /* RLIMIT_AS; 0 leaves the inherited one */
+        rlim_t cpu;    /* RLIMIT_CPU, seconds; 0 leaves the inherited one */
 } SandboxLimits;
 
 /* In the child: the limits of l, and always no core dumps, locked memory or message

@@ -24,7 +24,7 @@
 /* Raised with every change of this header or of a job's structs (jobs.h). The layout
  * hash below catches a forgotten raise when a struct's size or fd count changed (not a
  * reordering of fields of the same size). */
-#define WORKER_PROTOCOL_VERSION UINT32_C(1)
+#define WORKER_PROTOCOL_VERSION UINT32_C(2)
 
 typedef enum WorkerMsgKind {
         WORKER_MSG_HELLO = 1,

@@ -239,7 +239,7 @@ static _unused_ char *run_fake(const char *mode) {
                 .timeout_usec = TIMEOUT_USEC,
                 .shim_path = shim_path,
         };
-        r = fusedriver_mount(&spec, &mount_fd, &pid, &pidfd, &start, &e);
+        r = fusedriver_mount(&spec, &mount_fd, &pid, &pidfd, &start, NULL, &e);
         close(fd);
         g_assert_cmpint(r, ==, -EIO);
         ku_note("fake driver (%s): %s", mode, e.message);

@@ -159,7 +159,8 @@ static FuseDriverSpec spec_for(const FuseDriver *d, const char *fstype, int sour
 
 static int do_mount(const FuseDriverSpec *spec, Mounted *m, UmError *e) {
         uint64_t t = now_usec(CLOCK_MONOTONIC);
-        int r = fusedriver_mount(spec, &m->mount_fd, &m->pid, &m->pidfd, &m->start_time, e);
+        int r = fusedriver_mount(spec, &m->mount_fd, &m->pid, &m->pidfd, &m->start_time, NULL,
+                                 e);
 
         m->usec = now_usec(CLOCK_MONOTONIC) - t;
         return r;

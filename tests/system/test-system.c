@@ -261,9 +261,9 @@ static void test_install(void) {
 /* ---- root --------------------------------------------------------------------------- */
 
 /* The capabilities of the unit's CapabilityBoundingSet: CHOWN, DAC_OVERRIDE,
- * DAC_READ_SEARCH, FOWNER, SETGID, SETUID, SETPCAP, SYS_CHROOT, SYS_PTRACE, SYS_ADMIN,
- * MKNOD. */
-#define UNIT_CAPABILITIES 0x82c01cfULL
+ * DAC_READ_SEARCH, FOWNER, KILL, SETGID, SETUID, SETPCAP, SYS_CHROOT, SYS_PTRACE,
+ * SYS_ADMIN, MKNOD. */
+#define UNIT_CAPABILITIES 0x82c01efULL
 
 static uint64_t status_hex(const char *status, const char *field) {
         const char *p = strstr(status, field);
@@ -349,6 +349,18 @@ static void test_session_right_password(void) {
         assert_contains(out, "Authenticating as: " USER1);
         assert_contains(out, "at /run/media/" USER1 "/photos");
 
+        /* Served by fuse2fs in a scope of its own, with the driver's caps (driverscope.h). */
+        {
+                g_autofree char *scope = check("systemctl show --no-pager -p MemoryMax "
+                                               "-p TasksMax -p CPUQuotaPerSecUSec "
+                                               "-p ActiveState 'usermount-driver-*.scope'");
+
+                g_test_message("scope:\n%s", scope);
+                assert_contains(scope, "MemoryMax=1073741824");
+                assert_contains(scope, "TasksMax=64");
+                assert_contains(scope, "CPUQuotaPerSecUSec=1s");
+                assert_contains(scope, "ActiveState=active");
+        }
         g_free(out);
         r = system_session_run(&s, "usermount list", NULL, NULL, &out);
         g_assert_cmpint(r, ==, 0);

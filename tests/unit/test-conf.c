@@ -414,7 +414,8 @@ static const ProblemCase syntax_cases[] = {
                    "MaxRequestsPerUser, MaxMounts, MaxMountsPerUser, MaxLoopDevices, "
                    "MaxLoopDevicesPerUser, MaxDrivers, MaxDriversPerUser, MaxWorkers, "
                    "MaxWorkersPerUser, "
-                   "MaxUnauthorizedRequests, RequestTimeoutSec",
+                   "MaxUnauthorizedRequests, RequestTimeoutSec, DriverMemoryMax, "
+                   "DriverTasksMax, DriverCPUSec",
                    "6:unknown key 'Allowed' in [ext4]; [ext4] knows AllowedOptions, "
                    "DefaultOptions, ForcedOptions") },
         { "key-unknown-labels", "[Labels]\nSELinuxContext=a_t\nSmackLabel=x\n",
@@ -777,6 +778,26 @@ static const ValueCase value_cases[] = {
         { "Limits", "RequestTimeoutSec", "3601", "needs a whole number from 1 to 3600" },
         { "Limits", "RequestTimeoutSec", "0", "needs a whole number from 1 to 3600" },
         { "Limits", "RequestTimeoutSec", "30s", "needs a whole number from 1 to 3600" },
+        { "Limits", "DriverMemoryMax", "64M", NULL },
+        { "Limits", "DriverMemoryMax", "67108864", NULL },
+        { "Limits", "DriverMemoryMax", "64G", NULL },
+        { "Limits", "DriverMemoryMax", "1G", NULL },
+        { "Limits", "DriverMemoryMax", "63M", "needs a size from 64M to 64G" },
+        { "Limits", "DriverMemoryMax", "65G", "needs a size from 64M to 64G" },
+        { "Limits", "DriverMemoryMax", "1T", "needs a size from 64M to 64G" },
+        { "Limits", "DriverMemoryMax", "M", "needs a size from 64M to 64G" },
+        { "Limits", "DriverMemoryMax", "-1G", "needs a size from 64M to 64G" },
+        { "Limits", "DriverMemoryMax", "17179869184G", "needs a size from 64M to 64G" },
+        { "Limits", "DriverTasksMax", "8", NULL },
+        { "Limits", "DriverTasksMax", "4096", NULL },
+        { "Limits", "DriverTasksMax", "7", "needs a whole number from 8 to 4096" },
+        { "Limits", "DriverTasksMax", "4097", "needs a whole number from 8 to 4096" },
+        { "Limits", "DriverCPUSec", "1", NULL },
+        { "Limits", "DriverCPUSec", "infinity", NULL },
+        { "Limits", "DriverCPUSec", "31622400", NULL },
+        { "Limits", "DriverCPUSec", "0", "needs seconds from 1 to 31622400, or infinity" },
+        { "Limits", "DriverCPUSec", "31622401", "needs seconds from 1 to 31622400" },
+        { "Limits", "DriverCPUSec", "1h", "needs seconds from 1 to 31622400" },
         { "Labels", "SELinuxType", "", NULL },
         { "Labels", "SELinuxType", "removable_t", NULL },
         { "Labels", "SELinuxType", "usermount.media-t_2", NULL },
@@ -851,7 +872,8 @@ static void test_limits_values(void) {
         Conf *c = load_ok("[Limits]\nMaxRequests=1\nMaxRequestsPerUser=2\nMaxMounts=3\n"
                           "MaxMountsPerUser=4\nMaxLoopDevices=5\nMaxLoopDevicesPerUser=6\n"
                           "MaxWorkers=7\nMaxWorkersPerUser=8\nRequestTimeoutSec=9\n"
-                          "MaxUnauthorizedRequests=10\n");
+                          "MaxUnauthorizedRequests=10\nDriverMemoryMax=128M\n"
+                          "DriverTasksMax=11\nDriverCPUSec=12\n");
 
         g_assert_cmpuint(c->limits.max_requests, ==, 1);
         g_assert_cmpuint(c->limits.max_requests_per_user, ==, 2);
@@ -863,6 +885,13 @@ static void test_limits_values(void) {
         g_assert_cmpuint(c->limits.max_workers_per_user, ==, 8);
         g_assert_cmpuint(c->limits.request_timeout_usec, ==, 9 * 1000000ULL);
         g_assert_cmpuint(c->limits.max_unauthorized_requests, ==, 10);
+        g_assert_cmpuint(c->limits.driver_memory_max, ==, 128ULL << 20);
+        g_assert_cmpuint(c->limits.driver_tasks_max, ==, 11);
+        g_assert_cmpuint(c->limits.driver_cpu_sec, ==, 12);
+        conf_unref(c);
+        c = load_ok("[Limits]\nDriverCPUSec=infinity\nDriverMemoryMax=2G\n");
+        g_assert_cmpuint(c->limits.driver_cpu_sec, ==, 0);
+        g_assert_cmpuint(c->limits.driver_memory_max, ==, 2ULL << 30);
         conf_unref(c);
         /* Well below the defaults of MaxWorkers= and MaxRequests= (usermount.conf(5)). */
         c = defaults();
@@ -1113,8 +1142,8 @@ static void test_example_each_setting(void) {
                         lines[header] = saved_header;
                 n_settings++;
         }
-        /* 9 in [General], 12 in [Limits], 1 in [Labels], 3 in the per-type example. */
-        g_assert_cmpuint(n_settings, ==, 25);
+        /* 9 in [General], 15 in [Limits], 1 in [Labels], 3 in the per-type example. */
+        g_assert_cmpuint(n_settings, ==, 28);
         g_strfreev(lines);
         g_free(contents);
 }

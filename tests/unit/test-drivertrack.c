@@ -65,8 +65,8 @@ static void test_count_and_take_over(void) {
         g_autofree char *text = NULL;
         size_t dropped = 99;
 
-        g_assert_cmpint(drivertrack_add(&t, a.pid, a.start, 1000, 5001, pidfd_open(a.pid, 0)), ==, 0);
-        g_assert_cmpint(drivertrack_add(&t, b.pid, b.start, 1001, 5002, pidfd_open(b.pid, 0)), ==, 0);
+        g_assert_cmpint(drivertrack_add(&t, a.pid, a.start, 1000, 5001, pidfd_open(a.pid, 0), -EBADF), ==, 0);
+        g_assert_cmpint(drivertrack_add(&t, b.pid, b.start, 1001, 5002, pidfd_open(b.pid, 0), -EBADF), ==, 0);
         g_assert_cmpuint(drivertrack_count(&t, 1000), ==, 1);
         g_assert_cmpuint(drivertrack_count(&t, 1002), ==, 0);
         g_assert_cmpuint(drivertrack_count(&t, (uid_t) -1), ==, 2);
@@ -136,7 +136,7 @@ static void test_exit_watch(void) {
 
         g_assert_cmpint(sd_event_new(&t.event), >=, 0);
         seen.event = t.event;
-        g_assert_cmpint(drivertrack_add(&t, a.pid, a.start, 1000, 5001, pidfd_open(a.pid, 0)), ==, 0);
+        g_assert_cmpint(drivertrack_add(&t, a.pid, a.start, 1000, 5001, pidfd_open(a.pid, 0), -EBADF), ==, 0);
         child_kill(&a);
         g_assert_cmpint(sd_event_loop(t.event), ==, 0);
         g_assert_cmpint(seen.pid, ==, a.pid);
@@ -151,8 +151,8 @@ static void test_prune(void) {
         Child a = child_start(), b = child_start();
         DriverTrack t = { .path = state_path() };
 
-        g_assert_cmpint(drivertrack_add(&t, a.pid, a.start, 1000, 5001, pidfd_open(a.pid, 0)), ==, 0);
-        g_assert_cmpint(drivertrack_add(&t, b.pid, b.start, 1000, 5002, pidfd_open(b.pid, 0)), ==, 0);
+        g_assert_cmpint(drivertrack_add(&t, a.pid, a.start, 1000, 5001, pidfd_open(a.pid, 0), -EBADF), ==, 0);
+        g_assert_cmpint(drivertrack_add(&t, b.pid, b.start, 1000, 5002, pidfd_open(b.pid, 0), -EBADF), ==, 0);
         g_assert_cmpuint(drivertrack_prune(&t), ==, 0);
         child_kill_unreaped(&a);
         g_assert_cmpuint(drivertrack_prune(&t), ==, 1);
