@@ -473,13 +473,16 @@ int mountbuild_mount_id_as(int mount_fd, uid_t uid, gid_t gid, uint64_t *ret_id)
 int mountbuild_mount_id(int mount_fd, uint64_t *ret_id) {
         struct statx stx = {};
 
-        if (statx(mount_fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &stx) < 0)
+        /* The id is the mount's, not the filesystem's: asked without a sync, a FUSE mount
+         * answers from what the kernel has, never waiting on its (perhaps stalled) driver. */
+        if (statx(mount_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE,
+                  &stx) < 0)
                 return -errno;
         if (stx.stx_mask & STATX_MNT_ID_UNIQUE) {
                 *ret_id = stx.stx_mnt_id;
                 return 0;
         }
-        if (statx(mount_fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0)
+        if (statx(mount_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
                 return -errno;
         if (!(stx.stx_mask & STATX_MNT_ID))
                 return -EOPNOTSUPP;

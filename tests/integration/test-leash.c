@@ -210,9 +210,15 @@ static void test_mount_gone(void) {
                 g_assert_false(g_str_has_prefix(line, "result=org."));
         } while (!streq(line, "held=yes"));
         calls_await_drivers(1);
+        /* A new daemon takes the driver over, and its FUSE connection from it. */
+        g_assert_cmpint(harness_stop_daemon(daemon_pid, NULL), ==, 0);
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
+        calls_forget_signals();
         g_assert_cmpint(harness_caller_release(h), ==, 0);
         g_assert_cmpint(harness_caller_wait(h, WAIT_MS, NULL), ==, 0);
         calls_await_drivers(0);
+        /* The new daemon's own baseline, without the driver it took over. */
+        g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
 
         t = call_as(HARNESS_UID_USER1, &mount);
         g_assert_cmpstr(report_get(t, "result"), ==, "ok");
