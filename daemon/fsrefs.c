@@ -10,6 +10,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libmount/libmount.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -172,11 +173,116 @@ int fsrefs_check_superblock(int fd, const char *fstype, UmError *error) {
         return fsrefs_check_superblock_in(fd, 0, 0, fstype, error);
 }
 
+static uint32_t be32_at(const uint8_t *p) {
+        uint32_t v;
+
+        memcpy(&v, p, sizeof(v));
+        return be32toh(v);
+}
+
+static uint16_t le16_at(const uint8_t *p) {
+        return (uint16_t) (p[0] | p[1] << 8);
+}
+
+/*
+ * The bytes the filesystem says it spans, from its superblock (0: a type this does not
+ * know, or a field that makes no sense, which the filesystem's own driver refuses).
+ * Products saturate: a hostile value is large, never small.
+ */
+static uint64_t mul_sat(uint64_t a, uint64_t b) {
+        return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+static int fs_claimed_size(const SbSource *src, const char *fstype, uint64_t *ret) {
+        uint8_t sb[512];
+        int r;
+
+        *ret = 0;
+        if (streq(fstype, "ext2") || streq(fstype, "ext3") || streq(fstype, "ext4")) {
+                uint8_t e[512];
+                uint64_t blocks;
+                uint32_t log;
+
+                r = read_at(src, EXT_SB_OFFSET, e, sizeof(e));
+                if (r < 0)
+                        return r;
+                blocks = le32_at(e + 0x04);
+                if (le32_at(e + 0x60) & 0x80) /* INCOMPAT_64BIT */
+                        blocks |= (uint64_t) le32_at(e + 0x150) << 32;
+                log = le32_at(e + 0x18);
+                *ret = log < 32 ? mul_sat(blocks, UINT64_C(1024) << log) : UINT64_MAX;
+                return 0;
+        }
+        if (streq(fstype, "erofs")) {
+                r = read_at(src, 1024, sb, 64);
+                if (r < 0)
+                        return r;
+                *ret = sb[12] < 32 ? mul_sat(le32_at(sb + 36), UINT64_C(1) << sb[12])
+                                   : UINT64_MAX;
+                return 0;
+        }
+        r = read_at(src, 0, sb, sizeof(sb));
+        if (r < 0)
+                return r;
+        if (streq(fstype, "vfat")) {
+                uint32_t sectors = le16_at(sb + 19) ?: le32_at(sb + 32);
+
+                *ret = mul_sat(sectors, le16_at(sb + 11));
+        } else if (streq(fstype, "exfat"))
+                *ret = sb[108] < 32 ? mul_sat(le64_at(sb + 72), UINT64_C(1) << sb[108])
+                                    : UINT64_MAX;
+        else if (streq(fstype, "ntfs") || streq(fstype, "ntfs3"))
+                *ret = mul_sat(le64_at(sb + 40), le16_at(sb + 11));
+        else if (streq(fstype, "squashfs"))
+                *ret = le64_at(sb + 40);
+        else if (streq(fstype, "xfs"))
+                *ret = mul_sat(be64_at(sb + 8), be32_at(sb + 4));
+        return 0;
+}
+
+/* A filesystem in a partition must end where the partition ends: one that says it is
+ * larger would have its driver read and write the partitions after it (a userspace
+ * driver reads a loop device of the partition's bytes, so it meets the end; the kernel's
+ * drivers check, not all alike). btrfs keeps its size per device: its superblock's
+ * total_bytes. */
+static int check_size(const SbSource *src, const char *fstype, UmError *error) {
+        uint64_t claimed = 0;
+        int r;
+
+        if (src->limit == 0)
+                return 0;
+        if (streq(fstype, "btrfs")) {
+                uint8_t sb[256];
+
+                r = read_at(src, BTRFS_SB_OFFSET, sb, sizeof(sb));
+                if (r < 0)
+                        return r;
+                claimed = le64_at(sb + 0x70);
+        } else {
+                r = fs_claimed_size(src, fstype, &claimed);
+                if (r < 0)
+                        return r;
+        }
+        if (claimed <= src->limit)
+                return 0;
+        return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EFBIG,
+                            "the %s filesystem says it is %" PRIu64 " bytes, more than the %"
+                            PRIu64 " bytes of its partition: it would reach into what follows "
+                            "the partition", fstype, claimed, src->limit);
+}
+
 int fsrefs_check_superblock_in(int fd, uint64_t offset, uint64_t size, const char *fstype,
                                UmError *error) {
         const SbSource src = { .fd = fd, .base = offset, .limit = size };
         int r;
 
+        r = check_size(&src, fstype, error);
+        if (r < 0 && error->kind == UM_ERROR_KIND_NONE)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, -r,
+                                    "the %s superblock could not be read: %s", fstype,
+                                    strerror(-r));
+        if (r < 0)
+                return r;
         if (streq(fstype, "ext3") || streq(fstype, "ext4") || streq(fstype, "ext2"))
                 r = check_ext(&src, error);
         else if (streq(fstype, "xfs"))

@@ -30,7 +30,8 @@
 int fsrefs_check_superblock(int fd, const char *fstype, UmError *error);
 
 /* The same for a filesystem in the byte range [offset, offset + size) of fd (a partition
- * of an image; size 0: to the end), never reading outside it. */
+ * of an image; size 0: to the end), never reading outside it; and one that says it is
+ * larger than its partition is refused too (-EFBIG, UM_ERROR_KIND_INVALID_SOURCE). */
 int fsrefs_check_superblock_in(int fd, uint64_t offset, uint64_t size, const char *fstype,
                                UmError *error);
 

@@ -317,12 +317,17 @@ _noreturn_ static void driver_child(const FuseDriverSpec *spec, int conn_fd, int
                 .own_dir = FUSEDRIVER_MOUNTPOINT,
                 .own_uid = spec->driver_uid,
         };
-        const int keep[] = { conn_fd, source_fd, shim_fd };
-        const size_t n_keep = shim_fd >= 0 ? 3 : 2;
+        int keep[4] = { conn_fd, source_fd };
+        size_t n_keep = 2;
         const char *step = "session";
         sigset_t none;
         int r;
 
+        /* At 4, 5, the shim at 6 (FUSEDRIVER_SHIM_FD), then the claim the driver holds. */
+        if (shim_fd >= 0)
+                keep[n_keep++] = shim_fd;
+        if (spec->claim_fd >= 0)
+                keep[n_keep++] = spec->claim_fd;
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         /* The worker's signal dispositions are not the driver's; SIGPIPE is ignored so

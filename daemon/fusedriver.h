@@ -56,6 +56,8 @@ typedef struct FuseDriverSpec {
         const FuseDriver *driver;
         const char *fstype;
         int source_fd;          /* the caller's image file or block device, O_RDONLY or O_RDWR */
+        int claim_fd;           /* the image's claim (claim.h), which the driver holds for its
+                                 * life (as fd 6 or 7, after the shim), or -EBADF (not 0) */
         bool read_only;
         uint64_t offset;        /* byte offset of the filesystem in the source (partitions), 0 */
         uint64_t attr_set;      /* MOUNT_ATTR_* for fsmount(): NODEV|NOSUID, NOEXEC unless exec,

@@ -24,6 +24,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/pidfd.h>
 #include <grp.h>
 #include <sys/prctl.h>
@@ -33,10 +35,12 @@
 #include <unistd.h>
 
 #include "asuser.h"
+#include "claim.h"
 #include "device.h"
 #include "fd-util.h"
 #include "driverpolicy.h"
 #include "fusedriver.h"
+#include "loop.h"
 #include "jobs-worker.h"
 #include "mountbuild.h"
 #include "uidclaim.h"
@@ -174,9 +178,11 @@ static int id_helper_finish(IdHelper *h, int fd, uint64_t *ret_id) {
  * driver's reads move no offset the caller or another driver of the same fd shares
  * (fusefat reads its boot sector at the current offset). A block device was opened
  * read-only by the probe (a write open waits for polkit): now that polkit said yes, it is
- * reopened read-write unless the mount is read-only. An image keeps the caller's access
- * mode; one the worker may not reopen (on a FUSE mount of the caller's, which lets root
- * in no more than ours do) stays the caller's fd. *ret_fd -EBADF: use source_fd.
+ * reopened read-write unless the mount is read-only, and exclusively (O_EXCL): the
+ * driver holds the device's claim for its life, as a mounted filesystem does (claim.h).
+ * An image keeps the caller's access mode; one the worker may not reopen (on a FUSE mount
+ * of the caller's, which lets root in no more than ours do) stays the caller's fd.
+ * *ret_fd -EBADF: use source_fd.
  */
 static int driver_source(const BuildJob *job, int source_fd, bool read_only, int *ret_fd,
                          UmError *error) {
@@ -191,10 +197,14 @@ static int driver_source(const BuildJob *job, int source_fd, bool read_only, int
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, errno,
                                     "the source cannot be inspected: %s", strerror(errno));
         snprintf(path, sizeof(path), "/proc/self/fd/%d", source_fd);
-        fd = open(path, (block ? (read_only ? O_RDONLY : O_RDWR) : (flags & O_ACCMODE)) |
+        fd = open(path, (block ? (read_only ? O_RDONLY : O_RDWR) | O_EXCL : (flags & O_ACCMODE)) |
                                 O_CLOEXEC | O_NOCTTY);
         if (fd < 0 && !block)
                 return 0;
+        if (fd < 0 && errno == EBUSY)
+                return um_error_set(error, UM_ERROR_KIND_DEVICE_BUSY, EBUSY,
+                                    "The device is in use (mounted, perhaps in another mount "
+                                    "namespace, or held by another program).");
         if (fd < 0)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, errno,
                                     "the device could not be opened for the driver: %s",
@@ -204,6 +214,37 @@ static int driver_source(const BuildJob *job, int source_fd, bool read_only, int
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EBUSY,
                                     "the source changed while the request was being "
                                     "authorized; nothing was mounted");
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+/*
+ * A partition of an image: a loop device of exactly its bytes (loop.h), so that the
+ * driver reads and writes the partition and nothing else, whatever the filesystem in it
+ * claims; opened exclusively, so that the driver holds it as a mounted filesystem would
+ * (the loop device is the partition's claim, claim.h). Its number and sequence go to the
+ * daemon, which counts it with the loop devices.
+ */
+static int driver_partition(const BuildJob *job, int source_fd, bool read_only,
+                            DriverStartReply *reply, int *ret_fd, UmError *error) {
+        _cleanup_close_ int loop_fd = -EBADF, fd = -EBADF;
+        _cleanup_free_ char *loop_path = NULL;
+        char path[64];
+        struct stat st;
+        int r;
+
+        r = loop_attach_range(source_fd, read_only, job->partition.offset, job->partition.size,
+                              job->runtime_dir, &loop_fd, &loop_path, error);
+        if (r < 0)
+                return r;
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", loop_fd);
+        fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_EXCL | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not claim %s for the driver: %s", loop_path,
+                                    strerror(errno));
+        reply->loop_devnum = st.st_rdev;
+        (void) ioctl(fd, BLKGETDISKSEQ, &reply->loop_diskseq);
         *ret_fd = TAKE_FD(fd);
         return 0;
 }
@@ -250,6 +291,7 @@ int job_start_driver(const BuildJob *job, const MountOptions *options, int sourc
                      DriverStartReply *reply, UmError *error, int *ret_fd) {
         const FuseDriver *d = fusedriver_find(job->probe.fstype);
         _cleanup_close_ int mount_fd = -EBADF, pidfd = -EBADF, rw_fd = -EBADF, conn_fd = -EBADF;
+        _cleanup_close_ int image_claim = -EBADF, part_fd = -EBADF;
         UidClaim claim = UID_CLAIM_NULL;
         char shim[PATH_MAX], device[64] = "";
         uint64_t start = 0;
@@ -266,6 +308,14 @@ int job_start_driver(const BuildJob *job, const MountOptions *options, int sourc
         r = recheck(job, source_fd, error);
         if (r >= 0)
                 r = driver_source(job, source_fd, options->read_only, &rw_fd, error);
+        /* One writer per filesystem (claim.h): the image's bytes, for the driver's life
+         * (it inherits the claim), or a partition's until its loop device holds them. */
+        if (r >= 0 && job->source.type == SOURCE_IMAGE)
+                r = claim_image(source_fd, job->partition.offset, job->partition.size,
+                                options->read_only, job->runtime_dir, &image_claim, error);
+        if (r >= 0 && job->partition.number > 0)
+                r = driver_partition(job, rw_fd >= 0 ? rw_fd : source_fd, options->read_only,
+                                     reply, &part_fd, error);
         if (r < 0)
                 return r;
         /* While /dev and /sys are still the host's (the lock leaves them behind). */
@@ -280,13 +330,13 @@ int job_start_driver(const BuildJob *job, const MountOptions *options, int sourc
         const FuseDriverSpec spec = {
                 .driver = d,
                 .fstype = job->probe.fstype,
-                .source_fd = rw_fd >= 0 ? rw_fd : source_fd,
+                .source_fd = part_fd >= 0 ? part_fd : rw_fd >= 0 ? rw_fd : source_fd,
+                .claim_fd = part_fd >= 0 ? -EBADF : image_claim,
                 .read_only = options->read_only,
                 .attr_set = options->attr_set,
                 .caller_uid = job->idmap.caller_uid,
                 .caller_gid = job->idmap.caller_gid,
                 .files_as_caller = job->driver.files_as_caller,
-                .offset = job->partition.offset,
                 .driver_uid = claim.uid,
                 .timeout_usec = job->driver.timeout_usec,
                 .memory_max = job->driver.memory_max,
@@ -307,7 +357,9 @@ int job_start_driver(const BuildJob *job, const MountOptions *options, int sourc
         started.uid = claim.uid;
         snprintf(started.device, sizeof(started.device), "%s", device);
         started.started = true;
-        *reply = (DriverStartReply) { .pid = (uint64_t) pid, .start = start, .uid = claim.uid };
+        reply->pid = (uint64_t) pid;
+        reply->start = start;
+        reply->uid = claim.uid;
         *ret_fd = TAKE_FD(conn_fd);
         return 0;
 }

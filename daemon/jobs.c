@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "claim.h"
 #include "device.h"
 #include "fscheck.h"
 #include "fsrefs.h"
@@ -80,10 +81,9 @@ static int job_probe(const void *input, int *fds, size_t n_fds, void *out, UmErr
                      int *ret_fd) {
         const ProbeJob *job = input;
         ProbeReply *reply = out;
-        _cleanup_free_ char *loop = NULL;
         int source_fd = fds[0], r;
 
-        if (n_fds < 1)
+        if (n_fds < 1 || !JOB_STRING_OK(job->runtime_dir))
                 return bad_job(error, "probe");
         r = source_inspect_fd(source_fd, &reply->source, error);
         if (r < 0)
@@ -111,22 +111,13 @@ static int job_probe(const void *input, int *fds, size_t n_fds, void *out, UmErr
                  * the same image may be mounted meanwhile. */
                 r = source_probe_image(source_fd, job->partition, &reply->probe,
                                        &reply->partition, error);
-                /* A mount released a moment ago lets go of its loop device asynchronously:
-                 * give it up to two seconds before calling the image busy. */
-                for (int i = 0; r >= 0 && i < 40; i++) {
-                        loop = mfree(loop);
-                        r = loop_find_backing_range(source_fd, reply->partition.offset,
-                                                    reply->partition.size, &loop);
-                        if (r <= 0)
-                                break;
-                        usleep(50 * 1000);
-                }
-                if (r > 0)
-                        r = um_error_set(error, UM_ERROR_KIND_DEVICE_BUSY, EBUSY,
-                                         "The %s is already attached to %s (mounted or in "
-                                         "use); a second mount of it would corrupt it.",
-                                         reply->partition.number ? "partition" : "image",
-                                         strempty(loop));
+                /* Before polkit is asked: a claim that could not be had (claim.h). */
+                if (r >= 0)
+                        r = claim_image_check(source_fd, reply->partition.offset,
+                                              reply->partition.size,
+                                              job->read_only || reply->source.read_only ||
+                                                      policy_fstype_read_only(reply->probe.fstype),
+                                              job->runtime_dir, error);
         }
         if (r >= 0 && reply->source.type == SOURCE_BLOCK_DEVICE)
                 r = source_probe(source_fd, &reply->probe, error);
@@ -280,12 +271,18 @@ static int job_recheck(const BuildJob *job, int source_fd, int fd, dev_t self,
  * unless checked already, and checked again right before the mount.
  */
 static int job_attach_loop(const BuildJob *job, int source_fd, bool read_only, bool checked,
-                           BuildReply *reply, int *ret_loop_fd, UmError *error) {
-        _cleanup_close_ int loop_fd = -EBADF;
+                           BuildReply *reply, int *ret_loop_fd, int *ret_claim_fd,
+                           UmError *error) {
+        _cleanup_close_ int loop_fd = -EBADF, claim_fd = -EBADF;
         _cleanup_free_ char *loop_path = NULL;
         struct stat st = {};
         int r;
 
+        /* Held until the mount holds the loop device, which is the claim from then on. */
+        r = claim_image(source_fd, job->partition.offset, job->partition.size, read_only,
+                        job->runtime_dir, &claim_fd, error);
+        if (r < 0)
+                return r;
         /* A partition: the loop device is that byte range of the image, no more. */
         r = loop_attach_range(source_fd, read_only, job->partition.offset, job->partition.size,
                               job->runtime_dir, &loop_fd, &loop_path, error);
@@ -309,6 +306,7 @@ static int job_attach_loop(const BuildJob *job, int source_fd, bool read_only, b
                         return r;
         }
         *ret_loop_fd = TAKE_FD(loop_fd);
+        *ret_claim_fd = TAKE_FD(claim_fd);
         return 0;
 }
 
@@ -379,7 +377,7 @@ static int job_build(const void *input, int *fds, size_t n_fds, void *out, UmErr
                      int *ret_fd) {
         const BuildJob *job = input;
         BuildReply *reply = out;
-        _cleanup_close_ int loop_fd = -EBADF, mount_fd = -EBADF;
+        _cleanup_close_ int loop_fd = -EBADF, mount_fd = -EBADF, claim_fd = -EBADF;
         _cleanup_(mount_options_done) MountOptions options = {};
         MountIdmap idmap = job->idmap;
         int source_fd = fds[0], stage_ns_fd = n_fds > 1 ? fds[1] : -EBADF;
@@ -427,7 +425,7 @@ static int job_build(const void *input, int *fds, size_t n_fds, void *out, UmErr
                         *error = (UmError) {};
                 }
                 r = job_attach_loop(job, source_fd, options.read_only, checked, reply,
-                                    &loop_fd, error);
+                                    &loop_fd, &claim_fd, error);
                 if (r < 0)
                         return r;
         } else {

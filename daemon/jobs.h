@@ -60,6 +60,8 @@ typedef struct ProbeJob {
         int32_t idmap;       /* IdmapMode; namespace: fds[1] is the user namespace */
         bool userns_given;   /* that namespace is one the caller passed (to be checked) */
         uint32_t partition;  /* params "partition": 0, or the number in the image's table */
+        bool read_only;      /* a read-only mount is asked for (claim.h: shared) */
+        char runtime_dir[JOB_PATH_MAX]; /* where the claims of images are (claim.h) */
 } ProbeJob;
 
 typedef struct OpenDeviceJob {
@@ -146,6 +148,8 @@ typedef struct DriverStartReply {
         uint64_t pid;
         uint64_t start;                   /* its start time (/proc/PID/stat field 22) */
         uint32_t uid;                     /* the uid it runs as */
+        uint64_t loop_devnum;             /* a partition's loop device it reads, or 0 */
+        uint64_t loop_diskseq;
 } DriverStartReply;
 
 typedef struct AttachJob {

@@ -239,7 +239,7 @@ int loop_attach_range(int backing_fd, bool read_only, uint64_t offset, uint64_t 
 }
 
 int loop_find_backing(int backing_fd, char **ret_path) {
-        return loop_find_backing_range(backing_fd, 0, 0, ret_path);
+        return loop_find_backing_range(backing_fd, 0, 0, false, ret_path);
 }
 
 /* The end of [start, start + size); size 0 (to the end of the file) and an end past 2^64
@@ -252,7 +252,8 @@ static bool ranges_overlap(uint64_t a, uint64_t as, uint64_t b, uint64_t bs) {
         return a < range_end(b, bs) && b < range_end(a, as);
 }
 
-int loop_find_backing_range(int backing_fd, uint64_t offset, uint64_t size, char **ret_path) {
+int loop_find_backing_range(int backing_fd, uint64_t offset, uint64_t size, bool read_only,
+                            char **ret_path) {
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
         struct stat st;
@@ -273,6 +274,9 @@ int loop_find_backing_range(int backing_fd, uint64_t offset, uint64_t size, char
                 fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
                 /* Unbound devices answer ENXIO. */
                 if (fd < 0 || ioctl(fd, LOOP_GET_STATUS64, &info) < 0)
+                        continue;
+                /* A read-only mount beside another read-only one is fine (claim.h). */
+                if (read_only && (info.lo_flags & LO_FLAGS_READ_ONLY))
                         continue;
                 if (info.lo_device == st.st_dev && info.lo_inode == st.st_ino &&
                     ranges_overlap(info.lo_offset, info.lo_sizelimit, offset, size)) {

@@ -56,5 +56,7 @@ int loop_find_backing(int backing_fd, char **ret_path);
 
 /* The same, for the loop devices whose byte range of the file overlaps [offset, offset +
  * size) (size 0: to the end): two partitions of one image can be mounted at once, one
- * partition twice cannot. */
-int loop_find_backing_range(int backing_fd, uint64_t offset, uint64_t size, char **ret_path);
+ * partition twice cannot. With read_only, read-only loop devices do not count: read-only
+ * mounts of one filesystem may be many (claim.h). */
+int loop_find_backing_range(int backing_fd, uint64_t offset, uint64_t size, bool read_only,
+                            char **ret_path);

@@ -457,6 +457,12 @@ bool policy_fstype_allowed(const char *fstype) {
         return fs_policy_find(fstype) != NULL;
 }
 
+bool policy_fstype_read_only(const char *fstype) {
+        const FsPolicy *fs = fs_policy_find(fstype);
+
+        return fs && fs->read_only_media;
+}
+
 const char *const *policy_fstypes(void) {
         return fstype_names;
 }

@@ -54,6 +54,10 @@ typedef struct PolicyInput {
 /* true if fstype is on the built-in allow-list. */
 bool policy_fstype_allowed(const char *fstype);
 
+/* Whether fstype is always mounted read-only (its drivers never write: squashfs, erofs,
+ * iso9660, udf). */
+bool policy_fstype_read_only(const char *fstype);
+
 /*
  * The allow-listed types, NULL-terminated, in a stable order (for the
  * SupportedFilesystems property, filtered against /proc/filesystems by the caller).

@@ -159,17 +159,23 @@ static void request_probe(Request *req) {
                                                 n, false, on_probe_done);
         }
 
-        ProbeJob job = {
+        _cleanup_free_ ProbeJob *job = calloc(1, sizeof(ProbeJob));
+
+        if (!job)
+                return request_fail_errno(req, -ENOMEM, "start probing the source");
+        *job = (ProbeJob) {
                 .idmap = req->call.params.idmap,
                 .userns_given = req->call.params.userns_given,
                 .partition = req->call.params.partition,
+                .read_only = req->call.params.read_only || req->call.source_read_only,
         };
-
-        job_caller(req, &job.caller);
+        if (JOB_SET_STRING(job->runtime_dir, req->manager->runtime_dir) < 0)
+                return request_fail_errno(req, -ENAMETOOLONG, "start probing the source");
+        job_caller(req, &job->caller);
         fds[n++] = req->call.source_fd;
         if (req->userns_fd >= 0)
                 fds[n++] = req->userns_fd;
-        request_send_job_timeout(req, REQUEST_PROBING, JOB_PROBE, &job, fds, n, false,
+        request_send_job_timeout(req, REQUEST_PROBING, JOB_PROBE, job, fds, n, false,
                                  on_probe_done);
 }
 
@@ -240,6 +246,11 @@ static int request_check_backing_limits(Request *req, UmError *error) {
                 r = manager_check_driver_limits(req->manager, req, error);
                 if (r >= 0)
                         req->wants_driver = true;
+                /* A partition's driver reads a loop device of the partition's bytes. */
+                if (r >= 0 && req->partition.number > 0) {
+                        r = manager_check_loop_limits(req->manager, req, error);
+                        req->wants_loop = r >= 0;
+                }
                 return r;
         }
         if (req->source.type != SOURCE_IMAGE)
@@ -272,11 +283,10 @@ static int request_decide_driver(Request *req, UmError *error) {
         const ConfFsType *t = conf_fstype(req->conf, req->probe.fstype);
         const FuseDriver *d = fusedriver_fuse_present() ? fusedriver_find(req->probe.fstype)
                                                         : NULL;
-        /* What only the kernel can do: ids of a type with owners as in a user namespace,
-         * and a partition for a driver that reads only from the start of its source. */
+        /* What only the kernel can do: ids of a type with owners as in a user namespace.
+         * (A partition any driver serves: from a loop device of its bytes.) */
         const bool namespace_ok = !(req->call.params.idmap == IDMAP_NAMESPACE && d && !d->ownerless);
-        const bool partition_ok = req->partition.number == 0 || (d && d->has_offset);
-        const bool can_serve = d && namespace_ok && partition_ok;
+        const bool can_serve = d && namespace_ok;
         const DriverInput in = {
                 .fstype = req->probe.fstype,
                 .kind = request_source_kind(req),
@@ -290,14 +300,6 @@ static int request_decide_driver(Request *req, UmError *error) {
         int r;
 
         r = driver_decide(&in, &req->driver, error);
-        if (r < 0 && d && !partition_ok) {
-                *error = (UmError) {};
-                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EOPNOTSUPP,
-                                    "The userspace driver (%s) reads %s only from the start of "
-                                    "its source, not from a partition; the kernel's driver "
-                                    "(driver=kernel) can, where it has %s.",
-                                    d->name, req->probe.fstype, req->probe.fstype);
-        }
         if (r < 0 && d && !namespace_ok) {
                 *error = (UmError) {};
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
@@ -541,6 +543,13 @@ static void on_driver_started(Worker *w, int r, const void *out, const UmError *
                 return request_fail(req, error);
         }
         r = request_track_driver(req, reply, fd);
+        if (r >= 0 && reply->loop_devnum != 0) {
+                /* A partition's loop device: counted by what exists from now on. */
+                r = looptrack_add(&req->manager->loops, (dev_t) reply->loop_devnum,
+                                  reply->loop_diskseq, req->owner);
+                if (r >= 0)
+                        req->wants_loop = false;
+        }
         if (r < 0) {
                 /* The worker ends the driver with itself, as far as it still may. */
                 req->worker = worker_release(w);

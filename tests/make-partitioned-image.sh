@@ -11,6 +11,8 @@
 #   gpt-one  16 MiB GPT: 1 linux-generic, ext4 "um-only" ("only"); 2 swap, swap.
 #   mbr      24 MiB MBR: 1 0x83 ext4 "um-mbr1"; 2 extended; 5 (logical) 0x83 ext4 "um-mbr5".
 #   beyond   16 MiB MBR: 1 0x83 ext4 "um-in"; 2 0x83 reaching 16 MiB past the end.
+#   oversize 24 MiB GPT: 1 linux, an 8 MiB slot holding an ext4 "um-big" that says it is
+#            16 MiB; 2 linux, ext4 "um-next" in the 8 MiB after it.
 #   empty    8 MiB GPT without partitions.
 #   many     GPT with 129 partitions of 1 MiB (one more than usermount reads).
 set -eu
@@ -47,6 +49,16 @@ END
         ext4 10240 16384 um-part2
         swap 26624 8192
         ext4 34816 8192 um-part4
+        ;;
+oversize)
+        truncate -s 24M "$img"
+        sfdisk -q "$img" <<END
+label: gpt
+start=2048, size=16384, type=linux, name="big"
+start=18432, size=16384, type=linux, name="next"
+END
+        ext4 2048 32768 um-big
+        ext4 18432 16384 um-next
         ;;
 gpt-one)
         truncate -s 16M "$img"

@@ -344,7 +344,7 @@ static void test_open_mount_two_partitions(void) {
         t2 = open_mount_as(HARNESS_UID_USER1, &twice);
         g_assert_cmpstr(report_get(t2, "result"), ==, "ok");
         g_assert_cmpstr(report_get(t2, "second-result"), ==, UM_ERROR_DEVICE_BUSY);
-        assert_contains(report_get(t2, "second-message"), "The partition is already attached");
+        assert_contains(report_get(t2, "second-message"), "The partition is in use");
         assert_clean();
 }
 

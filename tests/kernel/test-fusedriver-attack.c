@@ -230,6 +230,7 @@ static _unused_ char *run_fake(const char *mode) {
                 .driver = &fake,
                 .fstype = "ext4",
                 .source_fd = fd,
+                .claim_fd = -EBADF,
                 .read_only = true,
                 .attr_set = MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC |
                             MOUNT_ATTR_RDONLY,

@@ -146,6 +146,7 @@ static FuseDriverSpec spec_for(const FuseDriver *d, const char *fstype, int sour
                 .driver = d,
                 .fstype = fstype,
                 .source_fd = source_fd,
+                .claim_fd = -EBADF,
                 .read_only = read_only,
                 .attr_set = MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC |
                             (read_only ? MOUNT_ATTR_RDONLY : 0),

@@ -304,12 +304,16 @@ static void test_find_backing_range(const char *arg) {
         /* Held exclusively, as a mounted filesystem holds its device. */
         excl = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
         g_assert_cmpint(excl, >=, 0);
-        g_assert_cmpint(loop_find_backing_range(image_fd, P3_OFFSET, 8192 * 512, NULL), ==, 0);
-        g_assert_cmpint(loop_find_backing_range(image_fd, 2048 * 512, 8192 * 512, NULL), ==, 0);
-        g_assert_cmpint(loop_find_backing_range(image_fd, P2_OFFSET + 4096, 4096, &found), ==, 1);
+        g_assert_cmpint(loop_find_backing_range(image_fd, P3_OFFSET, 8192 * 512, false, NULL),
+                        ==, 0);
+        g_assert_cmpint(loop_find_backing_range(image_fd, 2048 * 512, 8192 * 512, false, NULL),
+                        ==, 0);
+        g_assert_cmpint(loop_find_backing_range(image_fd, P2_OFFSET + 4096, 4096, false,
+                                                &found), ==, 1);
         g_assert_cmpstr(found, ==, path);
         g_assert_cmpint(loop_find_backing(image_fd, NULL), ==, 1);
-        g_assert_cmpint(loop_find_backing_range(image_fd, P3_OFFSET - 512, 0, NULL), ==, 1);
+        g_assert_cmpint(loop_find_backing_range(image_fd, P3_OFFSET - 512, 0, false, NULL), ==,
+                        1);
 }
 
 int main(int argc, char **argv) {
