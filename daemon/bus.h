@@ -16,11 +16,11 @@ extern const sd_bus_vtable manager_vtable[];
 
 /*
  * Reads the a{sv} params of OpenMount, MountFd and Mount from m into p, which must be
- * zeroed with p->userns_fd = -EBADF; what it fills in is owned by p (target, userns_fd)
- * even on failure. Unknown keys, wrong types, repeats, more than 32 entries and "userns"
+ * zeroed with p->userns_fd = -EBADF; what it fills in is owned by p (target) even on
+ * failure, except params["userns"], which stays the message's fd (borrowed, busfds.h). Unknown keys, wrong types, repeats, more than 32 entries and "userns"
  * without idmap "namespace" are -EINVAL/-E2BIG with error set (InvalidArgument); other
- * failures are sd-bus's -errno, error untouched. Pure apart from dup()ing params["userns"]
- * (tests/fuzz reaches it with messages built from arbitrary bytes).
+ * failures are sd-bus's -errno, error untouched. Pure (tests/fuzz reaches it with messages
+ * built from arbitrary bytes).
  */
 int bus_read_params(sd_bus_message *m, MountParams *p, UmError *error);
 

@@ -179,7 +179,8 @@ static int swap_start(Shared *s, int slot, uid_t owner, int *ret_marker, ino_t *
 static int open_fds_read(BusFds *b, OpenFds *f) {
         char buf[4096];
 
-        memset(f->words, 0, f->n_words * sizeof(uint64_t));
+        if (f->n_words > 0)
+                memset(f->words, 0, f->n_words * sizeof(uint64_t));
         if (lseek(b->proc_fd_dir, 0, SEEK_SET) < 0)
                 return -errno;
         for (;;) {
@@ -513,6 +514,19 @@ int busfds_new(sd_bus *bus, sd_event *event, int64_t priority, void (*on_disconn
         return 0;
 }
 
+/* The messages busfds_free() could not let go of; never freed (the process is ending). */
+static sd_bus_message **left_at_exit;
+static size_t n_left_at_exit;
+
+static void leave_at_exit(sd_bus_message *m) {
+        sd_bus_message **a = reallocarray(left_at_exit, n_left_at_exit + 1, sizeof(*a));
+
+        if (a) {
+                left_at_exit = a;
+                left_at_exit[n_left_at_exit++] = m;
+        }
+}
+
 BusFds *busfds_free(BusFds *b) {
         if (!b)
                 return NULL;
@@ -520,7 +534,8 @@ BusFds *busfds_free(BusFds *b) {
         sd_event_source_disable_unref(b->time);
         sd_event_source_disable_unref(b->recheck);
         /* At exit: what no thread swapped yet still holds a caller's file, whose close
-         * could hang; those messages are left to the end of the process. */
+         * could hang; those messages are left to the end of the process, kept in
+         * left_at_exit (still reachable, so not a leak to a leak checker). */
         for (size_t i = 0; i < b->n_held; i++) {
                 Held *h = &b->held[i];
                 bool swapped = true;
@@ -529,6 +544,8 @@ BusFds *busfds_free(BusFds *b) {
                         swapped = swapped && h->state[k] == SLOT_SWAPPED;
                 if (swapped)
                         sd_bus_message_unref(h->m);
+                else
+                        leave_at_exit(h->m);
         }
         free(b->held);
         free(b->before.words);

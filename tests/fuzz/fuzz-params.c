@@ -271,8 +271,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         r = policy_check_options_syntax(options, &e);
         FUZZ_ASSERT((r == 0) == (e.kind == UM_ERROR_KIND_NONE));
 out:
-        free(p.target);
-        safe_close(p.userns_fd);
+        free(p.target); /* p.userns_fd is m's, borrowed: closed with m */
         fuzz_input_done(&in);
         return 0;
 }

@@ -1,20 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A FUSE filesystem serving one image whose reads can be held at a gate (harness-fuse.h). */
+/* A FUSE filesystem serving one image whose reads can be held at a gate, served by a
+ * process of its own (harness-fuse.h). */
 #define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
 
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/loop.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness-fuse.h"
@@ -31,21 +40,14 @@
 /* The kernel's PF_KTHREAD, in /proc/PID/stat's flags field. */
 #define PF_KTHREAD 0x00200000u
 
-struct HarnessFuse {
-        char *mountpoint;
-        char *image_path;
-        char *abort_path;  /* /sys/fs/fuse/connections/N/abort */
-        dev_t dev;         /* the FUSE filesystem's device number */
-        char *data;        /* the image's contents */
-        size_t size;
+/* How long harness_fuse_free() waits for the server to end after the abort. */
+#define SERVER_EXIT_MS 10000
 
-        struct fuse *fuse;
-        GThread *thread;
-        bool mounted;
-        bool aborted;
-
-        GMutex lock;       /* protects what follows */
-        GCond changed;
+/* The gates and counters, in memory shared by the test process and the server process
+ * (MAP_SHARED), under a process-shared mutex. */
+typedef struct FuseShared {
+        pthread_mutex_t lock; /* protects what follows */
+        pthread_cond_t changed; /* CLOCK_MONOTONIC */
         HarnessFuseGate gate;
         bool stopping;     /* free() releases every waiting read for good */
         unsigned n_waiting;
@@ -53,6 +55,20 @@ struct HarnessFuse {
         pid_t flush_tgid;  /* flushes from this process wait; 0: anybody's, -1: nobody's */
         bool flush_children; /* and from its children */
         unsigned n_flush_waiting;
+} FuseShared;
+
+struct HarnessFuse {
+        char *mountpoint;
+        char *image_path;
+        char *abort_path;  /* /sys/fs/fuse/connections/N/abort */
+        dev_t dev;         /* the FUSE filesystem's device number */
+        pid_t server;      /* the server process, 0 once reaped */
+        bool aborted;
+        FuseShared *shared;
+
+        /* The server process's own: */
+        char *data;        /* the image's contents */
+        size_t size;
 };
 
 /* The instances alive, so that a test returning without freeing one cannot leave a
@@ -102,16 +118,16 @@ static void *fuse_cb_init(struct fuse_conn_info *conn, struct fuse_config *cfg) 
 }
 
 static void metadata_gate_wait(HarnessFuse *f) {
-        g_mutex_lock(&f->lock);
-        if (f->gate == HARNESS_FUSE_GATE_METADATA && !f->stopping) {
-                f->n_waiting++;
-                g_cond_broadcast(&f->changed);
-                while (f->gate == HARNESS_FUSE_GATE_METADATA && !f->stopping)
-                        g_cond_wait(&f->changed, &f->lock);
-                f->n_waiting--;
-                g_cond_broadcast(&f->changed);
+        pthread_mutex_lock(&f->shared->lock);
+        if (f->shared->gate == HARNESS_FUSE_GATE_METADATA && !f->shared->stopping) {
+                f->shared->n_waiting++;
+                pthread_cond_broadcast(&f->shared->changed);
+                while (f->shared->gate == HARNESS_FUSE_GATE_METADATA && !f->shared->stopping)
+                        pthread_cond_wait(&f->shared->changed, &f->shared->lock);
+                f->shared->n_waiting--;
+                pthread_cond_broadcast(&f->shared->changed);
         }
-        g_mutex_unlock(&f->lock);
+        pthread_mutex_unlock(&f->shared->lock);
 }
 
 static int fuse_cb_getattr(const char *path, struct stat *st, struct fuse_file_info *fi) {
@@ -155,9 +171,9 @@ static int fuse_cb_open(const char *path, struct fuse_file_info *fi) {
 }
 
 static bool gate_holds(const HarnessFuse *f, bool kernel) {
-        if (f->stopping)
+        if (f->shared->stopping)
                 return false;
-        return f->gate == HARNESS_FUSE_GATE_ALL || (f->gate == HARNESS_FUSE_GATE_DEVICE && kernel);
+        return f->shared->gate == HARNESS_FUSE_GATE_ALL || (f->shared->gate == HARNESS_FUSE_GATE_DEVICE && kernel);
 }
 
 static int fuse_cb_read(const char *path, char *buf, size_t size, off_t off,
@@ -166,21 +182,21 @@ static int fuse_cb_read(const char *path, char *buf, size_t size, off_t off,
         bool kernel = pid_is_kernel_thread(fuse_get_context()->pid);
         size_t n = 0;
 
-        g_mutex_lock(&f->lock);
+        pthread_mutex_lock(&f->shared->lock);
         if (gate_holds(f, kernel)) {
-                f->n_waiting++;
-                g_cond_broadcast(&f->changed);
+                f->shared->n_waiting++;
+                pthread_cond_broadcast(&f->shared->changed);
                 while (gate_holds(f, kernel))
-                        g_cond_wait(&f->changed, &f->lock);
-                f->n_waiting--;
+                        pthread_cond_wait(&f->shared->changed, &f->shared->lock);
+                f->shared->n_waiting--;
         }
         if (off >= 0 && (size_t) off < f->size) {
                 n = MIN(size, f->size - (size_t) off);
                 memcpy(buf, f->data + off, n);
         }
-        f->n_served++;
-        g_cond_broadcast(&f->changed);
-        g_mutex_unlock(&f->lock);
+        f->shared->n_served++;
+        pthread_cond_broadcast(&f->shared->changed);
+        pthread_mutex_unlock(&f->shared->lock);
         return (int) n;
 }
 
@@ -190,12 +206,12 @@ static int fuse_cb_write(const char *path, const char *buf, size_t size, off_t o
         size_t n = 0;
 
         /* The image keeps its size: a filesystem never writes past its end. */
-        g_mutex_lock(&f->lock);
+        pthread_mutex_lock(&f->shared->lock);
         if (off >= 0 && (size_t) off < f->size) {
                 n = MIN(size, f->size - (size_t) off);
                 memcpy(f->data + off, buf, n);
         }
-        g_mutex_unlock(&f->lock);
+        pthread_mutex_unlock(&f->shared->lock);
         return n > 0 || size == 0 ? (int) n : -ENOSPC;
 }
 
@@ -225,13 +241,13 @@ static pid_t status_pid(pid_t tid, const char *field) {
 static bool flush_held(const HarnessFuse *f, pid_t tid) {
         pid_t tgid;
 
-        if (f->stopping || f->flush_tgid < 0)
+        if (f->shared->stopping || f->shared->flush_tgid < 0)
                 return false;
-        if (f->flush_tgid == 0)
+        if (f->shared->flush_tgid == 0)
                 return true;
         tgid = status_pid(tid, "Tgid:");
-        return tgid == f->flush_tgid ||
-               (f->flush_children && tgid > 0 && status_pid(tgid, "PPid:") == f->flush_tgid);
+        return tgid == f->shared->flush_tgid ||
+               (f->shared->flush_children && tgid > 0 && status_pid(tgid, "PPid:") == f->shared->flush_tgid);
 }
 
 /* Every close() of the file sends a flush; a held one is what a FUSE server that never
@@ -240,16 +256,16 @@ static int fuse_cb_flush(const char *path, struct fuse_file_info *fi) {
         HarnessFuse *f = current_fuse();
         pid_t tid = fuse_get_context()->pid;
 
-        g_mutex_lock(&f->lock);
+        pthread_mutex_lock(&f->shared->lock);
         if (flush_held(f, tid)) {
-                f->n_flush_waiting++;
-                g_cond_broadcast(&f->changed);
+                f->shared->n_flush_waiting++;
+                pthread_cond_broadcast(&f->shared->changed);
                 while (flush_held(f, tid))
-                        g_cond_wait(&f->changed, &f->lock);
-                f->n_flush_waiting--;
-                g_cond_broadcast(&f->changed);
+                        pthread_cond_wait(&f->shared->changed, &f->shared->lock);
+                f->shared->n_flush_waiting--;
+                pthread_cond_broadcast(&f->shared->changed);
         }
-        g_mutex_unlock(&f->lock);
+        pthread_mutex_unlock(&f->shared->lock);
         return 0;
 }
 
@@ -263,17 +279,6 @@ static const struct fuse_operations fuse_ops = {
         .statfs = fuse_cb_statfs,
         .flush = fuse_cb_flush,
 };
-
-static gpointer server_thread(gpointer userdata) {
-        HarnessFuse *f = userdata;
-        struct fuse_loop_config *config = fuse_loop_cfg_create();
-
-        fuse_loop_cfg_set_max_threads(config, MAX_THREADS);
-        fuse_loop_cfg_set_idle_threads(config, 4);
-        (void) fuse_loop_mt(f->fuse, config);
-        fuse_loop_cfg_destroy(config);
-        return NULL;
-}
 
 /* fusectl is where connections can be aborted; mounted in the private namespace only. */
 static int fusectl_ensure(void) {
@@ -303,27 +308,128 @@ static int connection_abort_path(const char *mountpoint, dev_t *ret_dev, char **
         return 0;
 }
 
-static int fuse_start(HarnessFuse *f) {
-        g_autofree char *opts = NULL;
-        char *argv[] = { (char *) "harness-fuse", (char *) "-o", NULL, NULL };
-        struct fuse_args args = FUSE_ARGS_INIT(3, argv);
-        int r;
+/* ---- the server process ------------------------------------------------------------------ */
 
-        opts = g_strdup("allow_other,default_permissions,fsname=harness-fuse,subtype=harness");
-        argv[2] = opts;
-        f->fuse = fuse_new(&args, &fuse_ops, sizeof(fuse_ops), f);
+/* Mounts and serves until the connection is aborted; reports to ready_fd ("1" once
+ * mounted) and never returns. A process of its own, forked while the test process has no
+ * other thread: a caller the test process forks later must not inherit a lock (the
+ * allocator's, GLib's) that a server thread held at that moment. */
+static _noreturn_ void server_main(HarnessFuse *f, pid_t parent, int ready_fd) {
+        char *argv[] = { (char *) "harness-fuse", (char *) "-o",
+                         (char *) "allow_other,default_permissions,fsname=harness-fuse,"
+                                  "subtype=harness",
+                         NULL };
+        struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+        struct fuse_loop_config *config;
+        struct fuse *fuse;
+
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                _exit(EXIT_FAILURE);
+        /* Hold nothing of the test process's (its loop devices, images, bus connection). */
+        if (dup3(ready_fd, 3, O_CLOEXEC) < 0 || close_range(4, ~0U, 0) < 0)
+                _exit(EXIT_FAILURE);
+        ready_fd = 3;
+
+        fuse = fuse_new(&args, &fuse_ops, sizeof(fuse_ops), f);
         fuse_opt_free_args(&args);
-        if (!f->fuse) {
+        if (!fuse) {
                 harness_log("fuse_new() failed");
-                return -EIO;
+                _exit(EXIT_FAILURE);
         }
-        if (fuse_mount(f->fuse, f->mountpoint) < 0) {
+        if (fuse_mount(fuse, f->mountpoint) < 0) {
                 harness_log("Cannot mount FUSE on %s", f->mountpoint);
+                _exit(EXIT_FAILURE);
+        }
+        /* The test process serves nothing: it may stat() the mount (which waits for the
+         * INIT answer) once told, and the loop below answers. */
+        if (write(ready_fd, "1", 1) != 1)
+                _exit(EXIT_FAILURE);
+        close(ready_fd);
+
+        config = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_max_threads(config, MAX_THREADS);
+        fuse_loop_cfg_set_idle_threads(config, 4);
+        (void) fuse_loop_mt(fuse, config);
+        /* Ends when the test process aborts the connection (harness_fuse_free()), which
+         * also makes libfuse skip the unmount: the test process unmounts. */
+        _exit(EXIT_SUCCESS);
+}
+
+static FuseShared *shared_new(void) {
+        pthread_mutexattr_t ma;
+        pthread_condattr_t ca;
+        FuseShared *sh;
+
+        sh = mmap(NULL, sizeof(FuseShared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                  -1, 0);
+        if (sh == MAP_FAILED)
+                return NULL;
+        pthread_mutexattr_init(&ma);
+        pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+        pthread_mutex_init(&sh->lock, &ma);
+        pthread_mutexattr_destroy(&ma);
+        pthread_condattr_init(&ca);
+        pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&sh->changed, &ca);
+        pthread_condattr_destroy(&ca);
+        sh->flush_tgid = -1;
+        return sh;
+}
+
+/* Waits until the server process has ended, at most timeout_ms (then kills it). */
+static void server_reap(HarnessFuse *f, int timeout_ms) {
+        int pidfd, status;
+
+        if (f->server <= 0)
+                return;
+        pidfd = (int) syscall(SYS_pidfd_open, f->server, 0);
+        if (pidfd >= 0) {
+                struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+                if (poll(&p, 1, timeout_ms) == 0) {
+                        harness_log("The FUSE server %d did not end within %d ms; killing it",
+                                    (int) f->server, timeout_ms);
+                        (void) kill(f->server, SIGKILL);
+                }
+                close(pidfd);
+        } else
+                (void) kill(f->server, SIGKILL);
+        while (waitpid(f->server, &status, 0) < 0 && errno == EINTR)
+                ;
+        f->server = 0;
+}
+
+static int fuse_start(HarnessFuse *f) {
+        int ready[2], r;
+        char c = 0;
+        pid_t parent = getpid();
+
+        if (pipe2(ready, O_CLOEXEC) < 0)
+                return -errno;
+        fflush(stdout);
+        fflush(stderr);
+        f->server = fork();
+        if (f->server < 0) {
+                r = -errno;
+                f->server = 0;
+                close(ready[0]);
+                close(ready[1]);
+                return r;
+        }
+        if (f->server == 0)
+                server_main(f, parent, ready[1]);
+        close(ready[1]);
+        /* The server's copy of the image is its own; the test process needs none. */
+        g_clear_pointer(&f->data, g_free);
+        while ((r = (int) read(ready[0], &c, 1)) < 0 && errno == EINTR)
+                ;
+        close(ready[0]);
+        if (r != 1 || c != '1') {
+                server_reap(f, SERVER_EXIT_MS);
+                harness_log("The FUSE server did not mount %s", f->mountpoint);
                 return -EIO;
         }
-        f->mounted = true;
-        /* Serve before looking at the mount: even stat() waits for the INIT answer. */
-        f->thread = g_thread_new("harness-fuse", server_thread, f);
         r = connection_abort_path(f->mountpoint, &f->dev, &f->abort_path);
         if (r < 0)
                 harness_log("Cannot find the FUSE connection of %s: %s", f->mountpoint,
@@ -346,9 +452,13 @@ int harness_fuse_new(const char *image, HarnessFuse **ret) {
         }
 
         f = g_new0(HarnessFuse, 1);
-        g_mutex_init(&f->lock);
-        g_cond_init(&f->changed);
-        f->flush_tgid = -1;
+        f->shared = shared_new();
+        if (!f->shared) {
+                r = -errno;
+                harness_log("Cannot map the FUSE server's shared state: %s", strerror(-r));
+                harness_fuse_free(f);
+                return r;
+        }
         if (!g_file_get_contents(image, &f->data, &f->size, &error)) {
                 harness_log("Cannot read %s: %s", image, error->message);
                 harness_fuse_free(f);
@@ -377,79 +487,75 @@ const char *harness_fuse_image_path(HarnessFuse *f) {
 }
 
 void harness_fuse_set_gate(HarnessFuse *f, HarnessFuseGate gate) {
-        g_mutex_lock(&f->lock);
-        f->gate = gate;
-        g_cond_broadcast(&f->changed);
-        g_mutex_unlock(&f->lock);
+        pthread_mutex_lock(&f->shared->lock);
+        f->shared->gate = gate;
+        pthread_cond_broadcast(&f->shared->changed);
+        pthread_mutex_unlock(&f->shared->lock);
 }
 
 void harness_fuse_hold_flush(HarnessFuse *f, pid_t tgid, bool children) {
-        g_mutex_lock(&f->lock);
-        f->flush_tgid = tgid;
-        f->flush_children = children;
-        g_cond_broadcast(&f->changed);
-        g_mutex_unlock(&f->lock);
+        pthread_mutex_lock(&f->shared->lock);
+        f->shared->flush_tgid = tgid;
+        f->shared->flush_children = children;
+        pthread_cond_broadcast(&f->shared->changed);
+        pthread_mutex_unlock(&f->shared->lock);
+}
+
+/* Waits until *count >= n, at most timeout_ms: 0 or -ETIMEDOUT (logged, naming what). */
+static int wait_count(HarnessFuse *f, const unsigned *count, unsigned n, int timeout_ms,
+                      const char *what) {
+        struct timespec deadline;
+        int r = 0;
+
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long) (timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+                deadline.tv_sec++;
+                deadline.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&f->shared->lock);
+        while (*count < n)
+                if (pthread_cond_timedwait(&f->shared->changed, &f->shared->lock, &deadline) ==
+                    ETIMEDOUT) {
+                        r = *count >= n ? 0 : -ETIMEDOUT;
+                        break;
+                }
+        if (r < 0)
+                harness_log("%u of %u %s wait at the FUSE gate after %d ms", *count, n, what,
+                            timeout_ms);
+        pthread_mutex_unlock(&f->shared->lock);
+        return r;
+}
+
+/* A counter, read under the lock. */
+static unsigned read_count(HarnessFuse *f, const unsigned *count) {
+        unsigned n;
+
+        pthread_mutex_lock(&f->shared->lock);
+        n = *count;
+        pthread_mutex_unlock(&f->shared->lock);
+        return n;
 }
 
 int harness_fuse_wait_flush_waiting(HarnessFuse *f, unsigned n, int timeout_ms) {
-        gint64 deadline = g_get_monotonic_time() + (gint64) timeout_ms * G_TIME_SPAN_MILLISECOND;
-        int r = 0;
-
-        g_mutex_lock(&f->lock);
-        while (f->n_flush_waiting < n)
-                if (!g_cond_wait_until(&f->changed, &f->lock, deadline)) {
-                        r = f->n_flush_waiting >= n ? 0 : -ETIMEDOUT;
-                        break;
-                }
-        if (r < 0)
-                harness_log("%u of %u flushes wait at the FUSE gate after %d ms",
-                            f->n_flush_waiting, n, timeout_ms);
-        g_mutex_unlock(&f->lock);
-        return r;
+        return wait_count(f, &f->shared->n_flush_waiting, n, timeout_ms, "flushes");
 }
 
 unsigned harness_fuse_n_flush_waiting(HarnessFuse *f) {
-        unsigned n;
-
-        g_mutex_lock(&f->lock);
-        n = f->n_flush_waiting;
-        g_mutex_unlock(&f->lock);
-        return n;
+        return read_count(f, &f->shared->n_flush_waiting);
 }
 
 unsigned harness_fuse_n_waiting(HarnessFuse *f) {
-        unsigned n;
-
-        g_mutex_lock(&f->lock);
-        n = f->n_waiting;
-        g_mutex_unlock(&f->lock);
-        return n;
+        return read_count(f, &f->shared->n_waiting);
 }
 
 unsigned harness_fuse_n_served(HarnessFuse *f) {
-        unsigned n;
-
-        g_mutex_lock(&f->lock);
-        n = f->n_served;
-        g_mutex_unlock(&f->lock);
-        return n;
+        return read_count(f, &f->shared->n_served);
 }
 
 int harness_fuse_wait_waiting(HarnessFuse *f, unsigned n, int timeout_ms) {
-        gint64 deadline = g_get_monotonic_time() + (gint64) timeout_ms * G_TIME_SPAN_MILLISECOND;
-        int r = 0;
-
-        g_mutex_lock(&f->lock);
-        while (f->n_waiting < n)
-                if (!g_cond_wait_until(&f->changed, &f->lock, deadline)) {
-                        r = f->n_waiting >= n ? 0 : -ETIMEDOUT;
-                        break;
-                }
-        if (r < 0)
-                harness_log("%u of %u reads wait at the FUSE gate after %d ms", f->n_waiting, n,
-                            timeout_ms);
-        g_mutex_unlock(&f->lock);
-        return r;
+        return wait_count(f, &f->shared->n_waiting, n, timeout_ms, "reads");
 }
 
 int harness_fuse_count_loop_devices(HarnessFuse *f) {
@@ -500,30 +606,29 @@ HarnessFuse *harness_fuse_free(HarnessFuse *f) {
 
         /* Release our own handlers first, then fail every request still in the kernel: the
          * server loop ends when its /dev/fuse read says the connection is gone. */
-        g_mutex_lock(&f->lock);
-        f->stopping = true;
-        g_cond_broadcast(&f->changed);
-        g_mutex_unlock(&f->lock);
-        if (f->fuse)
-                fuse_exit(f->fuse);
-        (void) harness_fuse_abort(f);
-        if (f->thread)
-                g_thread_join(f->thread);
-        if (f->mounted) {
+        if (f->shared) {
+                pthread_mutex_lock(&f->shared->lock);
+                f->shared->stopping = true;
+                pthread_cond_broadcast(&f->shared->changed);
+                pthread_mutex_unlock(&f->shared->lock);
+        }
+        if (f->server > 0) {
+                (void) harness_fuse_abort(f);
+                server_reap(f, SERVER_EXIT_MS);
                 /* libfuse skips the unmount when the device reports an error, which an
-                 * aborted connection does: unmount it ourselves (lazily, a loop device may
+                 * aborted connection does: unmount it here (lazily, a loop device may
                  * still hold the file). */
-                fuse_unmount(f->fuse);
                 if (umount2(f->mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL)
                         harness_log("Cannot unmount %s: %s", f->mountpoint, strerror(errno));
         }
-        if (f->fuse)
-                fuse_destroy(f->fuse);
         if (f->mountpoint)
                 (void) rmdir(f->mountpoint);
 
-        g_mutex_clear(&f->lock);
-        g_cond_clear(&f->changed);
+        if (f->shared) {
+                pthread_mutex_destroy(&f->shared->lock);
+                pthread_cond_destroy(&f->shared->changed);
+                munmap(f->shared, sizeof(FuseShared));
+        }
         g_free(f->mountpoint);
         g_free(f->image_path);
         g_free(f->abort_path);
@@ -531,4 +636,3 @@ HarnessFuse *harness_fuse_free(HarnessFuse *f) {
         g_free(f);
         return NULL;
 }
-

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A controllable slow or hung "device" for fault tests: a tiny FUSE filesystem, served by
- * a thread of the test process and mounted in the harness's private mount namespace under
+ * a process of its own (forked by the test process, so that the test process itself stays
+ * single-threaded and safe to fork callers from) and mounted in the harness's private mount namespace under
  * harness_tmpdir(), that serves one file, a copy of a real image. A caller opens that file
  * and passes the fd to the daemon; the daemon's probe reads it directly and its loop
  * device reads it through FUSE, so a closed gate makes the probe or the mount hang for
@@ -16,11 +17,11 @@
  * A read already sent to the server cannot be interrupted, not even by SIGKILL: a process
  * blocked in one stays in D state until the read is answered or the connection is
  * aborted. harness_fuse_abort() ends every such read with an error, and
- * harness_fuse_free() always aborts and unmounts. If the test process dies, the kernel
- * aborts the connection when its /dev/fuse fd closes (it is O_CLOEXEC, so no spawned
- * process holds it), so nothing stays stuck.
+ * harness_fuse_free() always aborts and unmounts. If the test process dies, the server
+ * dies with it (PR_SET_PDEATHSIG) and the kernel aborts the connection when its /dev/fuse
+ * fd closes (it is O_CLOEXEC, so no spawned process holds it), so nothing stays stuck.
  *
- * Must be used after harness_init() (it starts threads). Functions returning int return
+ * Must be used after harness_init(), from the test's main thread. Functions returning int return
  * >= 0 on success and -errno on failure, logging the cause to stderr.
  */
 #pragma once
@@ -77,7 +78,7 @@ int harness_fuse_count_loop_devices(HarnessFuse *f);
  * request fails (ENOTCONN), so no process stays blocked on the file. Idempotent. */
 int harness_fuse_abort(HarnessFuse *f);
 
-/* Aborts, stops the server thread, unmounts (lazily: a loop device may still hold the
+/* Aborts, waits for the server process to end, unmounts (lazily: a loop device may still hold the
  * file) and removes the directory. Accepts NULL; returns NULL. */
 HarnessFuse *harness_fuse_free(HarnessFuse *f);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HarnessFuse, harness_fuse_free)
