@@ -34,6 +34,7 @@ typedef struct Harness {
         char *probe_name;      /* its unique bus name */
         bool udevd;            /* a systemd-udevd of the harness runs */
         int host_mntns_fd;     /* the mount namespace the harness started in (janitor) */
+        int machine_fd;        /* the run's claim of the machine (claim_machine() in harness.c) */
 } Harness;
 
 extern Harness harness;

@@ -12,7 +12,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -22,6 +24,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -40,6 +43,7 @@
 Harness harness = {
         .bus_fd = -EBADF,
         .host_mntns_fd = -EBADF,
+        .machine_fd = -EBADF,
 };
 
 /* A process the harness started and must stop at teardown. */
@@ -639,12 +643,15 @@ static void start_janitor(pid_t supervisor) {
         (void) setsid();
         (void) prctl(PR_SET_NAME, "um-harness-jan");
         {
-                /* Nothing of the test's but the supervisor's pidfd (3) and the mount
-                 * namespace the harness started in (4), moved out of the way first. */
+                /* Nothing of the test's but the supervisor's pidfd (3), the mount
+                 * namespace the harness started in (4) and the run's claim of the machine
+                 * (5), moved out of the way first. */
                 int pidfd = (int) syscall(SYS_pidfd_open, supervisor, 0);
                 int high_pidfd = pidfd >= 0 ? fcntl(pidfd, F_DUPFD_CLOEXEC, 100) : -1;
                 int high_mntns = harness.host_mntns_fd >= 0 ?
                                          fcntl(harness.host_mntns_fd, F_DUPFD_CLOEXEC, 100) : -1;
+                int high_claim = harness.machine_fd >= 0 ?
+                                         fcntl(harness.machine_fd, F_DUPFD_CLOEXEC, 100) : -1;
                 int null = open("/dev/null", O_RDWR | O_CLOEXEC);
                 struct pollfd p = { .fd = 3, .events = POLLIN };
 
@@ -654,9 +661,10 @@ static void start_janitor(pid_t supervisor) {
                         dup2(null, STDERR_FILENO);
                 }
                 harness.host_mntns_fd = high_mntns >= 0 && dup2(high_mntns, 4) >= 0 ? 4 : -EBADF;
+                harness.machine_fd = high_claim >= 0 && dup2(high_claim, 5) >= 0 ? 5 : -EBADF;
                 if (high_pidfd < 0 || dup2(high_pidfd, 3) < 0)
                         p.fd = -1; /* the supervisor is gone already */
-                close_range(5, ~0U, 0);
+                close_range(6, ~0U, 0);
                 while (p.fd >= 0 && poll(&p, 1, -1) < 0 && errno == EINTR)
                         ;
         }
@@ -668,6 +676,56 @@ static void start_janitor(pid_t supervisor) {
                 (void) setns(harness.host_mntns_fd, CLONE_NEWNS);
         (void) release_leftovers(10000);
         _exit(0);
+}
+
+/*
+ * One harness at a time on a machine. Two runs at once share what no namespace makes
+ * private: the host's /dev (the directories udevd writes under are made there when
+ * missing), its loop devices (the janitor frees the ones made since it started), zram
+ * disks and cgroups; they have left udev's links on the host. So the first harness of a
+ * run holds a listening abstract Unix socket of a fixed name in the host's network
+ * namespace (it vanishes with its last holder: the test, its supervisor and its janitor
+ * all inherit it), and another run is refused, naming the holder, before it changes
+ * anything. A g_test subprocess attaches to its parent's harness and claims nothing.
+ */
+#define HARNESS_MACHINE_LOCK "usermount-test-harness"
+
+static int claim_machine(void) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        const socklen_t len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 +
+                                           strlen(HARNESS_MACHINE_LOCK));
+        _cleanup_close_ int fd = -EBADF, probe = -EBADF;
+        struct ucred holder = {};
+        socklen_t n = sizeof(holder);
+
+        memcpy(sa.sun_path + 1, HARNESS_MACHINE_LOCK, strlen(HARNESS_MACHINE_LOCK));
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (bind(fd, (struct sockaddr *) &sa, len) == 0 && listen(fd, 16) == 0) {
+                harness.machine_fd = TAKE_FD(fd);
+                return 0;
+        }
+        if (errno != EADDRINUSE)
+                return -errno;
+        probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (probe >= 0 && connect(probe, (struct sockaddr *) &sa, len) == 0)
+                (void) getsockopt(probe, SOL_SOCKET, SO_PEERCRED, &holder, &n);
+        harness_log("another usermount test run holds this machine (process %d): the test "
+                    "harness changes the host's /dev, loop devices and zram disks, which two "
+                    "runs at once would share; wait for it to finish, then run again",
+                    (int) holder.pid);
+        return -EBUSY;
+}
+
+int harness_open_claim_netns(void) {
+        int fd;
+
+        if (harness.machine_fd < 0)
+                return -EBADF;
+        /* SIOCGSKNS: the socket's network namespace, opened (O_CLOEXEC). */
+        fd = ioctl(harness.machine_fd, SIOCGSKNS);
+        return fd < 0 ? -errno : fd;
 }
 
 static int supervise(void) {
@@ -1180,6 +1238,9 @@ int harness_init(const HarnessOptions *options) {
         if (inherited && g_test_subprocess())
                 return attach(inherited);
 
+        r = claim_machine();
+        if (r < 0)
+                return r;
         /* Where the janitor goes back to, to let the private namespaces go. */
         harness.host_mntns_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
         r = setup_namespace(!options->namespace_only && !options->without_udevd);
@@ -1226,6 +1287,12 @@ void harness_init_or_exit(const HarnessOptions *options) {
                 printf("1..0 # SKIP the integration harness needs root\n");
                 fflush(stdout);
                 exit(0);
+        }
+        if (r == -EBUSY) {
+                printf("Bail out! another usermount test run holds this machine; run one at a "
+                       "time\n");
+                fflush(stdout);
+                exit(1);
         }
         if (r < 0) {
                 printf("Bail out! harness_init() failed: %s\n", g_strerror(-r));

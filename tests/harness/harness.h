@@ -438,6 +438,10 @@ int harness_count_loop_devices(void);
 /* Mounts in pid's mount namespace (0: the test process) below <tmpdir>, /run/media or
  * /run/usermount (the harness's own mounts of those directories are not counted). */
 int harness_count_mounts(pid_t pid);
+/* A new fd (O_CLOEXEC) of the network namespace the run started in, where its claim of
+ * the machine lives (one run at a time): a test of that claim starts a second run in it,
+ * as from another shell. -errno on failure. */
+int harness_open_claim_netns(void);
 /* A datagram socket bound at path (its directory made, an old socket replaced): the test
  * plays the receiver of sd_notify or of the journal's native protocol. */
 int harness_dgram_listen(const char *path);

@@ -13,6 +13,7 @@
  * UM_TESTENV_LOG, so it does not interleave with the command's output. The exit status
  * is the command's.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -40,7 +41,7 @@ int main(int argc, char *argv[]) {
         const char *daemon = NULL;
         g_autofree char *log = NULL;
         pid_t daemon_pid, pid;
-        int c, status = 0, saved_stderr, log_fd;
+        int c, r, status = 0, saved_stderr, log_fd;
 
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
                 switch (c) {
@@ -76,7 +77,14 @@ int main(int argc, char *argv[]) {
         if (saved_stderr < 0 || log_fd < 0)
                 return 1;
         dup2(log_fd, STDERR_FILENO);
-        if (harness_init(NULL) < 0) {
+        r = harness_init(NULL);
+        if (r == -EBUSY) {
+                dup2(saved_stderr, STDERR_FILENO);
+                fprintf(stderr, "usermount-testenv: another usermount test run (or demo) holds "
+                                "this machine; run again once it has finished\n");
+                return 1;
+        }
+        if (r < 0) {
                 dup2(saved_stderr, STDERR_FILENO);
                 fprintf(stderr, "usermount-testenv: could not set up the environment; run "
                                 "with UM_HARNESS_DEBUG=1 for details\n");

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mount.h>
@@ -738,6 +739,36 @@ static void test_subprocess(void) {
         g_assert_true(name_has_owner("org.freedesktop.PolicyKit1"));
 }
 
+/* A second run while this one holds the machine (issue 22, item 12: two at once left
+ * udev's links on the host): refused at once, naming this process, nothing changed. */
+/* The second run starts in the network namespace the first one started in, as from
+ * another shell (the test process itself is in the harness's private one). */
+static void enter_netns(gpointer userdata) {
+        if (setns(GPOINTER_TO_INT(userdata), CLONE_NEWNET) < 0)
+                _exit(125);
+}
+
+static void test_second_run_refused(void) {
+        g_autofree char *out = NULL, *err = NULL;
+        g_auto(GStrv) env = g_get_environ();
+        const char *argv[] = { "/proc/self/exe", "-p", "/harness/env/private", NULL };
+        int loops = harness_count_loop_devices(), mounts = harness_count_mounts(0), status;
+        _cleanup_close_ int netns = harness_open_claim_netns();
+
+        g_assert_cmpint(netns, >=, 0);
+        env = g_environ_unsetenv(env, "UM_HARNESS_TMPDIR");
+        g_assert_true(g_spawn_sync(NULL, (char **) argv, env, G_SPAWN_LEAVE_DESCRIPTORS_OPEN,
+                                   enter_netns, GINT_TO_POINTER(netns), &out, &err, &status,
+                                   NULL));
+        g_test_message("second run:\n%s%s", out, err);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+        g_assert_nonnull(strstr(out, "Bail out! another usermount test run holds this machine"));
+        g_assert_nonnull(strstr(err, "another usermount test run holds this machine (process "));
+        g_assert_cmpint(harness_count_loop_devices(), ==, loops);
+        g_assert_cmpint(harness_count_mounts(0), ==, mounts);
+}
+
 static void test_nothing_left(void) {
         g_assert_cmpint(harness_count_loop_devices(), ==, 0);
         g_assert_cmpint(harness_count_mounts(0), ==, 0);
@@ -804,6 +835,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/harness/daemon/standin", test_daemon_standin);
         g_test_add_func("/harness/daemon/early-exit", test_daemon_early_exit);
         g_test_add_func("/harness/end/trapped-child", test_subprocess);
+        g_test_add_func("/harness/end/second-run-refused", test_second_run_refused);
         g_test_add_func("/harness/end/nothing-left", test_nothing_left);
         return g_test_run();
 }
