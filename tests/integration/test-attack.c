@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,10 +49,12 @@ static const char rules[] = CALLS_RULES_ALLOW_USER1;
 
 /* ---- A FUSE server whose ioctls wait for the test ------------------------------------- */
 
-static GMutex lock;
-static GCond changed;
-static bool released;
-static unsigned n_ioctls;
+/*
+ * Served by a process of its own: the test process stays single-threaded, so the callers
+ * it forks cannot inherit a lock a server thread held. Each ioctl writes a byte to
+ * reached_fd and then waits until the test closes its end of release_fd.
+ */
+static int reached_fd = -EBADF, release_fd = -EBADF;
 
 static int cb_getattr(const char *path, struct stat *st, struct fuse_file_info *fi) {
         memset(st, 0, sizeof(*st));
@@ -74,12 +77,12 @@ static int cb_open(const char *path, struct fuse_file_info *fi) {
 
 static int cb_ioctl(const char *path, unsigned int cmd, void *arg, struct fuse_file_info *fi,
                     unsigned int flags, void *data) {
-        g_mutex_lock(&lock);
-        n_ioctls++;
-        g_cond_broadcast(&changed);
-        while (!released)
-                g_cond_wait(&changed, &lock);
-        g_mutex_unlock(&lock);
+        char c = 0;
+
+        (void) !write(reached_fd, "1", 1);
+        /* The test's close() of the other end ends every wait at once. */
+        while (read(release_fd, &c, 1) < 0 && errno == EINTR)
+                ;
         return -ENOTTY;
 }
 
@@ -89,31 +92,86 @@ static const struct fuse_operations ops = {
         .ioctl = cb_ioctl,
 };
 
-static gpointer server(gpointer userdata) {
-        struct fuse_loop_config *config = fuse_loop_cfg_create();
+typedef struct AttackFuse {
+        pid_t pid;
+        int reached; /* a byte per ioctl that reached the server */
+        int release; /* closed: every ioctl is answered (ENOTTY) */
+} AttackFuse;
 
-        fuse_loop_cfg_set_max_threads(config, 16);
-        (void) fuse_loop_mt(userdata, config);
-        fuse_loop_cfg_destroy(config);
-        return NULL;
+/* Mounts the server on mnt (allow_other) from a process of its own; it serves until the
+ * test unmounts it. */
+static void attack_fuse_start(const char *mnt, AttackFuse *ret) {
+        int reached[2], release[2], ready[2];
+        char c = 0;
+        pid_t pid;
+
+        g_assert_cmpint(pipe2(reached, O_CLOEXEC), ==, 0);
+        g_assert_cmpint(pipe2(release, O_CLOEXEC), ==, 0);
+        g_assert_cmpint(pipe2(ready, O_CLOEXEC), ==, 0);
+        fflush(stdout);
+        fflush(stderr);
+        pid = fork();
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0) {
+                char *argv[] = { (char *) "attack-fuse", (char *) "-o",
+                                 (char *) "allow_other,fsname=attack-fuse", NULL };
+                struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+                struct fuse_loop_config *config;
+                struct fuse *fuse;
+
+                close(reached[0]);
+                close(release[1]);
+                close(ready[0]);
+                reached_fd = reached[1];
+                release_fd = release[0];
+                fuse = fuse_new(&args, &ops, sizeof(ops), NULL);
+                if (!fuse || fuse_mount(fuse, mnt) < 0)
+                        _exit(EXIT_FAILURE);
+                if (write(ready[1], "1", 1) != 1)
+                        _exit(EXIT_FAILURE);
+                config = fuse_loop_cfg_create();
+                fuse_loop_cfg_set_max_threads(config, 16);
+                (void) fuse_loop_mt(fuse, config);
+                _exit(EXIT_SUCCESS);
+        }
+        close(reached[1]);
+        close(release[0]);
+        close(ready[1]);
+        g_assert_cmpint(read(ready[0], &c, 1), ==, 1);
+        close(ready[0]);
+        *ret = (AttackFuse) { pid, reached[0], release[1] };
 }
 
-static void release_ioctls(void) {
-        g_mutex_lock(&lock);
-        released = true;
-        g_cond_broadcast(&changed);
-        g_mutex_unlock(&lock);
+static void attack_fuse_release(AttackFuse *f) {
+        f->release = safe_close(f->release);
 }
 
-static bool wait_ioctls(unsigned n, gint64 timeout_us) {
-        gint64 end = g_get_monotonic_time() + timeout_us;
-        bool ok = true;
+/* Whether n ioctls reached the server within timeout_ms. */
+static bool attack_fuse_wait_ioctls(AttackFuse *f, unsigned n, int timeout_ms) {
+        gint64 end = g_get_monotonic_time() + timeout_ms * 1000LL;
+        unsigned seen = 0;
+        char c;
 
-        g_mutex_lock(&lock);
-        while (n_ioctls < n && ok)
-                ok = g_cond_wait_until(&changed, &lock, end);
-        g_mutex_unlock(&lock);
-        return n_ioctls >= n;
+        while (seen < n) {
+                struct pollfd p = { .fd = f->reached, .events = POLLIN };
+                gint64 left = (end - g_get_monotonic_time()) / 1000;
+
+                if (left <= 0 || poll(&p, 1, (int) left) <= 0 || read(f->reached, &c, 1) != 1)
+                        return false;
+                seen++;
+        }
+        return true;
+}
+
+/* Unmounts (the server then ends) and reaps the server. */
+static void attack_fuse_stop(AttackFuse *f, const char *mnt) {
+        int status;
+
+        attack_fuse_release(f);
+        g_assert_cmpint(umount2(mnt, MNT_DETACH), ==, 0);
+        g_assert_cmpint(waitpid(f->pid, &status, 0), ==, f->pid);
+        g_assert_true(WIFEXITED(status));
+        f->reached = safe_close(f->reached);
 }
 
 /* ---- Callers ---------------------------------------------------------------------------- */
@@ -175,42 +233,31 @@ static GHashTable *list_as_user2(void) {
 static void test_userns_fuse_stall(void) {
         g_autofree char *mnt = g_build_filename(harness_tmpdir(), "attack-fuse", NULL);
         g_autofree char *file = g_build_filename(mnt, FILE_NAME, NULL);
-        char *argv[] = { (char *) "attack-fuse", (char *) "-o",
-                         (char *) "allow_other,fsname=attack-fuse", NULL };
-        struct fuse_args args = FUSE_ARGS_INIT(3, argv);
         g_autoptr(HarnessCaller) sender = NULL;
         g_autoptr(GHashTable) during = NULL, after = NULL;
         g_autofree char *line = NULL;
         const Fuse f = { file };
-        struct fuse *fuse;
-        GThread *thread;
+        AttackFuse server;
         bool stalled;
 
         g_assert_cmpint(g_mkdir_with_parents(mnt, 0755), ==, 0);
-        fuse = fuse_new(&args, &ops, sizeof(ops), NULL);
-        fuse_opt_free_args(&args);
-        g_assert_nonnull(fuse);
-        g_assert_cmpint(fuse_mount(fuse, mnt), ==, 0);
-        thread = g_thread_new("attack-fuse", server, fuse);
+        attack_fuse_start(mnt, &server);
 
         g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_GID_USER1, 0,
                                              caller_send_fuse_userns, (void *) &f, &sender), ==, 0);
         g_assert_cmpint(harness_caller_read_line(sender, HARNESS_TIMEOUT_MS, &line), ==, 0);
         g_assert_cmpstr(line, ==, "sent=1");
         /* Whether the daemon's ioctl reached the server at all (it is the attack). */
-        stalled = wait_ioctls(1, 5 * G_USEC_PER_SEC);
+        stalled = attack_fuse_wait_ioctls(&server, 1, 5000);
         g_test_message("the daemon's ioctl reached the FUSE server: %s", stalled ? "yes" : "no");
 
         during = list_as_user2();
 
-        release_ioctls();
+        attack_fuse_release(&server);
         after = list_as_user2();
         g_assert_cmpint(harness_caller_release(sender), ==, 0);
         g_assert_cmpint(harness_caller_wait(sender, HARNESS_CALLER_TIMEOUT_MS, NULL), ==, 0);
-        fuse_exit(fuse);
-        fuse_unmount(fuse);
-        g_thread_join(thread);
-        fuse_destroy(fuse);
+        attack_fuse_stop(&server, mnt);
 
         g_assert_cmpstr(report_get(after, "result"), ==, "ok");
         calls_assert_clean(daemon_pid, &baseline);
