@@ -453,7 +453,7 @@ void sandbox_output_summary(const char *output, const char *const *quiet_prefixe
                 }
                 l = next;
         }
-        um_escape(o > 0 ? joined : "(no output)", ret, n);
+        um_escape(o > 0 ? joined : "it printed nothing", ret, n);
 }
 
 int sandbox_reap(int pidfd, bool kill, siginfo_t *ret_status) {

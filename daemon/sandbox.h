@@ -100,10 +100,12 @@ int sandbox_drop_privileges(uid_t uid, gid_t gid);
 /*
  * In the child, last before execve(): a seccomp filter that refuses loop ioctls, new
  * namespaces (unshare()/clone() with CLONE_NEW*, setns(); clone3() gets ENOSYS so the C
- * library falls back to clone()), system calls of other ABIs, and, for a driver, the mount
- * family (mount, umount2, fsopen, fsconfig, fsmount, fspick, move_mount, open_tree,
- * pivot_root, mount_setattr), sockets (socket, socketpair) and the keyrings (add_key,
- * keyctl, request_key): EPERM. sandbox.c says why each.
+ * library falls back to clone()), system calls of other ABIs, io_uring (io_uring_setup,
+ * _enter, _register: a ring would do what the filter refuses), and, for a driver, the
+ * mount family (mount, umount2, fsopen, fsconfig, fsmount, fspick, move_mount, open_tree,
+ * pivot_root, mount_setattr), sockets (socket, socketpair), the keyrings (add_key,
+ * keyctl, request_key) and new processes (fork, vfork, clone without CLONE_THREAD): EPERM.
+ * sandbox.c says why each.
  */
 int sandbox_seccomp(bool driver);
 
@@ -114,7 +116,7 @@ bool sandbox_read_output(int fd, char *buf, size_t max, size_t *len);
 
 /* The output's lines that do not start with one of quiet_prefixes (NULL-terminated, or
  * NULL), trimmed, joined with "; " and escaped into ret (size n): the sentence of an
- * error; "(no output)" when none is left. */
+ * error; "it printed nothing" when none is left. */
 void sandbox_output_summary(const char *output, const char *const *quiet_prefixes, char *ret,
                             size_t n);
 
