@@ -179,6 +179,14 @@ static void request_probe(Request *req) {
                                  on_probe_done);
 }
 
+/* A worker's reply that its check refuses: the request fails with e, which *error then
+ * points at. */
+static int reply_malformed(const UmError **error, UmError *e) {
+        um_error_set(e, UM_ERROR_KIND_FAILED, EBADMSG, "The mount worker sent a malformed result.");
+        *error = e;
+        return -EBADMSG;
+}
+
 static void on_probe_done(Worker *w, int r, const void *out, const UmError *error, int fd,
                           void *userdata) {
         Request *req = userdata;
@@ -186,12 +194,8 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
         UmError e = {};
 
         /* On success the worker waits for the build (request_build()); else it exits. */
-        if (r >= 0 && probe_reply_check(reply) < 0) {
-                r = -EBADMSG;
-                error = &e;
-                um_error_set(&e, UM_ERROR_KIND_FAILED, EBADMSG,
-                             "The mount worker sent a malformed result.");
-        }
+        if (r >= 0 && probe_reply_check(reply) < 0)
+                r = reply_malformed(&error, &e);
         if (r < 0) {
                 req->worker = worker_release(w);
                 safe_close(fd);
@@ -531,12 +535,8 @@ static void on_driver_started(Worker *w, int r, const void *out, const UmError *
         };
         UmError e = {};
 
-        if (r >= 0 && driver_start_reply_check(reply) < 0) {
-                r = -EBADMSG;
-                error = &e;
-                um_error_set(&e, UM_ERROR_KIND_FAILED, EBADMSG,
-                             "The mount worker sent a malformed result.");
-        }
+        if (r >= 0 && driver_start_reply_check(reply) < 0)
+                r = reply_malformed(&error, &e);
         if (r < 0) {
                 safe_close(fd);
                 req->worker = worker_release(w);
@@ -571,12 +571,8 @@ static void on_build_done(Worker *w, int r, const void *out, const UmError *erro
         int fds[2];
 
         req->worker = worker_release(w);
-        if (r >= 0 && build_reply_check(reply) < 0) {
-                r = -EBADMSG;
-                error = &e;
-                um_error_set(&e, UM_ERROR_KIND_FAILED, EBADMSG,
-                             "The mount worker sent a malformed result.");
-        }
+        if (r >= 0 && build_reply_check(reply) < 0)
+                r = reply_malformed(&error, &e);
         if (r < 0) {
                 safe_close(fd);
                 return request_fail(req, error);
