@@ -687,27 +687,46 @@ static void start_janitor(pid_t supervisor) {
  * namespace (it vanishes with its last holder: the test, its supervisor and its janitor
  * all inherit it), and another run is refused, naming the holder, before it changes
  * anything. A g_test subprocess attaches to its parent's harness and claims nothing.
+ *
+ * The previous test program of a run lets go only once its janitor has cleaned up, a
+ * moment after the program itself ended: a claim found held is waited for, up to
+ * HARNESS_MACHINE_WAIT_MS (UM_HARNESS_CLAIM_WAIT_MS= in ms overrides it), before the run
+ * is refused.
  */
 #define HARNESS_MACHINE_LOCK "usermount-test-harness"
+#define HARNESS_MACHINE_WAIT_MS 30000
+
+/* Binds the claim: 0, -EADDRINUSE while another run holds it, or another -errno. */
+static int claim_machine_once(const struct sockaddr_un *sa, socklen_t len) {
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        if (fd < 0)
+                return -errno;
+        if (bind(fd, (const struct sockaddr *) sa, len) < 0 || listen(fd, 16) < 0)
+                return -errno;
+        harness.machine_fd = TAKE_FD(fd);
+        return 0;
+}
 
 static int claim_machine(void) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         const socklen_t len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 +
                                            strlen(HARNESS_MACHINE_LOCK));
-        _cleanup_close_ int fd = -EBADF, probe = -EBADF;
+        const char *wait_env = g_getenv("UM_HARNESS_CLAIM_WAIT_MS");
+        const gint64 wait_ms = wait_env ? g_ascii_strtoll(wait_env, NULL, 10)
+                                        : HARNESS_MACHINE_WAIT_MS;
+        const gint64 deadline = g_get_monotonic_time() + wait_ms * 1000;
+        _cleanup_close_ int probe = -EBADF;
         struct ucred holder = {};
         socklen_t n = sizeof(holder);
+        int r;
 
         memcpy(sa.sun_path + 1, HARNESS_MACHINE_LOCK, strlen(HARNESS_MACHINE_LOCK));
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        if (bind(fd, (struct sockaddr *) &sa, len) == 0 && listen(fd, 16) == 0) {
-                harness.machine_fd = TAKE_FD(fd);
-                return 0;
-        }
-        if (errno != EADDRINUSE)
-                return -errno;
+        while ((r = claim_machine_once(&sa, len)) == -EADDRINUSE &&
+               g_get_monotonic_time() < deadline)
+                g_usleep(50 * 1000);
+        if (r != -EADDRINUSE)
+                return r;
         probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (probe >= 0 && connect(probe, (struct sockaddr *) &sa, len) == 0)
                 (void) getsockopt(probe, SOL_SOCKET, SO_PEERCRED, &holder, &n);

@@ -754,13 +754,18 @@ static void test_second_run_refused(void) {
         const char *argv[] = { "/proc/self/exe", "-p", "/harness/env/private", NULL };
         int loops = harness_count_loop_devices(), mounts = harness_count_mounts(0), status;
         _cleanup_close_ int netns = harness_open_claim_netns();
+        gint64 t0;
 
         g_assert_cmpint(netns, >=, 0);
+        t0 = g_get_monotonic_time();
         env = g_environ_unsetenv(env, "UM_HARNESS_TMPDIR");
+        /* It waits that long for the claim (the previous program's janitor), then gives up. */
+        env = g_environ_setenv(env, "UM_HARNESS_CLAIM_WAIT_MS", "1000", TRUE);
         g_assert_true(g_spawn_sync(NULL, (char **) argv, env, G_SPAWN_LEAVE_DESCRIPTORS_OPEN,
                                    enter_netns, GINT_TO_POINTER(netns), &out, &err, &status,
                                    NULL));
         g_test_message("second run:\n%s%s", out, err);
+        g_assert_cmpint(g_get_monotonic_time() - t0, >=, 1000 * 1000);
         g_assert_true(WIFEXITED(status));
         g_assert_cmpint(WEXITSTATUS(status), ==, 1);
         g_assert_nonnull(strstr(out, "Bail out! another usermount test run holds this machine"));
