@@ -367,7 +367,8 @@ static void after_dispatch(BusFds *b) {
         }
 }
 
-int busfds_process(BusFds *b) {
+/* One sd_bus_process() with the fds noted first; what sd_bus_process() returns. */
+static int busfds_process(BusFds *b) {
         int r;
 
         r = open_fds_read(b, &b->before);

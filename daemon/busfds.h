@@ -52,7 +52,10 @@ typedef struct BusFds BusFds;
 /*
  * Runs bus in event at priority (replaces sd_bus_attach_event()) and installs the filter.
  * The first filter of the connection must be this one: add it before any other. When the
- * connection fails, on_disconnect(userdata) is called once. -errno.
+ * connection fails, on_disconnect(userdata) is called once. -errno. Nothing else may read
+ * the connection: no sd_bus_process(), and no synchronous call (sd_bus_call(),
+ * sd_bus_request_name()), which reads whatever arrives before its answer past the filter;
+ * the daemon's own calls are asynchronous.
  */
 int busfds_new(sd_bus *bus, sd_event *event, int64_t priority, void (*on_disconnect)(void *),
                void *userdata, BusFds **ret);
@@ -60,10 +63,6 @@ int busfds_new(sd_bus *bus, sd_event *event, int64_t priority, void (*on_disconn
 /* Lets go of the connection's event sources. Messages still held are let go as they are
  * (their fds then close in the caller: only at exit). Accepts NULL. */
 BusFds *busfds_free(BusFds *b);
-
-/* One sd_bus_process() with the fds noted first, for code that drains the connection by
- * hand (at the idle exit); what sd_bus_process() returns. */
-int busfds_process(BusFds *b);
 
 /* A request uses m's fds until busfds_release(): they stay open, in m, and closes that
  * hang later are charged to owner. Does nothing for a message that brought no fd of a

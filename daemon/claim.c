@@ -17,9 +17,15 @@
 #include "loop.h"
 #include "macro.h"
 
-/* A sweeper holds a whole lock file for a moment: a claimer that meets it tries again. */
-#define CLAIM_ATTEMPTS 8
-#define CLAIM_RETRY_USEC (5U * 1000U)
+/* A claim found held is tried again for up to CLAIM_ATTEMPTS * CLAIM_RETRY_USEC (a
+ * second): a sweeper holds a whole lock file for a moment, and the driver of a mount that
+ * was just unmounted holds its claim until it has exited ("unmount, mount again" must not
+ * find the image busy). */
+#define CLAIM_ATTEMPTS 20
+#define CLAIM_RETRY_USEC (50U * 1000U)
+/* Who holds a claim, for the error: a driver serving a mount, or a worker making one. */
+#define CLAIM_HOLDER "mounted, or being mounted"
+
 /* Unheld lock files removed per claim, at most. */
 #define CLAIM_SWEEP_MAX 16
 
@@ -157,8 +163,10 @@ static int claim(int image_fd, uint64_t offset, uint64_t size, bool read_only,
                                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                                     "Could not look at the claim of the image: "
                                                     "%s.", strerror(errno));
-                        if (l.l_type != F_UNLCK)
-                                return busy(error, offset, "mounted through a userspace driver");
+                        if (l.l_type != F_UNLCK) {
+                                usleep(CLAIM_RETRY_USEC);
+                                continue;
+                        }
                         return check_loops(image_fd, offset, size, read_only, error);
                 }
                 if (fcntl(fd, F_OFD_SETLK, &l) < 0) {
@@ -177,7 +185,7 @@ static int claim(int image_fd, uint64_t offset, uint64_t size, bool read_only,
                 *ret_fd = TAKE_FD(fd);
                 return 0;
         }
-        return busy(error, offset, "mounted through a userspace driver");
+        return busy(error, offset, CLAIM_HOLDER);
 }
 
 int claim_image(int image_fd, uint64_t offset, uint64_t size, bool read_only,

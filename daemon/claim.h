@@ -22,6 +22,9 @@
  * one image may be many. A block device (and a loop device of a partition) is mounted
  * once, read-only or not: the kernel's exclusive claim knows no shared one.
  *
+ * A claim found held is tried again for a second (the driver of a mount just unmounted
+ * lets go when it has exited) before the request is DeviceBusy.
+ *
  * Lock files outlive their claims; each claim removes the unheld lock files it finds (a
  * few at a time), with the care that uidclaim.h takes.
  */

@@ -291,5 +291,5 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return EXIT_FAILURE;
         r = manager_run(m);
-        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        return r < 0 ? EXIT_FAILURE : r;
 }

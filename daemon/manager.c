@@ -254,6 +254,30 @@ static void on_bus_disconnect(void *userdata) {
         (void) sd_event_exit(m->event, EXIT_FAILURE);
 }
 
+/* The answer to RequestName: ready, or (the name is another's) an exit with failure. */
+static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        uint32_t result = 0;
+
+        if (!e && sd_bus_message_read(reply, "u", &result) >= 0 &&
+            (result == 1 || result == 4)) /* primary owner, or already it */ {
+                log_info("usermountd %s ready on the system bus as %s; security labels on "
+                         "mounts: %s.", PACKAGE_VERSION, UM_BUS_NAME,
+                         m->lsm == LABEL_LSM_NONE ? "none (no labelling LSM)"
+                                                  : label_lsm_to_string(m->lsm));
+                return 0;
+        }
+        if (e)
+                log_error("Failed to acquire %s on the system bus: %s", UM_BUS_NAME,
+                          e->message ?: e->name);
+        else
+                log_error("Failed to acquire %s on the system bus: another process owns it.",
+                          UM_BUS_NAME);
+        (void) sd_event_exit(m->event, EXIT_FAILURE);
+        return 0;
+}
+
 int manager_connect_bus(Manager *m) {
         int r;
 
@@ -286,9 +310,12 @@ int manager_connect_bus(Manager *m) {
         r = bus_watch_subscribers(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the bus for closed connections: %m");
-        r = sd_bus_request_name(m->bus, UM_BUS_NAME, 0);
+        /* Asynchronously, as every other call of ours: a synchronous call reads what
+         * arrives meanwhile (the calls the bus queued while it activated us come before the
+         * answer) past busfds, which would let sd-bus close their fds on the main loop. */
+        r = sd_bus_request_name_async(m->bus, NULL, UM_BUS_NAME, 0, on_name_acquired, m);
         if (r < 0)
-                return log_error_errno(r, "Failed to acquire %s on the system bus: %m",
+                return log_error_errno(r, "Failed to ask for %s on the system bus: %m",
                                        UM_BUS_NAME);
         return 0;
 }
@@ -433,12 +460,9 @@ int manager_run(Manager *m) {
         r = service_start(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch for idleness: %m");
-        log_info("usermountd %s ready on the system bus as %s; security labels on mounts: %s.",
-                 PACKAGE_VERSION, UM_BUS_NAME,
-                 m->lsm == LABEL_LSM_NONE ? "none (no labelling LSM)" : label_lsm_to_string(m->lsm));
         r = sd_event_loop(m->event);
         service_notify_stopping(m);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
-        return 0;
+        return r; /* the exit status: EXIT_FAILURE without the bus or the name */
 }

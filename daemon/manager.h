@@ -81,7 +81,8 @@ struct Manager {
         uint64_t idle_timeout_usec;       /* exit after this long idle; 0: never */
         sd_event_source *idle_timer;      /* armed while idle */
         sd_event_source *service_post;    /* status and idle checks after each event */
-        bool idle_exiting;                /* the name is released: exit once idle */
+        bool idle_exiting;                /* the name is being released: exit once idle */
+        bool name_releasing;              /* ReleaseName sent, not answered yet */
         bool stopping_sent;
         bool status_sent;
         unsigned status_requests;         /* what the last STATUS= said */

@@ -70,13 +70,23 @@ void service_notify_stopping(Manager *m) {
 
 /*
  * The exit: STOPPING=1, then the name goes, and only then does the loop end. Calls the bus
- * routed to us before it took the name away are queued on our connection by the time
- * ReleaseName returns (the bus keeps the order of what it sends us); they are answered
+ * routed to us before it took the name away are on our connection before the answer to
+ * ReleaseName (the bus keeps the order of what it sends us); they are answered
  * here, while every later call makes the bus (or systemd, once this process is gone)
  * start a new instance. Mount calls among them are refused with a request to send them
  * again (manager.c): a mount made now would be watched by nobody once this process is
  * gone, and a new instance would not know it.
  */
+static int on_name_released(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (e)
+                log_warning("Failed to release %s: %s", UM_BUS_NAME, e->message ?: e->name);
+        m->name_releasing = false;
+        return 0;
+}
+
 static void service_begin_idle_exit(Manager *m) {
         int r;
 
@@ -88,12 +98,14 @@ static void service_begin_idle_exit(Manager *m) {
         /* Ready workers are no work: they go now, and no new ones start. */
         if (m->workers)
                 worker_pool_set_size(m->workers, 0);
+        /* Asynchronously (see manager_connect_bus()): what arrives before the answer is
+         * read and served by the loop as always, and the exit waits for the answer. */
         if (m->bus) {
-                r = sd_bus_release_name(m->bus, UM_BUS_NAME);
+                r = sd_bus_release_name_async(m->bus, NULL, UM_BUS_NAME, on_name_released, m);
                 if (r < 0)
                         log_warning_errno(r, "Failed to release %s: %m", UM_BUS_NAME);
-                while (busfds_process(m->busfds) > 0)
-                        ;
+                else
+                        m->name_releasing = true;
         }
 }
 
@@ -127,7 +139,7 @@ static void service_update_idle(Manager *m) {
                 return;
         idle = service_is_idle(m);
         if (m->idle_exiting) {
-                if (idle)
+                if (idle && !m->name_releasing)
                         service_finish_idle_exit(m);
                 return;
         }
