@@ -42,7 +42,7 @@
 #define CONF_DEFAULT_REQUEST_TIMEOUT_USEC (30ULL * 1000000ULL)
 #define CONF_DEFAULT_DRIVER_MEMORY_MAX (1ULL << 30)
 #define CONF_DEFAULT_DRIVER_TASKS_MAX 64u
-#define CONF_DEFAULT_DRIVER_CPU_SEC 3600ULL
+#define CONF_DEFAULT_DRIVER_CPU_SEC 0ULL /* infinity: a long-lived mount must not die */
 #define CONF_DEFAULT_IMAGE_CHECK_USER "usermount-check"
 /* ImageCheckUidRange=1879048192-1879048447: 256 uids at the start of the block that
  * systemd's UIDS-GIDS.md leaves unused (1879048192-2147352575, above the container ranges

@@ -2,6 +2,7 @@
 /*
  * The userspace drivers usermountd started that still run (see drivertrack.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -120,6 +121,12 @@ static int entry_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid
                  * driver; only its error (which epoll always reports) is of interest. */
                 if (r >= 0 && conn >= 0)
                         r = sd_event_add_io(t->event, &e->conn_watch, conn, 0, on_conn_gone, t);
+                /* A driver that holds no connection serves no mount: it is ended after the
+                 * grace time, as one whose mount is gone. */
+                else if (r >= 0)
+                        r = sd_event_add_time_relative(t->event, &e->grace, CLOCK_MONOTONIC,
+                                                       DRIVERTRACK_GRACE_USEC, 0, on_grace_over,
+                                                       t);
                 if (r < 0) {
                         entry_done(e);
                         return r;
@@ -131,17 +138,42 @@ static int entry_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid
         return 0;
 }
 
-/* The FUSE connection of a driver of the last instance, from the driver itself: the fd it
- * serves (DRIVERTRACK_CONN_FD), if that is /dev/fuse still; -EBADF otherwise (a driver that
- * closed it serves nothing any more). */
-static int driver_conn_fd(int pidfd) {
-        _cleanup_close_ int fd = (int) syscall(SYS_pidfd_getfd, pidfd, DRIVERTRACK_CONN_FD, 0);
+/* A copy of the driver's fd n if that is /dev/fuse; -EBADF otherwise. */
+static int driver_fuse_fd(int pidfd, int n) {
+        _cleanup_close_ int fd = (int) syscall(SYS_pidfd_getfd, pidfd, n, 0);
         struct stat st;
 
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) ||
             st.st_rdev != makedev(10, 229))
                 return -EBADF;
         return TAKE_FD(fd);
+}
+
+/* The FUSE connection of a driver of the last instance, from the driver itself: the fd it
+ * was given (DRIVERTRACK_CONN_FD), or another /dev/fuse fd it holds (a driver may have
+ * moved it: the sandbox has no /dev/fuse to open, so any it holds is its connection);
+ * -EBADF when it holds none (it serves nothing any more). */
+static int driver_conn_fd(pid_t pid, int pidfd) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        char path[64];
+        struct dirent *de;
+        int fd = driver_fuse_fd(pidfd, DRIVERTRACK_CONN_FD);
+
+        if (fd >= 0)
+                return fd;
+        snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+        d = opendir(path);
+        while (d && (de = readdir(d))) {
+                char *end;
+                long n = strtol(de->d_name, &end, 10);
+
+                if (*end != 0 || n < 0 || n > INT32_MAX || end == de->d_name)
+                        continue;
+                fd = driver_fuse_fd(pidfd, (int) n);
+                if (fd >= 0)
+                        return fd;
+        }
+        return -EBADF;
 }
 
 int drivertrack_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_t uid,
@@ -156,13 +188,18 @@ int drivertrack_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_
         r = entry_add(t, pid, start, owner, uid, pidfd, conn_fd);
         if (r < 0)
                 return r;
-        return drivertrack_save(t);
+        /* Watched from now on: a table that cannot be saved loses only the next instance
+         * its adoption (logged), not this driver its watch. */
+        r = drivertrack_save(t);
+        if (r < 0)
+                log_warning_errno(r, "Failed to save the table of userspace drivers: %m");
+        return 0;
 }
 
 int drivertrack_adopt(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_t uid,
                       int pidfd) {
         return drivertrack_add(t, pid, start, owner, uid, pidfd,
-                               pidfd >= 0 ? driver_conn_fd(pidfd) : -EBADF);
+                               pidfd >= 0 ? driver_conn_fd(pid, pidfd) : -EBADF);
 }
 
 int drivertrack_kill(DriverTrack *t, pid_t pid, uint64_t start) {
@@ -276,7 +313,7 @@ int drivertrack_load(DriverTrack *t, size_t *ret_dropped) {
                         dropped++; /* exited while no instance watched */
                         continue;
                 }
-                if (entry_add(t, pid, start, owner, uid, fd, driver_conn_fd(fd)) < 0)
+                if (entry_add(t, pid, start, owner, uid, fd, driver_conn_fd(pid, fd)) < 0)
                         dropped++;
         }
         if (ret_dropped)

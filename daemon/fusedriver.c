@@ -294,8 +294,8 @@ static int driver_exec_build(const FuseDriverSpec *spec, DriverExec *x) {
  * CPU time (FUSEDRIVER_*_DEFAULT when it names none). The driver is one process (seccomp
  * refuses it a second, sandbox.c) with a uid of its own, so RLIMIT_AS bounds all its
  * memory, RLIMIT_NPROC all its threads (libfuse's multi-threaded loop starts at most 10
- * workers) and RLIMIT_CPU all its CPU time; past that limit the kernel ends it (SIGXCPU,
- * whose default action kills it), and its mount with it. Measured peaks (VmPeak) are
+ * workers) and RLIMIT_CPU (when DriverCPUSec= sets one) all its CPU time; past that
+ * limit the kernel ends it (SIGXCPU, then SIGKILL), and its mount with it. Measured peaks (VmPeak) are
  * 150-700 MiB, nearly all of it reserved thread stacks (8 MiB each) and per-thread malloc
  * arenas, not memory in use.
  */

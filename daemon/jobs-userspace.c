@@ -26,6 +26,7 @@
 #include <string.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/param.h>
 #include <sys/pidfd.h>
 #include <grp.h>
 #include <sys/prctl.h>
@@ -43,6 +44,7 @@
 #include "loop.h"
 #include "jobs-worker.h"
 #include "mountbuild.h"
+#include "time-util.h"
 #include "uidclaim.h"
 
 #define DRIVER_UID_LOCK_PREFIX "driver-uid-"
@@ -294,7 +296,7 @@ int job_start_driver(const BuildJob *job, const MountOptions *options, int sourc
         _cleanup_close_ int image_claim = -EBADF, part_fd = -EBADF;
         UidClaim claim = UID_CLAIM_NULL;
         char shim[PATH_MAX], device[64] = "";
-        uint64_t start = 0;
+        uint64_t start = 0, now;
         pid_t pid = 0;
         int r;
 
@@ -322,6 +324,14 @@ int job_start_driver(const BuildJob *job, const MountOptions *options, int sourc
         if (job->source.type == SOURCE_BLOCK_DEVICE)
                 block_device_node(job->source.rdev, source_fd, device, sizeof(device));
 
+        /* The source's recheck took time the driver's start does not get: it must be over
+         * (the driver answered, or was killed here) before the daemon kills this worker,
+         * which would leave a started driver to nobody. */
+        now = now_usec(CLOCK_MONOTONIC);
+        if (now >= job->driver.start_deadline)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ETIMEDOUT,
+                                    "the source took the time the filesystem driver had to "
+                                    "start");
         shim_path(shim, sizeof(shim));
         r = uid_claim(job->runtime_dir, DRIVER_UID_LOCK_PREFIX, job->driver.uid_first,
                       job->driver.uid_count, "a userspace driver", &claim, error);
@@ -338,7 +348,7 @@ int job_start_driver(const BuildJob *job, const MountOptions *options, int sourc
                 .caller_gid = job->idmap.caller_gid,
                 .files_as_caller = job->driver.files_as_caller,
                 .driver_uid = claim.uid,
-                .timeout_usec = job->driver.timeout_usec,
+                .timeout_usec = MIN(job->driver.timeout_usec, job->driver.start_deadline - now),
                 .memory_max = job->driver.memory_max,
                 .tasks_max = job->driver.tasks_max,
                 .cpu_sec = job->driver.cpu_sec,

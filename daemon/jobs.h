@@ -106,6 +106,9 @@ typedef struct JobDriver {
         uint32_t uid_first;           /* DriverUidRange=: each driver a uid of its own */
         uint32_t uid_count;
         uint64_t timeout_usec;        /* how long it may take to answer FUSE_INIT */
+        uint64_t start_deadline;      /* CLOCK_MONOTONIC usec: the start ends by then, before
+                                       * the daemon's limit for the job (the driver is killed
+                                       * by its worker, never left to a killed worker) */
         bool files_as_caller;         /* every file appears as the caller's (uid=, gid=) */
         uint64_t memory_max;          /* DriverMemoryMax= (fusedriver.h, FuseDriverSpec) */
         uint32_t tasks_max;           /* DriverTasksMax= */

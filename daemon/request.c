@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/param.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -498,14 +499,24 @@ static int request_track_driver(Request *req, const DriverStartReply *reply, int
         fd = pidfd_open(pid, 0);
         if (fd < 0)
                 return -errno;
+        if (conn < 0) { /* the worker's reply always has the connection */
+                (void) pidfd_send_signal(fd, SIGKILL, NULL, 0);
+                safe_close(fd);
+                return -EBADMSG;
+        }
         if (!drivertrack_alive(pid, reply->start)) {
                 safe_close(fd);
                 return -ESRCH;
         }
         r = drivertrack_add(&req->manager->drivers, pid, reply->start, req->owner,
-                            (uid_t) reply->uid, fd, TAKE_FD(conn));
-        if (r < 0)
+                            (uid_t) reply->uid, fcntl(fd, F_DUPFD_CLOEXEC, 3), TAKE_FD(conn));
+        if (r < 0) {
+                /* Not watched, it must not run: nobody would end it (the worker is let go). */
+                (void) pidfd_send_signal(fd, SIGKILL, NULL, 0);
+                safe_close(fd);
                 return r;
+        }
+        safe_close(fd);
         req->driver_pid = pid;
         req->driver_start = reply->start;
         req->wants_driver = false;
@@ -551,7 +562,8 @@ static void on_driver_started(Worker *w, int r, const void *out, const UmError *
                         req->wants_loop = false;
         }
         if (r < 0) {
-                /* The worker ends the driver with itself, as far as it still may. */
+                /* A driver tracked is killed with the request (request_free()), one that is
+                 * not was killed above. */
                 req->worker = worker_release(w);
                 return request_fail_errno(req, r, "watch the userspace driver");
         }
@@ -938,6 +950,9 @@ static int request_build_job(Request *req, BuildJob *j) {
                 .uid_count = c->driver_uid_count,
                 /* Half the request's time for the driver's start: the rest for the build. */
                 .timeout_usec = c->limits.request_timeout_usec / 2,
+                /* START_DRIVER's time (request_build()), less a margin for the reply. */
+                .start_deadline = now_usec(CLOCK_MONOTONIC) + c->limits.request_timeout_usec -
+                                  MIN(c->limits.request_timeout_usec / 4, UINT64_C(1000000)),
                 .files_as_caller = req->files_as_caller,
                 .memory_max = c->limits.driver_memory_max,
                 .tasks_max = c->limits.driver_tasks_max,

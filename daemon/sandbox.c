@@ -318,6 +318,10 @@ int sandbox_limits(const SandboxLimits *l) {
                 if ((limits[i].resource == RLIMIT_AS || limits[i].resource == RLIMIT_CPU) &&
                     limits[i].value == 0)
                         continue;
+                /* CPU time: SIGXCPU at the limit (a program may end cleanly), SIGKILL a
+                 * few seconds later (one that ignores it). */
+                if (limits[i].resource == RLIMIT_CPU && limits[i].value != RLIM_INFINITY)
+                        rl.rlim_max = limits[i].value + SANDBOX_CPU_GRACE_SEC;
                 if (setrlimit(limits[i].resource, &rl) < 0)
                         return -errno;
         }

@@ -85,8 +85,12 @@ typedef struct SandboxLimits {
         rlim_t cpu;    /* RLIMIT_CPU, seconds; 0 leaves the inherited one */
 } SandboxLimits;
 
+/* The CPU seconds past SandboxLimits.cpu (SIGXCPU) until SIGKILL. */
+#define SANDBOX_CPU_GRACE_SEC 5
+
 /* In the child: the limits of l, and always no core dumps, locked memory or message
- * queues. Hard and soft limits are the same, so the program cannot raise them. */
+ * queues. Hard and soft limits are the same, so the program cannot raise them, but for
+ * CPU time, whose hard limit is SANDBOX_CPU_GRACE_SEC later (SIGXCPU, then SIGKILL). */
 int sandbox_limits(const SandboxLimits *l);
 
 /*
