@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/param.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -18,10 +19,11 @@
 #include "log.h"
 #include "macro.h"
 
-/* The fds of one message that are held (more than dbus-daemon forwards). */
-#define HELD_SLOTS_MAX 32
-/* How soon a message whose slots are being swapped is looked at again. */
+/* How soon a message whose slots are being swapped is looked at again: at first, and
+ * after each look that changed something; each look that changed nothing doubles it, up to
+ * RECHECK_MAX_USEC (a swap waits for a thread while its owner's are all stuck). */
 #define RECHECK_USEC (1ULL * 1000ULL)
+#define RECHECK_MAX_USEC (1000ULL * 1000ULL)
 /* The swap thread does one dup3(): a small stack is plenty. */
 #define SWAP_THREAD_STACK (64U * 1024U)
 
@@ -31,14 +33,18 @@ typedef enum SlotState {
         SLOT_SWAPPED,  /* the marker is there */
 } SlotState;
 
+typedef struct HeldSlot {
+        int fd;
+        SlotState state;
+        int marker;               /* SLOT_SWAPPING: what the thread puts in the slot */
+        ino_t marker_ino;
+} HeldSlot;
+
 typedef struct Held {
         sd_bus_message *m;        /* a reference */
-        int slots[HELD_SLOTS_MAX];
-        SlotState state[HELD_SLOTS_MAX];
-        int marker[HELD_SLOTS_MAX];    /* SLOT_SWAPPING: what the thread puts in the slot */
-        ino_t marker_ino[HELD_SLOTS_MAX];
+        HeldSlot *slots;          /* as many as the message brought fds that are held */
         size_t n;
-        uid_t owner;              /* whose request claimed it, or (uid_t) -1 */
+        uid_t owner;              /* whose request claimed it, or its sender's uid, or -1 */
         bool claimed;             /* a request uses the fds until busfds_release() */
         bool dispatched;          /* every handler has seen it */
         bool releasing;           /* the slots are being swapped */
@@ -47,15 +53,15 @@ typedef struct Held {
 /*
  * What the swap threads share with the main loop. It outlives BusFds when threads still
  * wait at exit (a thread stuck on a FUSE server never returns): then it is left to the
- * end of the process.
+ * end of the process. Threads only count down; the main thread adds owners.
  */
 typedef struct Shared {
         pthread_mutex_t lock;
         size_t threads;
-        struct {
-                uid_t owner;
+        struct SharedOwner {
+                uid_t owner;      /* (uid_t) -1: senders of unknown uid */
                 size_t n;
-        } owners[64]; /* owners with closes pending; the rest count as (uid_t) -1 */
+        } *owners;                /* the owners with closes pending */
         size_t n_owners;
 } Shared;
 
@@ -69,8 +75,11 @@ struct BusFds {
         sd_event_source *io;
         sd_event_source *time;
         sd_event_source *recheck;
+        uint64_t recheck_usec;
         void (*on_disconnect)(void *);
         void *userdata;
+        uid_t (*owner_of)(const char *sender, void *userdata);
+        void *owner_userdata;
         bool disconnected;
         int proc_fd_dir;          /* /proc/self/fd */
         dev_t nsfs_dev;           /* namespace files: closed as usual */
@@ -83,22 +92,61 @@ struct BusFds {
 
 /* ---- the counts the swap threads keep --------------------------------------------------- */
 
-static void shared_add(Shared *s, uid_t owner, int delta) {
-        size_t i;
+static struct SharedOwner *shared_owner(Shared *s, uid_t owner) {
+        for (size_t i = 0; i < s->n_owners; i++)
+                if (s->owners[i].owner == owner)
+                        return &s->owners[i];
+        return NULL;
+}
+
+/* In the main thread, before a thread for owner starts: its count up. -EAGAIN when owner
+ * has BUSFDS_MAX_THREADS_PER_OWNER waiting already, or everybody BUSFDS_MAX_THREADS. */
+static int shared_take(Shared *s, uid_t owner) {
+        struct SharedOwner *o;
+        int r = 0;
 
         pthread_mutex_lock(&s->lock);
-        s->threads += (size_t) delta;
-        for (i = 0; i < s->n_owners; i++)
-                if (s->owners[i].owner == owner)
-                        break;
-        if (i == s->n_owners && delta > 0 && s->n_owners < ELEMENTSOF(s->owners))
-                s->owners[s->n_owners++] = (typeof(s->owners[0])) { .owner = owner };
-        if (i < s->n_owners) {
-                s->owners[i].n += (size_t) delta;
-                if (s->owners[i].n == 0)
-                        s->owners[i] = s->owners[--s->n_owners];
+        o = shared_owner(s, owner);
+        if (s->threads >= BUSFDS_MAX_THREADS || (o && o->n >= BUSFDS_MAX_THREADS_PER_OWNER))
+                r = -EAGAIN;
+        else if (!o) {
+                struct SharedOwner *a = reallocarray(s->owners, s->n_owners + 1, sizeof(*a));
+
+                if (!a)
+                        r = -ENOMEM;
+                else {
+                        s->owners = a;
+                        o = &s->owners[s->n_owners++];
+                        *o = (struct SharedOwner) { .owner = owner };
+                }
+        }
+        if (r == 0) {
+                o->n++;
+                s->threads++;
         }
         pthread_mutex_unlock(&s->lock);
+        return r;
+}
+
+/* In a swap thread (or the main thread when one failed to start): owner's count down. */
+static void shared_put(Shared *s, uid_t owner) {
+        struct SharedOwner *o;
+
+        pthread_mutex_lock(&s->lock);
+        o = shared_owner(s, owner);
+        s->threads--;
+        if (o && --o->n == 0)
+                *o = s->owners[--s->n_owners];
+        pthread_mutex_unlock(&s->lock);
+}
+
+static size_t shared_threads(Shared *s) {
+        size_t n;
+
+        pthread_mutex_lock(&s->lock);
+        n = s->threads;
+        pthread_mutex_unlock(&s->lock);
+        return n;
 }
 
 typedef struct SwapArgs {
@@ -115,8 +163,11 @@ static void *swap_thread(void *p) {
         /* The slot holds the marker from the start of dup3(); the caller's file is closed
          * after that, here, however long its flush takes. The marker's fd is the main
          * thread's, closed by it once it saw the marker in the slot: not touched after. */
-        (void) dup3(a.marker, a.slot, O_CLOEXEC);
-        shared_add(a.shared, a.owner, -1);
+        /* dup3() onto an open slot fails only for a moment (EBUSY while another thread
+         * installs an fd, EINTR): it is tried until it takes. */
+        while (dup3(a.marker, a.slot, O_CLOEXEC) < 0 && (errno == EBUSY || errno == EINTR))
+                ;
+        shared_put(a.shared, a.owner);
         return NULL;
 }
 
@@ -134,22 +185,22 @@ static int swap_start(Shared *s, int slot, uid_t owner, int *ret_marker, ino_t *
         SwapArgs *a;
         int pipe_fds[2], r;
 
-        if (s->threads >= BUSFDS_MAX_THREADS)
-                return -EAGAIN;
-        if (pipe2(pipe_fds, O_CLOEXEC) < 0)
-                return -errno;
-        safe_close(pipe_fds[1]);
-        if (fstat(pipe_fds[0], &st) < 0) {
-                safe_close(pipe_fds[0]);
-                return -errno;
+        r = shared_take(s, owner);
+        if (r < 0)
+                return r;
+        if (pipe2(pipe_fds, O_CLOEXEC) < 0) {
+                r = -errno;
+                shared_put(s, owner);
+                return r;
         }
-        a = malloc(sizeof(*a));
+        safe_close(pipe_fds[1]);
+        a = fstat(pipe_fds[0], &st) >= 0 ? malloc(sizeof(*a)) : NULL;
         if (!a) {
                 safe_close(pipe_fds[0]);
+                shared_put(s, owner);
                 return -ENOMEM;
         }
         *a = (SwapArgs) { .shared = s, .slot = slot, .marker = pipe_fds[0], .owner = owner };
-        shared_add(s, owner, +1);
         r = pthread_attr_init(&attr);
         if (r == 0) {
                 sigset_t all, saved;
@@ -164,7 +215,7 @@ static int swap_start(Shared *s, int slot, uid_t owner, int *ret_marker, ino_t *
                 pthread_attr_destroy(&attr);
         }
         if (r != 0) {
-                shared_add(s, owner, -1);
+                shared_put(s, owner);
                 safe_close(a->marker);
                 free(a);
                 return -r;
@@ -264,18 +315,14 @@ static Held *held_find(BusFds *b, sd_bus_message *m) {
 
 static void held_remove(BusFds *b, Held *h) {
         sd_bus_message_unref(h->m);
+        free(h->slots);
         *h = b->held[--b->n_held];
 }
 
-static void recheck_arm(BusFds *b) {
-        if (sd_event_source_set_time_relative(b->recheck, RECHECK_USEC) >= 0)
-                (void) sd_event_source_set_enabled(b->recheck, SD_EVENT_ONESHOT);
-}
-
 /* Starts the swaps still to start and lets go of the messages whose slots all hold their
- * markers; looks again soon while some do not. */
+ * markers; looks again soon while some do not (later, the longer nothing changes). */
 static void held_check(BusFds *b) {
-        bool again = false;
+        bool again = false, changed = false;
 
         for (size_t i = b->n_held; i > 0; i--) {
                 Held *h = &b->held[i - 1];
@@ -284,27 +331,40 @@ static void held_check(BusFds *b) {
                 if (!h->releasing)
                         continue;
                 for (size_t k = 0; k < h->n; k++) {
-                        if (h->state[k] == SLOT_HELD &&
-                            swap_start(b->shared, h->slots[k], h->owner, &h->marker[k],
-                                       &h->marker_ino[k]) >= 0)
-                                h->state[k] = SLOT_SWAPPING;
-                        if (h->state[k] == SLOT_SWAPPING &&
-                            slot_swapped(h->slots[k], h->marker_ino[k])) {
-                                h->state[k] = SLOT_SWAPPED;
-                                h->marker[k] = safe_close(h->marker[k]);
+                        HeldSlot *sl = &h->slots[k];
+
+                        if (sl->state == SLOT_HELD &&
+                            swap_start(b->shared, sl->fd, h->owner, &sl->marker,
+                                       &sl->marker_ino) >= 0) {
+                                sl->state = SLOT_SWAPPING;
+                                changed = true;
                         }
-                        done = done && h->state[k] == SLOT_SWAPPED;
+                        if (sl->state == SLOT_SWAPPING && slot_swapped(sl->fd, sl->marker_ino)) {
+                                sl->state = SLOT_SWAPPED;
+                                sl->marker = safe_close(sl->marker);
+                                changed = true;
+                        }
+                        done = done && sl->state == SLOT_SWAPPED;
                 }
                 if (done)
                         held_remove(b, h);
                 else
                         again = true;
         }
-        if (again)
-                recheck_arm(b);
+        if (!again)
+                return;
+        b->recheck_usec = changed ? RECHECK_USEC : MIN(b->recheck_usec * 2, RECHECK_MAX_USEC);
+        if (sd_event_source_set_time_relative(b->recheck, b->recheck_usec) >= 0)
+                (void) sd_event_source_set_enabled(b->recheck, SD_EVENT_ONESHOT);
 }
 
+/* A message no request claimed is charged to its sender's uid where the daemon knows it
+ * (busfds_set_owner_lookup()). */
 static void held_release(BusFds *b, Held *h) {
+        const char *sender = sd_bus_message_get_sender(h->m);
+
+        if (!h->claimed && h->owner == (uid_t) -1 && b->owner_of && sender)
+                h->owner = b->owner_of(sender, b->owner_userdata);
         h->releasing = true;
         held_check(b);
 }
@@ -328,14 +388,21 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
 
                         if (!(fresh & (UINT64_C(1) << bit)) || fd == b->proc_fd_dir)
                                 continue;
-                        if (fd_close_may_wait(b, fd) && h.n < HELD_SLOTS_MAX) {
-                                h.marker[h.n] = -EBADF;
-                                h.slots[h.n++] = fd;
+                        if (fd_close_may_wait(b, fd)) {
+                                HeldSlot *a = reallocarray(h.slots, h.n + 1, sizeof(*a));
+
+                                if (!a) {
+                                        r = -ENOMEM;
+                                        break;
+                                }
+                                h.slots = a;
+                                h.slots[h.n++] = (HeldSlot) { .fd = fd, .marker = -EBADF };
                         }
                 }
         }
         free(now.words);
         if (r < 0) {
+                free(h.slots);
                 log_warning_errno(r, "Could not list the fds of a bus message: %m");
                 return 0;
         }
@@ -343,6 +410,7 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
                 return 0;
         Held *a = reallocarray(b->held, b->n_held + 1, sizeof(Held));
         if (!a) {
+                free(h.slots);
                 /* The fds stay in the message: closed by sd-bus, here, as before. */
                 log_warning("Out of memory: the fds of a bus message are closed in the main "
                             "loop.");
@@ -398,16 +466,24 @@ void busfds_release(BusFds *b, sd_bus_message *m) {
 }
 
 size_t busfds_pending(const BusFds *b, uid_t owner) {
-        size_t n = 0;
+        const struct SharedOwner *o;
+        size_t n;
 
         if (!b)
                 return 0;
+        if (owner == (uid_t) -1)
+                return shared_threads(b->shared);
         pthread_mutex_lock(&b->shared->lock);
-        for (size_t i = 0; i < b->shared->n_owners; i++)
-                if (owner == (uid_t) -1 || b->shared->owners[i].owner == owner)
-                        n += b->shared->owners[i].n;
+        o = shared_owner(b->shared, owner);
+        n = o ? o->n : 0;
         pthread_mutex_unlock(&b->shared->lock);
         return n;
+}
+
+void busfds_set_owner_lookup(BusFds *b, uid_t (*owner_of)(const char *sender, void *userdata),
+                             void *userdata) {
+        b->owner_of = owner_of;
+        b->owner_userdata = userdata;
 }
 
 size_t busfds_held(const BusFds *b) {
@@ -477,6 +553,7 @@ int busfds_new(sd_bus *bus, sd_event *event, int64_t priority, void (*on_disconn
         b->on_disconnect = on_disconnect;
         b->userdata = userdata;
         b->proc_fd_dir = -EBADF;
+        b->recheck_usec = RECHECK_USEC;
         b->shared = calloc(1, sizeof(Shared));
         if (!b->shared)
                 return -ENOMEM;
@@ -542,17 +619,19 @@ BusFds *busfds_free(BusFds *b) {
                 bool swapped = true;
 
                 for (size_t k = 0; k < h->n; k++)
-                        swapped = swapped && h->state[k] == SLOT_SWAPPED;
+                        swapped = swapped && h->slots[k].state == SLOT_SWAPPED;
                 if (swapped)
                         sd_bus_message_unref(h->m);
                 else
                         leave_at_exit(h->m);
+                free(h->slots);
         }
         free(b->held);
         free(b->before.words);
         safe_close(b->proc_fd_dir);
-        if (b->shared && b->shared->threads == 0) {
+        if (b->shared && shared_threads(b->shared) == 0) {
                 pthread_mutex_destroy(&b->shared->lock);
+                free(b->shared->owners);
                 free(b->shared);
         }
         sd_bus_unref(b->bus);

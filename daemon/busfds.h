@@ -29,10 +29,12 @@
  *     let go, and sd-bus closes the pipes.
  *
  * A close that waits on a server that never answers keeps its thread until the server
- * dies or aborts; such closes are counted per owner (whose request claimed the message),
- * and count as that owner's requests in flight (MaxRequestsPerUser=), so they cost their
- * owner alone. At most BUSFDS_MAX_THREADS threads wait at once; past that, a message keeps
- * its fds (held by the message, in the daemon's fd table) until one returns.
+ * dies or aborts; such closes are counted per owner (whose request claimed the message,
+ * else the sender's uid as far as the daemon knows it), and count as that owner's
+ * requests in flight (MaxRequestsPerUser=), so they cost their owner alone. At most
+ * BUSFDS_MAX_THREADS threads wait at once, BUSFDS_MAX_THREADS_PER_OWNER of one owner;
+ * past that, a message keeps its fds (held by the message, in the daemon's fd table,
+ * whose limit the daemon raises at start) until one of that owner's returns.
  */
 #pragma once
 
@@ -44,8 +46,10 @@
 
 #include "macro.h"
 
-/* The most threads that close callers' files at once. */
+/* The most threads that close callers' files at once, in all and per owner: one owner's
+ * closes that hang (a FUSE server of theirs) leave threads for everybody else's. */
 #define BUSFDS_MAX_THREADS 256
+#define BUSFDS_MAX_THREADS_PER_OWNER 32
 
 typedef struct BusFds BusFds;
 
@@ -75,6 +79,11 @@ void busfds_release(BusFds *b, sd_bus_message *m);
 /* Closes of owner's fds (all with (uid_t) -1) that have not finished: normally 0, unless a
  * FUSE server (or a network filesystem) does not answer them. These two accept NULL. */
 size_t busfds_pending(const BusFds *b, uid_t owner);
+
+/* How a message no request claimed finds its owner: owner_of(sender) returns the uid of
+ * the bus name sender if known, or (uid_t) -1 (senders of unknown uid share one count). */
+void busfds_set_owner_lookup(BusFds *b, uid_t (*owner_of)(const char *sender, void *userdata),
+                             void *userdata);
 
 /* Messages held now (for tests and the status). */
 size_t busfds_held(const BusFds *b);

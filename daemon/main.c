@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -54,6 +55,18 @@ static int drop_capabilities(void) {
                 r = -errno;
         cap_free(caps);
         return r;
+}
+
+/* The soft fd limit up to the hard one (the daemon polls, never select()s): the fds that
+ * callers' messages bring and whose closes wait on a FUSE server stay open until their
+ * server answers (busfds.h), and one user's must not use up the daemon's table. */
+static void raise_fd_limit(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+        }
 }
 
 /* --idle-timeout=SEC, --watch-interval=SEC: whole seconds, 0 to a day. */
@@ -258,6 +271,7 @@ int main(int argc, char *argv[]) {
                 log_error_errno(r, "Failed to drop capabilities: %m");
                 return EXIT_FAILURE;
         }
+        raise_fd_limit();
 
         r = manager_new(&m);
         if (r < 0) {

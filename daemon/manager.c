@@ -278,6 +278,15 @@ static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error 
         return 0;
 }
 
+/* Who a bus name's messages are charged to (busfds.h): the user of the uid the daemon
+ * learnt for it, or nobody known. */
+static uid_t manager_owner_of_sender(const char *sender, void *userdata) {
+        Manager *m = userdata;
+        const CallerCreds *creds = m->callers ? caller_cache_get(m->callers, sender) : NULL;
+
+        return creds ? owner_map_lookup(&m->owners, creds->uid) : (uid_t) -1;
+}
+
 int manager_connect_bus(Manager *m) {
         int r;
 
@@ -307,6 +316,7 @@ int manager_connect_bus(Manager *m) {
                        &m->busfds);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+        busfds_set_owner_lookup(m->busfds, manager_owner_of_sender, m);
         r = bus_watch_subscribers(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the bus for closed connections: %m");

@@ -831,7 +831,8 @@ static void on_list_authorized(int r, const UmError *error, void *userdata) {
 /* What the caller is told when the job of stage does not finish in time: what did not
  * answer, as far as the daemon can tell. */
 static const char *request_timeout_message(const Request *req, RequestStage stage,
-                                           uint64_t timeout_usec, char *buf, size_t size) {
+                                           JobType type, uint64_t timeout_usec, char *buf,
+                                           size_t size) {
         const unsigned sec = (unsigned) ((timeout_usec + 999999) / 1000000);
 
         switch (stage) {
@@ -841,7 +842,16 @@ static const char *request_timeout_message(const Request *req, RequestStage stag
                          "does not answer); the request was cancelled.", sec);
                 break;
         case REQUEST_BUILDING:
-                if (req->fuse_driver)
+                /* The driver's own start ends in time, killed by its worker if need be
+                 * (JobDriver.start_deadline): what was late is the source, read again
+                 * before the start. */
+                if (type == JOB_START_DRIVER)
+                        snprintf(buf, size, "The source did not answer within %u s while the "
+                                 "filesystem driver %s was being started (a file on a FUSE or "
+                                 "network filesystem whose server does not answer?); the "
+                                 "request was cancelled.", sec,
+                                 req->fuse_driver->path ?: req->fuse_driver->name);
+                else if (req->fuse_driver)
                         snprintf(buf, size, "The filesystem driver %s did not answer within "
                                  "%u s; it was stopped, and nothing was mounted.",
                                  req->fuse_driver->path ?: req->fuse_driver->name, sec);
@@ -878,7 +888,7 @@ static void request_send_job(Request *req, RequestStage stage, JobType type, con
                 .n_fds = n_fds,
                 .last = last,
                 .timeout_usec = timeout_usec,
-                .timeout_message = request_timeout_message(req, stage, timeout_usec,
+                .timeout_message = request_timeout_message(req, stage, type, timeout_usec,
                                                            timeout_message,
                                                            sizeof(timeout_message)),
         };

@@ -262,6 +262,29 @@ static void test_image_one_writer(void) {
         g_assert_cmpint(e2fsck(image, 0, 0), ==, 0);
 }
 
+/* Mount again at once, read-write, after the last fd of a mount was closed (OpenMount's,
+ * or a mount unmounted): the driver of the mount just gone holds its claim until it has
+ * exited, which the new request waits for (a moment), rather than call the image busy. */
+static void test_remount_at_once(void) {
+        const BusyCall rw = { "OpenMount", image };
+        const BusyCall ro = { "OpenMount", image, .read_only = true };
+        const BusyCall attached = { "MountFd", image };
+
+        for (int i = 0; i < 6; i++) {
+                g_autoptr(GHashTable) t = call_as(HARNESS_UID_USER1, i % 2 ? &rw : &ro);
+
+                g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        }
+        for (int i = 0; i < 3; i++) {
+                g_autoptr(GHashTable) t = call_as(HARNESS_UID_USER1, &attached);
+
+                g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+                unmount_as(HARNESS_UID_USER1, report_get(t, "mount-point"));
+        }
+        assert_clean();
+        g_assert_cmpint(e2fsck(image, 0, 0), ==, 0);
+}
+
 /* Mounts the daemon did not make through a userspace driver hold the image too: root's own
  * loop mount, and a mount through the kernel's driver. */
 static void test_image_loop_holders(void) {
@@ -426,6 +449,7 @@ int main(int argc, char *argv[]) {
         start_daemon();
 
         g_test_add_func("/busy/image-one-writer", test_image_one_writer);
+        g_test_add_func("/busy/remount-at-once", test_remount_at_once);
         g_test_add_func("/busy/image-loop-holders", test_image_loop_holders);
         g_test_add_func("/busy/image-readers", test_image_readers);
         g_test_add_func("/busy/block-device", test_block_device);

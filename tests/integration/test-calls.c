@@ -295,14 +295,20 @@ GArray *calls_running_drivers(void) {
         return pids;
 }
 
-void calls_await_drivers(guint n) {
-        for (int i = 0; i < 500; i++) {
+void calls_await_drivers_for(guint n, int timeout_ms) {
+        const gint64 deadline = g_get_monotonic_time() + timeout_ms * 1000LL;
+
+        do {
                 g_autoptr(GArray) pids = calls_running_drivers();
 
                 if (pids->len == n)
                         return;
                 g_usleep(20 * 1000);
-        }
+        } while (g_get_monotonic_time() < deadline);
         g_autoptr(GArray) pids = calls_running_drivers();
-        g_error("%u drivers run, expected %u", pids->len, n);
+        g_error("%u drivers run after %d ms, expected %u", pids->len, timeout_ms, n);
+}
+
+void calls_await_drivers(guint n) {
+        calls_await_drivers_for(n, 10000);
 }

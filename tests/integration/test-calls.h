@@ -86,8 +86,10 @@ bool calls_process_uid(pid_t pid, unsigned *ret_uid);
  * DriverUidRange=. Owned (g_array_unref). */
 GArray *calls_running_drivers(void);
 
-/* Waits (up to 10 s) until n drivers run; a test failure if they never do. */
+/* Waits (up to 10 s, or timeout_ms) until n drivers run; a test failure if they never
+ * do. */
 void calls_await_drivers(guint n);
+void calls_await_drivers_for(guint n, int timeout_ms);
 
 /* Loop devices bound to the file at path (by the path sysfs shows), in any process. */
 int calls_count_loops_on(const char *path);

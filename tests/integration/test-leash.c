@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -33,6 +34,8 @@
 #include "usermount-names.h"
 
 #define WAIT_MS 30000
+/* A driver whose mount is gone is ended 10 s later (DRIVERTRACK_GRACE_USEC). */
+#define GRACE_WAIT_MS 25000
 #define FUSE2FS "/usr/bin/fuse2fs"
 
 static pid_t daemon_pid;
@@ -145,6 +148,27 @@ static bool drivers_file_has(pid_t pid) {
         return g_str_has_prefix(text, prefix) || strstr(text, prefix);
 }
 
+/* Waits until pid holds no /dev/fuse fd: 0, or -ETIMEDOUT after WAIT_MS. */
+static int wait_no_fuse_fd(pid_t pid) {
+        for (int i = 0; i < WAIT_MS / 20; i++) {
+                g_autofree char *dir = g_strdup_printf("/proc/%d/fd", (int) pid);
+                g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+                const char *name;
+                bool found = false;
+
+                while (d && (name = g_dir_read_name(d)) && !found) {
+                        g_autofree char *link = g_build_filename(dir, name, NULL);
+                        g_autofree char *target = g_file_read_link(link, NULL);
+
+                        found = target && streq(target, "/dev/fuse");
+                }
+                if (!found)
+                        return 0;
+                g_usleep(20 * 1000);
+        }
+        return -ETIMEDOUT;
+}
+
 /* ---- tests ------------------------------------------------------------------------------------ */
 
 /* A driver that never answers FUSE_INIT: stopped when its start time is up (half of
@@ -216,7 +240,7 @@ static void test_mount_gone(void) {
         calls_forget_signals();
         g_assert_cmpint(harness_caller_release(h), ==, 0);
         g_assert_cmpint(harness_caller_wait(h, WAIT_MS, NULL), ==, 0);
-        calls_await_drivers(0);
+        calls_await_drivers_for(0, GRACE_WAIT_MS);
         /* The new daemon's own baseline, without the driver it took over. */
         g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
 
@@ -226,7 +250,64 @@ static void test_mount_gone(void) {
         const LeashCall un = { "Unmount", report_get(t, "mount-point") };
         u = call_as(HARNESS_UID_USER1, &un);
         g_assert_cmpstr(report_get(u, "result"), ==, "ok");
-        calls_await_drivers(0);
+        calls_await_drivers_for(0, GRACE_WAIT_MS);
+        stop_daemon();
+}
+
+/*
+ * A restarted daemon takes drivers over with their FUSE connections, wherever they keep
+ * them: a driver that moved its connection to another fd is still ended once its mount
+ * is gone (move-conn), and one that holds no connection any more serves no mount and is
+ * ended after the grace time, while its caller still holds the mount (drop-conn).
+ */
+static void test_adopt(gconstpointer data) {
+        const char *mode = data;
+        const bool drop = streq(mode, "drop-conn");
+        const LeashCall hold = { "OpenMount", image, true };
+        g_autoptr(HarnessCaller) h = NULL;
+        g_autoptr(GArray) pids = NULL;
+        g_autofree char *line = NULL;
+
+        start_daemon("", mode);
+        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_UID_USER1,
+                                             HARNESS_NEW_USERNS, leash_caller, (void *) &hold,
+                                             &h), ==, 0);
+        do {
+                g_clear_pointer(&line, g_free);
+                g_assert_cmpint(harness_caller_read_line(h, WAIT_MS, &line), ==, 0);
+                g_assert_false(g_str_has_prefix(line, "result=org."));
+        } while (!streq(line, "held=yes"));
+        calls_await_drivers(1);
+        pids = calls_running_drivers();
+        g_assert_cmpint(harness_stop_daemon(daemon_pid, NULL), ==, 0);
+        if (drop) {
+                g_assert_cmpint(kill(g_array_index(pids, pid_t, 0), SIGUSR1), ==, 0);
+                g_assert_cmpint(wait_no_fuse_fd(g_array_index(pids, pid_t, 0)), ==, 0);
+        }
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
+        calls_forget_signals();
+        if (!drop)
+                g_assert_cmpint(harness_caller_release(h), ==, 0);
+        calls_await_drivers_for(0, GRACE_WAIT_MS);
+        if (drop)
+                g_assert_cmpint(harness_caller_release(h), ==, 0);
+        g_assert_cmpint(harness_caller_wait(h, WAIT_MS, NULL), ==, 0);
+        g_assert_cmpint(harness_snapshot(daemon_pid, &baseline), ==, 0);
+        stop_daemon();
+}
+
+/* A driver that takes a moment to exit after its mount is gone (writing back) keeps its
+ * claim on the image until it has: a mount of the image right after waits for it, rather
+ * than be refused as busy. */
+static void test_slow_exit(void) {
+        const LeashCall c = { "OpenMount", image };
+
+        start_daemon("", "slow-exit");
+        for (int i = 0; i < 3; i++) {
+                g_autoptr(GHashTable) t = call_as(HARNESS_UID_USER1, &c);
+
+                g_assert_cmpstr(report_get(t, "result"), ==, "ok");
+        }
         stop_daemon();
 }
 
@@ -278,6 +359,9 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/leash/mute", test_mute);
         g_test_add_func("/leash/stall", test_stall);
         g_test_add_func("/leash/mount-gone", test_mount_gone);
+        g_test_add_data_func("/leash/adopt-moved-conn", "move-conn", test_adopt);
+        g_test_add_data_func("/leash/adopt-no-conn", "drop-conn", test_adopt);
+        g_test_add_func("/leash/slow-exit", test_slow_exit);
         g_test_add_func("/leash/cpu", test_cpu);
         g_test_add_func("/leash/memory", test_memory);
         g_test_add_func("/leash/tasks", test_tasks);

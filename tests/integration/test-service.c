@@ -624,6 +624,32 @@ static void test_duration_options_refused(void) {
                 }
 }
 
+/* A second instance while one owns the name: it says so and exits 1, and the first one
+ * goes on serving. */
+static void test_name_taken(void) {
+        g_autofree char *dir = g_build_filename(harness_tmpdir(), "second-instance", NULL);
+        g_autofree char *arg = g_strdup_printf("--runtime-dir=%s", dir);
+        g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+        g_autofree char *out = NULL, *err = NULL;
+        const char *argv[] = { harness_daemon_path(), arg, NULL };
+        int status = 0;
+        pid_t pid;
+
+        g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &pid), ==, 0);
+        g_assert_true(g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                                   &out, &err, &status, NULL));
+        g_test_message("second instance:\n%s", err);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+        g_assert_nonnull(strstr(err, "Failed to acquire " UM_BUS_NAME " on the system bus: "
+                                     "another process owns it."));
+        g_assert_null(strstr(err, "ready on the system bus"));
+        g_assert_true(name_has_owner());
+        g_assert_cmpuint(list_count(), ==, 0);
+        g_assert_cmpint(harness_stop_daemon(pid, NULL), ==, 0);
+        g_assert_cmpint(system(rm), ==, 0);
+}
+
 int main(int argc, char *argv[]) {
         const HarnessEntry entries[] = { { HARNESS_ENTRY_FILE, "hello.txt", "hello\n", 0644 }, {} };
         const HarnessImageSpec spec = { .label = "svc", .entries = entries };
@@ -647,5 +673,6 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/service/notify-idle-exit", test_notify_idle_exit);
         g_test_add_func("/service/journal-fields", test_journal_fields);
         g_test_add_func("/service/duration-options-refused", test_duration_options_refused);
+        g_test_add_func("/service/name-taken", test_name_taken);
         return g_test_run();
 }

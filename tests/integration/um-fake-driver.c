@@ -12,6 +12,10 @@
  *   mute        reads requests and answers none, not even INIT
  *   stall       answers INIT and the first GETATTR, then reads requests and answers none
  *   ignore-end  serves, and stays when the connection is gone (sleeps forever)
+ *   move-conn   as ignore-end, serving from fd 9 (its connection moved there from fd 4)
+ *   drop-conn   as ignore-end, and on SIGUSR1 closes its connection and sleeps forever
+ *   slow-exit   serves, and exits half a second after the connection is gone (as fuse2fs
+ *               does when it has much to write back)
  *   hog-cpu     serves, and spins in a thread of its own
  *   hog-memory  serves, and maps and touches memory in a thread until that fails; then
  *               exits 3
@@ -26,6 +30,7 @@
 #include <fcntl.h>
 #include <linux/fuse.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,9 +42,12 @@
 #include <unistd.h>
 
 #define CONN_FD 4
+#define MOVED_CONN_FD 9
 #define MODE_FILE "/etc/usermount-test/fake-driver"
 
 static char mode[32] = "normal";
+static int conn_fd = CONN_FD;
+static volatile sig_atomic_t drop;
 
 static bool streq_mode(const char *m) {
         return strcmp(mode, m) == 0;
@@ -53,7 +61,7 @@ static void reply(const struct fuse_in_header *in, int error, const void *data, 
         };
         struct iovec iov[2] = { { &out, sizeof(out) }, { (void *) data, error ? 0 : size } };
 
-        (void) !writev(CONN_FD, iov, 2);
+        (void) !writev(conn_fd, iov, 2);
 }
 
 static void attr_of_root(const struct fuse_in_header *in, struct fuse_attr *a) {
@@ -122,23 +130,45 @@ static void read_mode(void) {
         mode[strcspn(mode, "\n")] = 0;
 }
 
+static void on_usr1(int sig) {
+        drop = 1;
+}
+
 int main(void) {
         static char buf[1 << 20 | 4096];
         unsigned getattrs = 0;
         bool started = false;
+        /* No SA_RESTART: the signal ends the read. */
+        const struct sigaction sa = { .sa_handler = on_usr1 };
 
         read_mode();
+        if (streq_mode("move-conn")) {
+                if (dup2(CONN_FD, MOVED_CONN_FD) < 0)
+                        return 2;
+                close(CONN_FD);
+                conn_fd = MOVED_CONN_FD;
+        }
+        if (streq_mode("drop-conn"))
+                (void) sigaction(SIGUSR1, &sa, NULL);
         for (;;) {
-                ssize_t n = read(CONN_FD, buf, sizeof(buf));
+                ssize_t n = read(conn_fd, buf, sizeof(buf));
                 const struct fuse_in_header *in = (const void *) buf;
 
+                if (drop) {
+                        close(conn_fd);
+                        for (;;)
+                                pause();
+                }
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0 || (size_t) n < sizeof(*in)) {
                         /* ENODEV: the superblock is gone, the connection with it. */
-                        if (streq_mode("ignore-end"))
+                        if (streq_mode("ignore-end") || streq_mode("move-conn") ||
+                            streq_mode("drop-conn"))
                                 for (;;)
                                         pause();
+                        if (streq_mode("slow-exit"))
+                                usleep(500 * 1000);
                         return 0;
                 }
                 if (streq_mode("mute") ||
