@@ -165,8 +165,14 @@ static void *swap_thread(void *p) {
          * thread's, closed by it once it saw the marker in the slot: not touched after. */
         /* dup3() onto an open slot fails only for a moment (EBUSY while another thread
          * installs an fd, EINTR): it is tried until it takes. */
-        while (dup3(a.marker, a.slot, O_CLOEXEC) < 0 && (errno == EBUSY || errno == EINTR))
-                ;
+        while (dup3(a.marker, a.slot, O_CLOEXEC) < 0) {
+                if (errno == EBUSY || errno == EINTR)
+                        continue;
+                /* Never seen; the message then stays held (and the daemon busy). */
+                log_error_errno(-errno, "Could not let go of fd %d of a bus message: %m",
+                                a.slot);
+                break;
+        }
         shared_put(a.shared, a.owner);
         return NULL;
 }
@@ -360,13 +366,17 @@ static void held_check(BusFds *b) {
 
 /* A message no request claimed is charged to its sender's uid where the daemon knows it
  * (busfds_set_owner_lookup()). */
-static void held_release(BusFds *b, Held *h) {
+static void held_mark_released(BusFds *b, Held *h) {
         const char *sender = sd_bus_message_get_sender(h->m);
 
-        if (!h->claimed && h->owner == (uid_t) -1 && b->owner_of && sender)
+        if (h->owner == (uid_t) -1 && b->owner_of && sender)
                 h->owner = b->owner_of(sender, b->owner_userdata);
         h->releasing = true;
-        held_check(b);
+}
+
+static void held_release(BusFds *b, Held *h) {
+        held_mark_released(b, h);
+        held_check(b); /* may remove h, and others */
 }
 
 /* The filter (busfds.h, step 2): the first to see each message. */
@@ -424,15 +434,21 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
 
 /* After a message was dispatched: one no request claimed is done with. */
 static void after_dispatch(BusFds *b) {
-        for (size_t i = b->n_held; i > 0; i--) {
-                Held *h = &b->held[i - 1];
+        bool release = false;
+
+        for (size_t i = 0; i < b->n_held; i++) {
+                Held *h = &b->held[i];
 
                 if (h->dispatched)
                         continue;
                 h->dispatched = true;
-                if (!h->claimed)
-                        held_release(b, h);
+                if (!h->claimed) {
+                        held_mark_released(b, h);
+                        release = true;
+                }
         }
+        if (release)
+                held_check(b);
 }
 
 /* One sd_bus_process() with the fds noted first; what sd_bus_process() returns. */

@@ -122,8 +122,9 @@ static int entry_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid
                 if (r >= 0 && conn >= 0)
                         r = sd_event_add_io(t->event, &e->conn_watch, conn, 0, on_conn_gone, t);
                 /* A driver that holds no connection serves no mount: it is ended after the
-                 * grace time, as one whose mount is gone. */
-                else if (r >= 0)
+                 * grace time, as one whose mount is gone (not one whose fds we could not
+                 * look at: conn is another -errno then). */
+                else if (r >= 0 && conn == -ENOENT)
                         r = sd_event_add_time_relative(t->event, &e->grace, CLOCK_MONOTONIC,
                                                        DRIVERTRACK_GRACE_USEC, 0, on_grace_over,
                                                        t);
@@ -138,42 +139,65 @@ static int entry_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid
         return 0;
 }
 
-/* A copy of the driver's fd n if that is /dev/fuse; -EBADF otherwise. */
-static int driver_fuse_fd(int pidfd, int n) {
-        _cleanup_close_ int fd = (int) syscall(SYS_pidfd_getfd, pidfd, n, 0);
-        struct stat st;
+/* Whether the driver's fd n is /dev/fuse, asked without a look into the file's filesystem
+ * (statx() through the magic link without a sync: a FUSE file does not ask its server,
+ * and a copy of a file never needs closing here). */
+static bool driver_fd_is_fuse(pid_t pid, int n) {
+        char path[64];
+        struct statx stx;
 
-        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) ||
-            st.st_rdev != makedev(10, 229))
-                return -EBADF;
-        return TAKE_FD(fd);
+        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) pid, n);
+        return statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_TYPE, &stx) == 0 &&
+               S_ISCHR(stx.stx_mode) && stx.stx_rdev_major == 10 && stx.stx_rdev_minor == 229;
+}
+
+/* A copy of the driver's fd n, which is /dev/fuse (driver_fd_is_fuse()). */
+static int driver_fuse_fd(pid_t pid, int pidfd, int n) {
+        struct stat st;
+        int fd;
+
+        if (!driver_fd_is_fuse(pid, n))
+                return -ENOENT;
+        fd = (int) syscall(SYS_pidfd_getfd, pidfd, n, 0);
+        if (fd < 0)
+                return -errno;
+        /* Closing a copy of /dev/fuse waits on nobody. */
+        if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(10, 229)) {
+                safe_close(fd);
+                return -ENOENT;
+        }
+        return fd;
 }
 
 /* The FUSE connection of a driver of the last instance, from the driver itself: the fd it
  * was given (DRIVERTRACK_CONN_FD), or another /dev/fuse fd it holds (a driver may have
- * moved it: the sandbox has no /dev/fuse to open, so any it holds is its connection);
- * -EBADF when it holds none (it serves nothing any more). */
+ * moved it: the sandbox has no /dev/fuse to open, so any it holds is its connection).
+ * -ENOENT when it holds none (it serves nothing any more); another -errno when that
+ * could not be learnt (its fds are not ours to see: then it is left alone). */
 static int driver_conn_fd(pid_t pid, int pidfd) {
         _cleanup_(closedirp) DIR *d = NULL;
         char path[64];
         struct dirent *de;
-        int fd = driver_fuse_fd(pidfd, DRIVERTRACK_CONN_FD);
+        int fd = driver_fuse_fd(pid, pidfd, DRIVERTRACK_CONN_FD);
 
-        if (fd >= 0)
+        if (fd != -ENOENT)
                 return fd;
         snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
         d = opendir(path);
-        while (d && (de = readdir(d))) {
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
                 char *end;
                 long n = strtol(de->d_name, &end, 10);
 
-                if (*end != 0 || n < 0 || n > INT32_MAX || end == de->d_name)
+                if (*end != 0 || n < 0 || n > INT32_MAX || end == de->d_name ||
+                    n == DRIVERTRACK_CONN_FD)
                         continue;
-                fd = driver_fuse_fd(pidfd, (int) n);
-                if (fd >= 0)
+                fd = driver_fuse_fd(pid, pidfd, (int) n);
+                if (fd != -ENOENT)
                         return fd;
         }
-        return -EBADF;
+        return -ENOENT;
 }
 
 int drivertrack_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_t uid,
@@ -198,8 +222,13 @@ int drivertrack_add(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_
 
 int drivertrack_adopt(DriverTrack *t, pid_t pid, uint64_t start, uid_t owner, uid_t uid,
                       int pidfd) {
-        return drivertrack_add(t, pid, start, owner, uid, pidfd,
-                               pidfd >= 0 ? driver_conn_fd(pid, pidfd) : -EBADF);
+        int conn = pidfd >= 0 ? driver_conn_fd(pid, pidfd) : -EBADF;
+
+        if (conn < 0 && conn != -ENOENT && conn != -EBADF)
+                log_warning_errno(conn, "Could not find the FUSE connection of the userspace "
+                                  "driver %d; it is watched, not ended with its mount: %m",
+                                  (int) pid);
+        return drivertrack_add(t, pid, start, owner, uid, pidfd, conn);
 }
 
 int drivertrack_kill(DriverTrack *t, pid_t pid, uint64_t start) {
@@ -313,7 +342,13 @@ int drivertrack_load(DriverTrack *t, size_t *ret_dropped) {
                         dropped++; /* exited while no instance watched */
                         continue;
                 }
-                if (entry_add(t, pid, start, owner, uid, fd, driver_conn_fd(pid, fd)) < 0)
+                int conn = driver_conn_fd(pid, fd);
+
+                if (conn < 0 && conn != -ENOENT)
+                        log_warning_errno(conn, "Could not find the FUSE connection of the "
+                                          "userspace driver %d; it is watched, not ended with "
+                                          "its mount: %m", (int) pid);
+                if (entry_add(t, pid, start, owner, uid, fd, conn) < 0)
                         dropped++;
         }
         if (ret_dropped)

@@ -105,7 +105,9 @@ int manager_prepare_runtime_dir(Manager *m);
  * next to this program's own). */
 int manager_start_workers(Manager *m);
 
-/* Connects to the system bus (DBUS_SYSTEM_BUS_ADDRESS honoured), exports the object, takes the name. */
+/* Connects to the system bus (DBUS_SYSTEM_BUS_ADDRESS honoured), exports the object and
+ * asks for the name (asynchronously: "ready" is logged when the bus grants it; the event
+ * loop ends with EXIT_FAILURE when it does not). */
 int manager_connect_bus(Manager *m);
 
 /* Loads the registry from the runtime directory and drops what no longer exists. */

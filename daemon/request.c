@@ -497,8 +497,14 @@ static int request_track_driver(Request *req, const DriverStartReply *reply, int
         int fd, r;
 
         fd = pidfd_open(pid, 0);
-        if (fd < 0)
-                return -errno;
+        if (fd < 0) {
+                r = -errno;
+                /* Not watched, it must not run. The pid is still the driver's: its worker
+                 * waits without reaping it (its zombie, if it died). */
+                if (pid > 1)
+                        (void) kill(pid, SIGKILL);
+                return r;
+        }
         if (conn < 0) { /* the worker's reply always has the connection */
                 (void) pidfd_send_signal(fd, SIGKILL, NULL, 0);
                 safe_close(fd);
@@ -563,7 +569,7 @@ static void on_driver_started(Worker *w, int r, const void *out, const UmError *
         }
         if (r < 0) {
                 /* A driver tracked is killed with the request (request_free()), one that is
-                 * not was killed above. */
+                 * not was killed by request_track_driver(). */
                 req->worker = worker_release(w);
                 return request_fail_errno(req, r, "watch the userspace driver");
         }

@@ -90,7 +90,8 @@ typedef struct SandboxLimits {
 
 /* In the child: the limits of l, and always no core dumps, locked memory or message
  * queues. Hard and soft limits are the same, so the program cannot raise them, but for
- * CPU time, whose hard limit is SANDBOX_CPU_GRACE_SEC later (SIGXCPU, then SIGKILL). */
+ * CPU time, whose hard limit is SANDBOX_CPU_GRACE_SEC later (SIGXCPU, then SIGKILL; a
+ * program may raise its soft limit up to that: the cap is the limit plus the grace). */
 int sandbox_limits(const SandboxLimits *l);
 
 /*

@@ -17,8 +17,8 @@
 typedef struct Manager Manager;
 
 /* Sets up the status updates and the idle timer (when m->idle_timeout_usec > 0) and sends
- * READY=1 with the first STATUS=. Call once the bus name is owned and the registry
- * loaded. -errno. */
+ * READY=1 with the first STATUS=. Call once the bus name is asked for and the registry
+ * loaded (the unit is Type=dbus: systemd waits for the name itself). -errno. */
 int service_start(Manager *m);
 
 /* A request starts: the idle timeout counts again from when the daemon is next idle. */

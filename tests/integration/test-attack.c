@@ -26,10 +26,13 @@
 #include <fuse.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -119,6 +122,9 @@ static void attack_fuse_start(const char *mnt, AttackFuse *ret) {
                 struct fuse_loop_config *config;
                 struct fuse *fuse;
 
+                /* Dies with the test (its /dev/fuse closing aborts the connection). */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                        _exit(EXIT_FAILURE);
                 close(reached[0]);
                 close(release[1]);
                 close(ready[0]);
@@ -163,12 +169,18 @@ static bool attack_fuse_wait_ioctls(AttackFuse *f, unsigned n, int timeout_ms) {
         return true;
 }
 
-/* Unmounts (the server then ends) and reaps the server. */
+/* Unmounts (the server then ends, once nothing has the file open) and reaps the server,
+ * killing it (which aborts the connection) if it is not gone within HARNESS_TIMEOUT_MS. */
 static void attack_fuse_stop(AttackFuse *f, const char *mnt) {
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, f->pid, 0);
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
         int status;
 
         attack_fuse_release(f);
         g_assert_cmpint(umount2(mnt, MNT_DETACH), ==, 0);
+        g_assert_cmpint(pidfd, >=, 0);
+        if (poll(&p, 1, HARNESS_TIMEOUT_MS) != 1)
+                (void) kill(f->pid, SIGKILL);
         g_assert_cmpint(waitpid(f->pid, &status, 0), ==, f->pid);
         g_assert_true(WIFEXITED(status));
         f->reached = safe_close(f->reached);

@@ -14,7 +14,7 @@
  *   ignore-end  serves, and stays when the connection is gone (sleeps forever)
  *   move-conn   as ignore-end, serving from fd 9 (its connection moved there from fd 4)
  *   drop-conn   as ignore-end, and on SIGUSR1 closes its connection and sleeps forever
- *   slow-exit   serves, and exits half a second after the connection is gone (as fuse2fs
+ *   slow-exit   serves, and exits 0.3 s after the connection is gone (as fuse2fs
  *               does when it has much to write back)
  *   hog-cpu     serves, and spins in a thread of its own
  *   hog-memory  serves, and maps and touches memory in a thread until that fails; then
@@ -130,8 +130,10 @@ static void read_mode(void) {
         mode[strcspn(mode, "\n")] = 0;
 }
 
+/* Closes the connection here, so that a read that starts after the signal fails too. */
 static void on_usr1(int sig) {
         drop = 1;
+        close(conn_fd);
 }
 
 int main(void) {
@@ -154,11 +156,9 @@ int main(void) {
                 ssize_t n = read(conn_fd, buf, sizeof(buf));
                 const struct fuse_in_header *in = (const void *) buf;
 
-                if (drop) {
-                        close(conn_fd);
+                if (drop)
                         for (;;)
                                 pause();
-                }
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0 || (size_t) n < sizeof(*in)) {
@@ -168,7 +168,7 @@ int main(void) {
                                 for (;;)
                                         pause();
                         if (streq_mode("slow-exit"))
-                                usleep(500 * 1000);
+                                usleep(300 * 1000);
                         return 0;
                 }
                 if (streq_mode("mute") ||
