@@ -169,6 +169,25 @@ static int wait_no_fuse_fd(pid_t pid) {
         return -ETIMEDOUT;
 }
 
+/* umtest1, in a user namespace of its own, holds an OpenMount mount of the image (its
+ * driver running) until released. */
+static HarnessCaller *spawn_holder(void) {
+        const LeashCall hold = { "OpenMount", image, true };
+        g_autofree char *line = NULL;
+        HarnessCaller *h = NULL;
+
+        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_UID_USER1,
+                                             HARNESS_NEW_USERNS, leash_caller, (void *) &hold,
+                                             &h), ==, 0);
+        do {
+                g_clear_pointer(&line, g_free);
+                g_assert_cmpint(harness_caller_read_line(h, WAIT_MS, &line), ==, 0);
+                g_assert_false(g_str_has_prefix(line, "result=org."));
+        } while (!streq(line, "held=yes"));
+        calls_await_drivers(1);
+        return h;
+}
+
 /* ---- tests ------------------------------------------------------------------------------------ */
 
 /* A driver that never answers FUSE_INIT: stopped when its start time is up (half of
@@ -218,22 +237,12 @@ static void test_stall(void) {
 /* A driver that stays when its mount is gone is ended after the grace time: an OpenMount
  * mount whose caller closed it, and a registered mount unmounted. */
 static void test_mount_gone(void) {
-        const LeashCall hold = { "OpenMount", image, true };
         const LeashCall mount = { "MountFd", image };
         g_autoptr(HarnessCaller) h = NULL;
         g_autoptr(GHashTable) t = NULL, u = NULL;
-        g_autofree char *line = NULL;
 
         start_daemon("", "ignore-end");
-        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_UID_USER1,
-                                             HARNESS_NEW_USERNS, leash_caller, (void *) &hold,
-                                             &h), ==, 0);
-        do {
-                g_clear_pointer(&line, g_free);
-                g_assert_cmpint(harness_caller_read_line(h, WAIT_MS, &line), ==, 0);
-                g_assert_false(g_str_has_prefix(line, "result=org."));
-        } while (!streq(line, "held=yes"));
-        calls_await_drivers(1);
+        h = spawn_holder();
         /* A new daemon takes the driver over, and its FUSE connection from it. */
         g_assert_cmpint(harness_stop_daemon(daemon_pid, NULL), ==, 0);
         g_assert_cmpint(harness_start_daemon(harness_daemon_path(), NULL, &daemon_pid), ==, 0);
@@ -263,21 +272,11 @@ static void test_mount_gone(void) {
 static void test_adopt(gconstpointer data) {
         const char *mode = data;
         const bool drop = streq(mode, "drop-conn");
-        const LeashCall hold = { "OpenMount", image, true };
         g_autoptr(HarnessCaller) h = NULL;
         g_autoptr(GArray) pids = NULL;
-        g_autofree char *line = NULL;
 
         start_daemon("", mode);
-        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_UID_USER1,
-                                             HARNESS_NEW_USERNS, leash_caller, (void *) &hold,
-                                             &h), ==, 0);
-        do {
-                g_clear_pointer(&line, g_free);
-                g_assert_cmpint(harness_caller_read_line(h, WAIT_MS, &line), ==, 0);
-                g_assert_false(g_str_has_prefix(line, "result=org."));
-        } while (!streq(line, "held=yes"));
-        calls_await_drivers(1);
+        h = spawn_holder();
         pids = calls_running_drivers();
         g_assert_cmpint(harness_stop_daemon(daemon_pid, NULL), ==, 0);
         if (drop) {

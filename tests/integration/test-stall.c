@@ -53,9 +53,10 @@ static const char rules[] =
 /* ---- callers ---------------------------------------------------------------------------- */
 
 typedef struct StallCall {
-        const char *method;  /* "OpenMount" (path is the source) or "ListMounts" */
+        const char *method;  /* "OpenMount", "MountFd" (path is the source) or "ListMounts" */
         const char *path;    /* ListMounts: attached without being named, if not NULL */
         int timeout_ms;
+        const char *target;  /* MountFd: params["target"] */
 } StallCall;
 
 /* One call through GDBus (which can attach an fd the body does not name); reports
@@ -82,7 +83,13 @@ static int stall_caller(void *userdata) {
         }
         if (streq(c->method, "OpenMount"))
                 g_dbus_message_set_body(call, g_variant_new("(hssa{sv})", 0, "", "", NULL));
-        else
+        else if (streq(c->method, "MountFd")) {
+                GVariantBuilder params;
+
+                g_variant_builder_init(&params, G_VARIANT_TYPE("a{sv}"));
+                g_variant_builder_add(&params, "{sv}", "target", g_variant_new_string(c->target));
+                g_dbus_message_set_body(call, g_variant_new("(hssa{sv})", 0, "", "", &params));
+        } else
                 g_dbus_message_set_body(call, g_variant_new("(a{sv})", NULL));
         t0 = g_get_monotonic_time();
         reply = g_dbus_connection_send_message_with_reply_sync(bus, call,
@@ -290,6 +297,33 @@ static void test_stuck_workers(void) {
         stop_daemon();
 }
 
+/*
+ * A target under the caller's FUSE mount whose server does not answer (its lookup of the
+ * target's last component waits): only the request's worker looks the target up, under
+ * the request's time limit; another user is served meanwhile, and the caller gets an error
+ * that says what did not answer.
+ */
+static void test_target(void) {
+        g_autoptr(HarnessFuse) f = NULL;
+        HarnessCaller *h;
+        g_autoptr(GHashTable) t = NULL;
+        StallCall c = { "MountFd", plain_image, WAIT_MS };
+
+        start_daemon("RequestTimeoutSec=2\n");
+        g_assert_cmpint(harness_fuse_new(image, &f), ==, 0);
+        harness_fuse_set_gate(f, HARNESS_FUSE_GATE_METADATA);
+        c.target = harness_fuse_image_path(f);
+        h = spawn_call(HARNESS_UID_USER1, &c);
+        g_assert_cmpint(harness_fuse_wait_waiting(f, 1, WAIT_MS), ==, 0);
+        assert_others_served(HARNESS_UID_USER2);
+        t = finish_call(h);
+        g_assert_cmpstr(report_get(t, "result"), ==, UM_ERROR_FAILED);
+        g_assert_nonnull(strstr(report_get(t, "message"), "target"));
+        harness_fuse_set_gate(f, HARNESS_FUSE_GATE_OPEN);
+        g_clear_pointer(&f, harness_fuse_free);
+        stop_daemon();
+}
+
 int main(int argc, char *argv[]) {
         const HarnessEntry entries[] = { { HARNESS_ENTRY_FILE, "f", "x\n", 0644 }, {} };
         const HarnessImageSpec spec = { .label = "stall", .entries = entries };
@@ -311,6 +345,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/stall/unnamed-fd", test_unnamed_fd);
         g_test_add_func("/stall/worker-start", test_worker_start);
         g_test_add_func("/stall/stuck-workers", test_stuck_workers);
+        g_test_add_func("/stall/target", test_target);
         r = g_test_run();
         return r;
 }
