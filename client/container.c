@@ -23,6 +23,7 @@
 #include <linux/openat2.h>
 
 #include "container.h"
+#include "fs-util.h"
 #include "macro.h"
 #include "output.h"
 #include "kernel-compat.h"
@@ -96,22 +97,6 @@ static int open_namespace(const Container *c, int type) {
         return fd < 0 ? -errno : fd;
 }
 
-static int same_inode(int fd, const char *path) {
-        struct stat a, b;
-
-        if (fstat(fd, &a) < 0 || stat(path, &b) < 0)
-                return -errno;
-        return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-static int same_inode_fd(int fd1, int fd2) {
-        struct stat a, b;
-
-        if (fstat(fd1, &a) < 0 || fstat(fd2, &b) < 0)
-                return -errno;
-        return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 static ExitStatus log_not_yours(pid_t pid) {
         log_error("Process %d is not yours: give the PID of a process in a container you "
                   "started, e.g. podman inspect -f '{{.State.Pid}}' NAME.", (int) pid);
@@ -124,7 +109,7 @@ static ExitStatus check_namespaces(const Container *c) {
         uid_t owner_uid;
         int r;
 
-        r = same_inode(c->userns_fd, "/proc/self/ns/user");
+        r = fd_path_same_inode(c->userns_fd, "/proc/self/ns/user");
         if (r < 0) {
                 log_error_errno(r, "Cannot compare the user namespaces of process %d and "
                                 "usermount: %m", (int) c->pid);
@@ -148,7 +133,7 @@ static ExitStatus check_namespaces(const Container *c) {
         }
 
         owner = ioctl(c->mntns_fd, NS_GET_USERNS);
-        r = owner < 0 ? -errno : same_inode_fd(owner, c->userns_fd);
+        r = owner < 0 ? -errno : fd_same_inode(owner, c->userns_fd);
         if (r < 0 && r != -EPERM) {
                 log_error_errno(r, "Cannot tell who owns the mount namespace of process %d: %m",
                                 (int) c->pid);
@@ -271,27 +256,6 @@ static int child_open_target(const Container *c, const char *target, int flags) 
         return fd < 0 ? -errno : fd;
 }
 
-/* 1 if the directory fd has no entry but "." and "..", 0 if it has one. */
-static int dir_is_empty(int fd) {
-        _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
-        int copy;
-
-        copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (copy < 0)
-                return -errno;
-        d = fdopendir(copy);
-        if (!d) {
-                safe_close(copy);
-                return -errno;
-        }
-        errno = 0;
-        while ((de = readdir(d)))
-                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                        return 0;
-        return errno ? -errno : 1;
-}
-
 /* TARGET, opened for reading if it is an empty directory, into *ret_fd. */
 static ChildResult child_open_empty_dir(const Container *c, const char *target, int *ret_fd) {
         _cleanup_close_ int fd = -EBADF;
@@ -300,7 +264,7 @@ static ChildResult child_open_empty_dir(const Container *c, const char *target, 
         fd = child_open_target(c, target, O_RDONLY);
         if (fd < 0)
                 return (ChildResult) { fd == -ENOTDIR ? CHILD_NOT_DIR : CHILD_OPEN, fd };
-        r = dir_is_empty(fd);
+        r = dir_fd_is_empty(fd);
         if (r <= 0)
                 return (ChildResult) { r == 0 ? CHILD_NOT_EMPTY : CHILD_OPEN, r ?: -ENOTEMPTY };
         *ret_fd = TAKE_FD(fd);

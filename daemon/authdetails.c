@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "attach.h"
+#include "mountname.h"
 #include "authdetails.h"
 #include "manager.h"
 
@@ -92,7 +92,7 @@ void auth_details_of_request(Request *req, AuthDetails *d) {
                         .uuid = req->probe.uuid,
                 };
 
-                attach_default_mount_point(&a, d->target, sizeof(d->target));
+                mountname_default(&a, d->target, sizeof(d->target));
         }
 }
 

@@ -17,7 +17,7 @@
 #include "caller.h"
 #include "config.h"
 #include "driverpolicy.h"
-#include "fusedriver.h"
+#include "drivertable.h"
 #include "log.h"
 #include "pathcheck.h"
 #include "procfs.h"
@@ -218,7 +218,7 @@ static int bus_parse_mount_call(MountCall *call, const Conf *conf, UmError *erro
                 return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
                                     "Filesystem type '%s' is not allowed for user mounts%s.",
                                     um_escape(fstype, esc, sizeof(esc)),
-                                    policy_fstype_allowed(fstype) ?
+                                    fstype_allowed(fstype) ?
                                             " by the administrator (AllowedFilesystems=)" : "");
         }
         r = policy_check_options_syntax(options, error);
@@ -464,7 +464,7 @@ static int property_get_supported_filesystems(sd_bus *bus, const char *path,
         r = sd_bus_message_open_container(reply, 'a', "s");
         if (r < 0)
                 return r;
-        for (const char *const *t = policy_fstypes(); *t; t++) {
+        for (const char *const *t = fstype_names(); *t; t++) {
                 /* Either driver: the kernel's, or a userspace one (fusedriver.h). */
                 if (!conf_fstype_allowed(m->conf, *t) ||
                     (!proc_has_filesystem(*t) &&

@@ -114,13 +114,13 @@ int conf_new_default(Conf **ret) {
                 .driver_cpu_sec = CONF_DEFAULT_DRIVER_CPU_SEC,
         };
 
-        for (const char *const *t = policy_fstypes(); *t; t++)
+        for (const char *const *t = fstype_names(); *t; t++)
                 n++;
         c->fstypes = calloc(n, sizeof(ConfFsType));
         if (!c->fstypes)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                c->fstypes[i] = (ConfFsType) { .name = policy_fstypes()[i], .allowed = true };
+                c->fstypes[i] = (ConfFsType) { .name = fstype_names()[i], .allowed = true };
         c->n_fstypes = n;
         *ret = TAKE_PTR(c);
         return 0;
@@ -157,7 +157,7 @@ struct ConfKey {
         bool empty_ok;          /* "Key=" means something (an empty list) */
 };
 
-/* Index of a section: General, Limits, Labels, then one per type in policy_fstypes() order. */
+/* Index of a section: General, Limits, Labels, then one per type in fstype_names() order. */
 enum {
         SECTION_GENERAL,
         SECTION_LIMITS,

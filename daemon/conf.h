@@ -19,7 +19,6 @@
 #include <sys/types.h>
 
 #include "driverpolicy.h"
-#include "fscheck.h"
 #include "optlist.h"
 #include "um-error.h"
 
@@ -45,14 +44,15 @@
 #define CONF_DEFAULT_DRIVER_CPU_SEC 0ULL /* infinity: a long-lived mount must not die */
 #define CONF_DEFAULT_IMAGE_CHECK_USER "usermount-check"
 /* ImageCheckUidRange=1879048192-1879048447: 256 uids at the start of the block that
- * systemd's UIDS-GIDS.md leaves unused (1879048192-2147352575, above the container ranges
+ * systemd's UIDS-GIDS document (systemd.io/UIDS-GIDS) leaves unused (1879048192-2147352575, above the container ranges
  * and below the foreign range 0x7FFE0000), so that no two checks share a uid. */
 #define CONF_DEFAULT_IMAGE_CHECK_UID_FIRST 1879048192u
 #define CONF_DEFAULT_IMAGE_CHECK_UID_COUNT 256u
 /* ImageCheckUidRange= bounds: at least 2 uids (one is ImageCheckUser='s job), at most as
- * many as fscheck.h takes. */
+ * many as the worker's image check takes (FSCHECK_UID_COUNT_MAX of worker/fscheck.h;
+ * tests/unit/test-conf.c holds the two equal). */
 #define CONF_IMAGE_CHECK_UID_COUNT_MIN 2u
-#define CONF_IMAGE_CHECK_UID_COUNT_MAX FSCHECK_UID_COUNT_MAX
+#define CONF_IMAGE_CHECK_UID_COUNT_MAX 65536u
 /* DriverUidRange=1879048448-1879049471: the 1024 uids after the image checks' (above). */
 #define CONF_DEFAULT_DRIVER_UID_FIRST 1879048448u
 #define CONF_DEFAULT_DRIVER_UID_COUNT 1024u
@@ -118,7 +118,7 @@ typedef struct Conf {
                                   * SELinux systems; NULL computes it from the caller's context
                                   * as the kernel does for user-namespace mounts (label.h) */
         ConfLimits limits;       /* [Limits] */
-        ConfFsType *fstypes;     /* one per type policy_fstypes() knows, in that order */
+        ConfFsType *fstypes;     /* one per type fstype_names() knows, in that order */
         size_t n_fstypes;
 } Conf;
 

@@ -20,13 +20,8 @@
 
 #include <stdbool.h>
 
+#include "drivertable.h"
 #include "um-error.h"
-
-typedef enum DriverKind {
-        DRIVER_KERNEL,
-        DRIVER_USERSPACE,
-        _DRIVER_KIND_MAX,
-} DriverKind;
 
 typedef enum DriverSetting {
         DRIVER_SETTING_UNSET, /* a type's section says nothing for the kind: [General] decides */

@@ -18,7 +18,6 @@
 #include "idmap.h"
 #include "label.h"
 #include "looptrack.h"
-#include "mountbuild.h"
 #include "owner.h"
 #include "policy.h"
 #include "registry.h"
@@ -26,7 +25,7 @@
 #include "subscribers.h"
 #include "usercache.h"
 #include "um-error.h"
-#include "worker.h"
+#include "workerpool.h"
 #include "request.h"
 
 /* How often registered mounts are checked without an event (--watch-interval). */

@@ -375,8 +375,6 @@ typedef struct FsPolicy {
         const OptionRule *rules;     /* terminated by RULES_END */
         const ForcedOption *forced;  /* NULL, or terminated by a NULL key */
         const Refusal *refused;      /* NULL, or terminated by a NULL key */
-        bool read_only_media;        /* the driver never writes: the mount is read-only, and
-                                      * says so (attributes, polkit's "read-only" detail) */
         const char *read_only_key;   /* added to every read-only mount: skip log replay */
         const char *read_only_value;
 } FsPolicy;
@@ -388,7 +386,7 @@ typedef struct FsPolicy {
  * recovery"): their read-only mounts always skip the replay.
  */
 
-/* The allow-list, in the order policy_fstypes() reports it. */
+/* A section for each type of the allow-list (fstypes.c), in its order. */
 static const FsPolicy fs_policies[] = {
         { "ext2", ext2_rules, ext_forced, NULL },
         { "ext3", ext4_rules, ext_forced, NULL, .read_only_key = "noload" },
@@ -396,19 +394,13 @@ static const FsPolicy fs_policies[] = {
         { "xfs", xfs_rules, NULL, NULL, .read_only_key = "norecovery" },
         { "btrfs", btrfs_rules, NULL, btrfs_refused, .read_only_key = "rescue",
           .read_only_value = "nologreplay" },
-        { "squashfs", squashfs_rules, NULL, NULL, .read_only_media = true },
-        { "erofs", erofs_rules, NULL, erofs_refused, .read_only_media = true },
+        { "squashfs", squashfs_rules, NULL, NULL },
+        { "erofs", erofs_rules, NULL, erofs_refused },
         { "vfat", vfat_rules, owner_umask_forced, NULL },
         { "exfat", exfat_rules, owner_umask_forced, NULL },
         { "ntfs3", ntfs3_rules, owner_umask_forced, NULL },
-        { "iso9660", iso9660_rules, owner_forced, NULL, .read_only_media = true },
+        { "iso9660", iso9660_rules, owner_forced, NULL },
         { "udf", udf_rules, owner_umask_forced, NULL },
-};
-
-/* The same names in the same order, as policy_fstypes() hands them out. */
-static const char *const fstype_names[] = {
-        "ext2", "ext3", "ext4", "xfs", "btrfs", "squashfs", "erofs",
-        "vfat", "exfat", "ntfs3", "iso9660", "udf", NULL,
 };
 
 /* What a generic option (accepted on every type) does. */
@@ -451,20 +443,6 @@ static const FsPolicy *fs_policy_find(const char *fstype) {
                 if (streq(fs_policies[i].name, fstype))
                         return &fs_policies[i];
         return NULL;
-}
-
-bool policy_fstype_allowed(const char *fstype) {
-        return fs_policy_find(fstype) != NULL;
-}
-
-bool policy_fstype_read_only(const char *fstype) {
-        const FsPolicy *fs = fs_policy_find(fstype);
-
-        return fs && fs->read_only_media;
-}
-
-const char *const *policy_fstypes(void) {
-        return fstype_names;
 }
 
 static const OptionRule *rule_find(const FsPolicy *fs, const char *key) {
@@ -1103,7 +1081,7 @@ static bool build_default_applies(const Build *b, const OptionItem *d) {
                 if (options_conflict(caller->items[i].key, d->key))
                         return false;
         if (streq(d->key, "rw"))
-                return !(b->in->read_only || b->in->source_read_only || b->fs->read_only_media);
+                return !(b->in->read_only || b->in->source_read_only || fstype_read_only(b->fs->name));
         if (b->in->read_only || b->in->source_read_only || b->ro) {
                 const OptionRule *rule = rule_find(b->fs, d->key);
 
@@ -1350,7 +1328,7 @@ int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *erro
         if (r < 0)
                 return r;
         /* A read-only source never yields a writable mount, whatever the edge passed. */
-        o.read_only = in->read_only || in->source_read_only || b.ro || b.fs->read_only_media;
+        o.read_only = in->read_only || in->source_read_only || b.ro || fstype_read_only(b.fs->name);
         build_read_only_yield(&b, o.read_only);
         r = build_check_combined(&b, o.read_only, error);
         if (r < 0)
@@ -1368,37 +1346,6 @@ int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *erro
         *ret = o;
         o = (MountOptions){};
         return 0;
-}
-
-void mount_options_done(MountOptions *o) {
-        if (!o)
-                return;
-        for (size_t i = 0; i < o->n_items; i++) {
-                free(o->items[i].key);
-                free(o->items[i].value);
-        }
-        free(o->items);
-        *o = (MountOptions){};
-}
-
-char *mount_options_to_string(const MountOptions *o) {
-        size_t size = 1, n = 0;
-        char *s;
-
-        for (size_t i = 0; o && i < o->n_items; i++)
-                size += strlen(o->items[i].key) + 2 +
-                        (o->items[i].value ? strlen(o->items[i].value) : 0);
-        s = malloc(size);
-        if (!s)
-                return NULL;
-        s[0] = 0;
-        for (size_t i = 0; o && i < o->n_items; i++) {
-                const MountOption *m = &o->items[i];
-
-                n += snprintf(s + n, size - n, "%s%s%s%s", i > 0 ? "," : "", m->key,
-                              m->value ? "=" : "", strempty(m->value));
-        }
-        return s;
 }
 
 /* ---- Configuration -------------------------------------------------------------------------- */
@@ -1533,7 +1480,7 @@ static void conf_check_forced_read_only(ConfCheck *c, const OptionList *forced) 
         for (size_t i = 0; i < forced->n_items; i++) {
                 const OptionRule *rule = rule_find(c->fs, forced->items[i].key);
 
-                if (rule && rule->read_only_only && !c->fs->read_only_media &&
+                if (rule && rule->read_only_only && !fstype_read_only(c->fs->name) &&
                     !option_list_has(forced, "ro"))
                         conf_problem(c, POLICY_CONF_FORCED_OPTIONS, "'%s' can only be forced "
                                      "together with 'ro': it is only allowed on read-only "

@@ -12,6 +12,8 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "fstypes.h"
+#include "mountopts.h"
 #include "optlist.h"
 #include "um-error.h"
 
@@ -21,21 +23,6 @@
 #define POLICY_VALUE_MAX 255
 /* Upper bound of one option name, in bytes (no filesystem has a longer one). */
 #define POLICY_KEY_MAX 64
-
-/* One fsconfig() call: FSCONFIG_SET_FLAG when value is NULL, else FSCONFIG_SET_STRING. */
-typedef struct MountOption {
-        char *key;
-        char *value;
-} MountOption;
-
-/* What the worker passes to the kernel for one mount. Owned; free with mount_options_done(). */
-typedef struct MountOptions {
-        MountOption *items; /* filesystem parameters, in order; forced ones last */
-        size_t n_items;
-        uint64_t attr_set;  /* MOUNT_ATTR_* for fsmount(): always NODEV|NOSUID, NOEXEC unless exec,
-                             * RDONLY when read_only, plus atime attributes the caller asked for */
-        bool read_only;     /* also passed to the superblock as the "ro" flag */
-} MountOptions;
 
 /* The caller's side of a request, as far as option policy needs it. */
 typedef struct PolicyInput {
@@ -50,19 +37,6 @@ typedef struct PolicyInput {
         const ConfFsType *fs_conf; /* the configuration's section for fstype (conf_fstype()),
                                     * borrowed; NULL means the built-in policy alone */
 } PolicyInput;
-
-/* true if fstype is on the built-in allow-list. */
-bool policy_fstype_allowed(const char *fstype);
-
-/* Whether fstype is always mounted read-only (its drivers never write: squashfs, erofs,
- * iso9660, udf). */
-bool policy_fstype_read_only(const char *fstype);
-
-/*
- * The allow-listed types, NULL-terminated, in a stable order (for the
- * SupportedFilesystems property, filtered against /proc/filesystems by the caller).
- */
-const char *const *policy_fstypes(void);
 
 /*
  * Syntax check of a caller's option string that needs no knowledge of the filesystem:
@@ -140,9 +114,3 @@ int policy_build_options(const PolicyInput *in, MountOptions *ret, UmError *erro
  */
 int policy_check_userspace_options(const char *options, const char *driver_name,
                                    UmError *error);
-
-/* Frees what policy_build_options() allocated; accepts a zeroed struct. */
-void mount_options_done(MountOptions *o);
-
-/* "key=value,flag,..." of the filesystem parameters, for info["options"] and logs. Owned. */
-char *mount_options_to_string(const MountOptions *o);

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "bus.h"
-#include "jobs.h"
+#include "jobproto.h"
 #include "log.h"
-#include "loop.h"
+#include "loopmark.h"
 #include "manager.h"
 #include "mountns.h"
 #include "pathcheck.h"

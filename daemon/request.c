@@ -32,7 +32,7 @@
 #include "bus.h"
 #include "caller.h"
 #include "driverscope.h"
-#include "jobs.h"
+#include "jobproto.h"
 #include "admission.h"
 #include "log.h"
 #include "manager.h"
@@ -363,7 +363,7 @@ static int request_decide(Request *req, UmError *error) {
                                     "Running programs from user mounts is switched off by the "
                                     "administrator (AllowExec=no in %s).",
                                     req->conf->path ?: CONF_DEFAULT_PATH);
-        if (!policy_fstype_allowed(req->probe.fstype))
+        if (!fstype_allowed(req->probe.fstype))
                 return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
                                     "The source holds a '%s' filesystem, which is not allowed "
                                     "for user mounts.", have);

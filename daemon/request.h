@@ -18,15 +18,14 @@
 #include "conf.h"
 #include "driverpolicy.h"
 #include "driverscope.h"
-#include "jobs.h"
-#include "fusedriver.h"
+#include "jobproto.h"
+#include "drivertable.h"
 #include "idmap.h"
-#include "mountbuild.h"
 #include "policy.h"
 #include "registry.h"
 #include "source.h"
 #include "um-error.h"
-#include "worker.h"
+#include "workerpool.h"
 
 typedef struct Manager Manager;
 typedef struct Request Request;

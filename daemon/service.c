@@ -16,7 +16,7 @@
 #include "manager.h"
 #include "service.h"
 #include "usermount-names.h"
-#include "worker.h"
+#include "workerpool.h"
 #include "time-util.h"
 
 char *service_format_status(unsigned n_requests, size_t n_mounts, char *buf, size_t size) {

@@ -21,7 +21,7 @@ static int stage_setup(void *userdata) {
         if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
             mount("usermount-stage", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                   "mode=0700,size=64k,nr_inodes=16") < 0 ||
-            chdir(dir) < 0 || mkdir(STAGENS_DIR, 0700) < 0 ||
+            chdir(dir) < 0 || mkdir(JOB_STAGE_DIR, 0700) < 0 ||
             syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
             chdir("/") < 0)
                 return -errno;

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The stage namespace: a mount namespace whose whole tree is one small tmpfs (root's,
- * 0700) holding the empty directory STAGENS_DIR. A build stages its mount in a private
+ * 0700) holding the empty directory JOB_STAGE_DIR. A build stages its mount in a private
  * copy of it (mountbuild_locked_in()), so that neither of the build's namespace copies
  * costs more with 2000 mounts on the host than with none.
  */
 #pragma once
 
-/* The directory (below the namespace's root) a build stages its mount over. */
-#define STAGENS_DIR "stage"
+#include "jobproto.h"
 
 /*
  * Makes the stage namespace: a short-lived child unshares, mounts the tmpfs over dir (an

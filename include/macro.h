@@ -83,6 +83,14 @@ static inline bool isempty(const char *s) {
         return !s || !*s;
 }
 
+/* Whether the NULL-terminated list l (or NULL) holds s. */
+static inline bool strv_contains(const char *const *l, const char *s) {
+        for (; l && *l; l++)
+                if (streq(*l, s))
+                        return true;
+        return false;
+}
+
 static inline void fclosep(FILE **f) {
         if (*f)
                 fclose(*f);

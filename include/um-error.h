@@ -2,7 +2,7 @@
 /*
  * UmError: the class and the human sentence of a failure, next to the -errno that core
  * functions return. Core code fills it and never logs; the bus edge maps the class to a
- * D-Bus error name in one place (daemon/errors.c). The message lives in a fixed buffer so
+ * D-Bus error name in one place (shared/errors.c). The message lives in a fixed buffer so
  * that it can cross the worker socket as plain bytes.
  */
 #pragma once

@@ -10,11 +10,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* C0 controls, DEL and C1 controls: the C1 range holds the 8-bit CSI that terminals still
+ * honour. A subset of utf8_char_unsafe(), for text that may carry format characters. */
+static inline bool utf8_char_control(uint32_t cp) {
+        return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
+}
+
 /*
  * Code points that no text from a device or a caller (a label, a path, a name) may carry
  * as it is into a terminal, a log, a notification or a directory name. Every escaper and
  * sanitiser of such text asks this one predicate: um_escape(), log_escape(), the client's
- * output_escape() and the mount point names of attach_sanitize_name().
+ * output_escape() and the mount point names of mountname_sanitize().
  *
  * The set is all of Unicode's controls (Cc), format characters (Cf), line and paragraph
  * separators (Zl, Zp) and the noncharacters, for these reasons:

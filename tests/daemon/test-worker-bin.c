@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test-worker-bin: a usermount-worker with test-only jobs (test-worker-jobs.h), so that
- * test-worker can drive the daemon's side of the workers (daemon/worker.c) and the job
- * loop (daemon/worker-runner.c) without any privilege. Its main() does what
- * daemon/worker-main.c does before it hands the socket to the runner.
+ * test-worker can drive the daemon's side of the workers (daemon/workerpool.c) and the job
+ * loop (worker/runner.c) without any privilege. Its main() does what
+ * worker/main.c does before it hands the socket to the runner.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 
 #include "fd-util.h"
 #include "test-worker-jobs.h"
-#include "worker-runner.h"
+#include "runner.h"
 
 
 static int run_echo(const void *input, int *fds, size_t n_fds, void *reply, UmError *error,

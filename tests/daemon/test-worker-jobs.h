@@ -2,7 +2,7 @@
 /*
  * The job types of test-worker-bin, the stand-in for usermount-worker that test-worker
  * drives: what each does, and their wire layout, known to both sides as the real jobs'
- * are (daemon/jobs.h, daemon/jobs-proto.c).
+ * are (shared/jobproto.h, shared/jobproto.c).
  *
  *   job        fds (max)  does                                       reply (+ fd)
  *   ECHO       2          copies the text; TEST_JOB_SEND_FD: fds[0]  TestReply (+ fds[0])

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Tests of the workers (daemon/worker.c, the daemon's side; daemon/worker-runner.c, the
+ * Tests of the workers (daemon/workerpool.c, the daemon's side; worker/runner.c, the
  * worker's), driving test-worker-bin, a worker with test-only jobs (test-worker-jobs.h):
  * a reply and an fd arrive, and a last job's reply only once the worker has exited; a
  * crash, an exit, a hang or a kill at any step becomes a clean error; the pool hits,
@@ -24,10 +24,10 @@
 #include <unistd.h>
 
 #include "fd-util.h"
-#include "jobs.h"
+#include "jobproto.h"
 #include "test-worker-jobs.h"
-#include "worker-runner.h"
-#include "worker.h"
+#include "runner.h"
+#include "workerpool.h"
 
 extern char **environ;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Fuzzes the id-map parsers (daemon/idmap.c): the text of /proc/PID/uid_map, /etc/subuid
+ * Fuzzes the id-map parsers (worker/idmap-userns.c): the text of /proc/PID/uid_map, /etc/subuid
  * lines, and the delegation check between them, which decides whether a caller may have
  * an id-mapped mount with its namespace's maps. That check is compared with an
  * independent one: every host id of the map must be the caller's own or in a delegated
@@ -13,7 +13,7 @@
  *   SIZE     one byte: the size of the buffer for the short-buffer formatting check
  */
 #include "fuzz.h"
-#include "idmap.h"
+#include "idmap-userns.h"
 
 #define OWN_ID 1000u
 

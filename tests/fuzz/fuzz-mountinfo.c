@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Fuzzes the daemon's reading of /proc/self/mountinfo (device_mountinfo_find() in
- * daemon/device.c, parsed with libmount): whether, and where, a device is mounted, for the
+ * worker/device.c, parsed with libmount): whether, and where, a device is mounted, for the
  * "is mounted at ..." refusal. The mount point goes into a message, so what comes back
  * must be escaped (valid UTF-8 without control characters) and fit the buffer, however
  * short.

@@ -159,7 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_ASSERT(memchr(forced, 0, sizeof(forced)));
 
         /* A section is only used once it passed the check, as the daemon does. */
-        if (strchr(flags, 'c') && policy_fstype_allowed(in.fstype)) {
+        if (strchr(flags, 'c') && fstype_allowed(in.fstype)) {
                 t.name = in.fstype;
                 t.allowed = true;
                 if (allowed) {

@@ -266,7 +266,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         FUZZ_ASSERT(strncmp(device, "/dev/", 5) == 0 && !strstr(device, "/../"));
         }
         (void) conf_fstype_allowed(conf, fstype);
-        (void) policy_fstype_allowed(fstype);
+        (void) fstype_allowed(fstype);
         e = (UmError){};
         r = policy_check_options_syntax(options, &e);
         FUZZ_ASSERT((r == 0) == (e.kind == UM_ERROR_KIND_NONE));

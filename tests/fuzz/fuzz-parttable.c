@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Fuzzes the partition table reader (shared/parttable.c) and the choice of a partition
- * (daemon/partition.c): the input is a whole disk image, read from a memfd with
+ * (worker/partition.c): the input is a whole disk image, read from a memfd with
  * parttable_read() as the probe worker and usermount probe read a caller's image. A table
  * is bounded (at most PARTTABLE_MAX entries, every string NUL-terminated in its field,
  * every entry not marked beyond the end within the disk), and choosing any partition of

@@ -687,7 +687,7 @@ static void build_worker(void *data) {
                         um_error_set(&res.error, UM_ERROR_KIND_FAILED, -res.r,
                                      "could not make the stage namespace");
                 else if (s->stage_ns)
-                        res.r = mountbuild_locked_in(&spec, ns_fd, "/" STAGENS_DIR, &mount_fd,
+                        res.r = mountbuild_locked_in(&spec, ns_fd, "/" JOB_STAGE_DIR, &mount_fd,
                                                      &res.error);
                 else
                         res.r = mountbuild_locked(&spec, s->stage ? s->stage : stage_dir,

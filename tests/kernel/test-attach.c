@@ -466,12 +466,12 @@ static void run_worker(WorkerFunc fn, const void *data, Outcome *o) {
         }
 }
 
-typedef struct AttachJob {
+typedef struct AttachCall {
         int mount_fd;
         AttachRequest req;
         const char *race_dir; /* symlink race: find out where the mount landed, and detach it */
         int barrier;          /* concurrent attaches: wait for EOF here first (or -1) */
-} AttachJob;
+} AttachCall;
 
 /* In the worker, now in the caller's namespace: which name the attached mount is under. */
 static char race_landing(const char *dir, uint64_t id) {
@@ -488,7 +488,7 @@ static char race_landing(const char *dir, uint64_t id) {
 }
 
 static void attach_job(const void *data, Outcome *o) {
-        const AttachJob *j = data;
+        const AttachCall *j = data;
         AttachResult res, pattern;
         int before;
         char c;
@@ -531,7 +531,7 @@ static AttachRequest request(const Caller *c, const char *target) {
 }
 
 static void do_attach(int mount_fd, const AttachRequest *req, Outcome *o) {
-        AttachJob j = { .mount_fd = mount_fd, .req = *req, .barrier = -1 };
+        AttachCall j = { .mount_fd = mount_fd, .req = *req, .barrier = -1 };
 
         run_worker(attach_job, &j, o);
 }
@@ -550,16 +550,16 @@ static uint64_t attach_ok(const Caller *c, const char *target, const char *label
         return id;
 }
 
-typedef struct DetachJob {
+typedef struct DetachCall {
         int pidfd;
         const char *mount_point;
         uint64_t mount_id;
         bool force;
         bool remove_dir;
-} DetachJob;
+} DetachCall;
 
 static void detach_job(const void *data, Outcome *o) {
-        const DetachJob *j = data;
+        const DetachCall *j = data;
         int before = count_fds_anywhere();
 
         o->r = attach_detach(j->pidfd, j->mount_point, j->mount_id, j->force, j->remove_dir,
@@ -570,7 +570,7 @@ static void detach_job(const void *data, Outcome *o) {
 
 static int do_detach(const Caller *c, const char *mount_point, uint64_t id, bool force,
                      bool remove, Outcome *o) {
-        DetachJob j = { c->pidfd, mount_point, id, force, remove };
+        DetachCall j = { c->pidfd, mount_point, id, force, remove };
 
         run_worker(detach_job, &j, o);
         return o->r;
@@ -679,7 +679,7 @@ static void add(const char *path, void (*body)(void)) {
         g_test_add_data_func(path, (gconstpointer) body, run_isolated);
 }
 
-/* ---- attach_sanitize_name() and attach_check_target(): pure ---------------------------- */
+/* ---- mountname_sanitize() and attach_check_target(): pure ---------------------------- */
 
 static const struct {
         const char *label;
@@ -730,7 +730,7 @@ static const struct {
 static void test_sanitize_table(void) {
         for (size_t i = 0; i < ELEMENTSOF(sanitize_cases); i++) {
                 char buf[128] = "unchanged", esc[256];
-                bool ok = attach_sanitize_name(sanitize_cases[i].label, buf, sizeof(buf));
+                bool ok = mountname_sanitize(sanitize_cases[i].label, buf, sizeof(buf));
 
                 if (ok != !!sanitize_cases[i].name ||
                     (ok && !streq(buf, sanitize_cases[i].name)) || (!ok && buf[0]))
@@ -741,7 +741,7 @@ static void test_sanitize_table(void) {
         {
                 char buf[8] = "x";
 
-                g_assert_false(attach_sanitize_name(NULL, buf, sizeof(buf)));
+                g_assert_false(mountname_sanitize(NULL, buf, sizeof(buf)));
                 g_assert_cmpstr(buf, ==, "");
         }
 }
@@ -751,27 +751,27 @@ static void test_sanitize_lengths(void) {
 
         memset(label, 'A', 300);
         label[300] = 0;
-        g_assert_true(attach_sanitize_name(label, buf, sizeof(buf)));
+        g_assert_true(mountname_sanitize(label, buf, sizeof(buf)));
         g_assert_cmpuint(strlen(buf), ==, 64);
         g_assert_cmpint(strspn(buf, "A"), ==, 64);
 
         /* A character that does not fit whole is left out, never cut. */
         memset(label, 'a', 63);
         strcpy(label + 63, "\xc3\xa9");
-        g_assert_true(attach_sanitize_name(label, buf, sizeof(buf)));
+        g_assert_true(mountname_sanitize(label, buf, sizeof(buf)));
         g_assert_cmpuint(strlen(buf), ==, 63);
         memset(label, 'a', 62);
         strcpy(label + 62, "\xc3\xa9z");
-        g_assert_true(attach_sanitize_name(label, buf, sizeof(buf)));
+        g_assert_true(mountname_sanitize(label, buf, sizeof(buf)));
         g_assert_cmpuint(strlen(buf), ==, 64);
         g_assert_true(g_str_has_suffix(buf, "\xc3\xa9"));
 
         /* Small buffers. */
-        g_assert_true(attach_sanitize_name("abcdef", buf, 4));
+        g_assert_true(mountname_sanitize("abcdef", buf, 4));
         g_assert_cmpstr(buf, ==, "abc");
-        g_assert_false(attach_sanitize_name("abcdef", buf, 1));
+        g_assert_false(mountname_sanitize("abcdef", buf, 1));
         g_assert_cmpstr(buf, ==, "");
-        g_assert_false(attach_sanitize_name("abcdef", buf, 0));
+        g_assert_false(mountname_sanitize("abcdef", buf, 0));
 }
 
 /* Random bytes: the result is either nothing or a name that is safe by every rule. */
@@ -790,7 +790,7 @@ static void test_sanitize_random(void) {
                                 label[k] = (char) g_test_rand_int_range(1, 256);
                 }
                 label[len] = 0;
-                if (!attach_sanitize_name(label, buf, sizeof(buf))) {
+                if (!mountname_sanitize(label, buf, sizeof(buf))) {
                         g_assert_cmpstr(buf, ==, "");
                         continue;
                 }
@@ -1171,7 +1171,7 @@ static void race_attaches(Caller *c, const char *watched, int err, const char *w
 
         for (i = 0; i < 3000 && (i < 300 || ok < 20 || refused < 20); i++) {
                 _cleanup_close_ int m = new_mount("race");
-                AttachJob j = { .mount_fd = m, .req = request(c, t), .race_dir = race,
+                AttachCall j = { .mount_fd = m, .req = request(c, t), .race_dir = race,
                                 .barrier = -1 };
                 Outcome o;
 
@@ -1446,7 +1446,7 @@ static void test_media_concurrent(void) {
         caller_start(&c, CALLER_MOUNTNS, NULL);
         g_assert_cmpint(pipe2(barrier, O_CLOEXEC), ==, 0);
         for (int i = 0; i < N; i++) {
-                AttachJob j = { .req = request(&c, NULL), .barrier = barrier[0] };
+                AttachCall j = { .req = request(&c, NULL), .barrier = barrier[0] };
 
                 mounts[i] = new_mount("same");
                 ids[i] = fd_mount_id(mounts[i]);
@@ -1523,7 +1523,7 @@ static void test_media_hostile_labels(void) {
                 do_attach(m, &req, &o);
                 m = safe_close(m);
                 g_assert_cmpint(o.r, ==, 0);
-                if (!attach_sanitize_name(label, want, sizeof(want)))
+                if (!mountname_sanitize(label, want, sizeof(want)))
                         snprintf(want, sizeof(want), "disk");
                 dir = g_path_get_dirname(o.res.mount_point);
                 base = g_path_get_basename(o.res.mount_point);

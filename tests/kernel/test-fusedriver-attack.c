@@ -512,7 +512,7 @@ int main(int argc, char **argv) {
         self = g_file_read_link("/proc/self/exe", NULL);
         g_assert_nonnull(self);
         g_autofree char *bin_dir = g_path_get_dirname(self);
-        snprintf(shim_path, sizeof(shim_path), "%s/../../daemon/usermount-fuse-shim.so",
+        snprintf(shim_path, sizeof(shim_path), "%s/../../driver/usermount-fuse-shim.so",
                  bin_dir);
         g_assert_cmpint(access(shim_path, R_OK), ==, 0);
         if (!g_test_subprocess())

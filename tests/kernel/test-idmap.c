@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The kernel-facing parts of id-mapped mounts (daemon/idmap.c) on real mounts and real
+ * The kernel-facing parts of id-mapped mounts (worker/idmap-userns.c) on real mounts and real
  * user namespaces: a user namespace the daemon makes with given maps id-maps a real ext4
  * mount as the maps say; the maps of a namespace (also one nested in another) are read
  * back as host ids, and the helper children are gone when the calls return; a filesystem
@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <linux/nsfs.h>
 
-#include "idmap.h"
+#include "idmap-userns.h"
 #include "kernel-compat.h"
 #include "kernel-util.h"
 #include "loop.h"

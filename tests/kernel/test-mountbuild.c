@@ -370,11 +370,11 @@ static void stage_ns_view(void *data) {
         g_assert_cmpint(setns(ns_fd, CLONE_NEWNS), ==, 0);
         root = g_dir_open("/", 0, NULL);
         g_assert_nonnull(root);
-        g_assert_cmpstr(g_dir_read_name(root), ==, STAGENS_DIR);
+        g_assert_cmpstr(g_dir_read_name(root), ==, JOB_STAGE_DIR);
         g_assert_null(g_dir_read_name(root));
         g_assert_cmpint(stat("/proc/self", &st), ==, -1);
         g_assert_cmpint(stat("/dev/null", &st), ==, -1);
-        g_assert_cmpint(stat("/" STAGENS_DIR, &st), ==, 0);
+        g_assert_cmpint(stat("/" JOB_STAGE_DIR, &st), ==, 0);
         g_assert_cmpuint(st.st_mode & 07777, ==, 0700);
 }
 

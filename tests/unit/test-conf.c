@@ -16,7 +16,12 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "fscheck.h"
 #include "policy.h"
+
+/* The daemon bounds ImageCheckUidRange= by what the worker's image check takes. */
+_Static_assert(CONF_IMAGE_CHECK_UID_COUNT_MAX == FSCHECK_UID_COUNT_MAX,
+               "ImageCheckUidRange= and the image check disagree on the most uids");
 
 static char *tmpdir;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Tests of the pure parts of id-mapped mounts (daemon/idmap.c): parsing a user
+ * Tests of the pure parts of id-mapped mounts (worker/idmap-userns.c): parsing a user
  * namespace's map as the kernel prints it, formatting it back (for /proc and for info),
  * reading /etc/subuid text, and the check that a map uses only the caller's own id and
  * the ranges delegated to it (SECURITY-TESTS.md item 23).
@@ -10,7 +10,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "idmap.h"
+#include "idmap-userns.h"
 
 /* ---- idmap_parse ------------------------------------------------------------------------ */
 

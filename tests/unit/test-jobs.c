@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Tests of daemon/jobs-proto.c, what the daemon and usermount-worker both know of the typed
+ * Tests of shared/jobproto.c, what the daemon and usermount-worker both know of the typed
  * jobs: mount options packed into a job and back (and bytes that are not what packing
  * makes), the checks of a worker's reply before the daemon reads it, fixed-size strings,
  * and the layout table. Pure: no worker is started (tests/daemon does that).
@@ -8,7 +8,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "jobs.h"
+#include "jobproto.h"
 
 static void test_options_round_trip(void) {
         MountOption items[] = {

@@ -8,7 +8,7 @@
  * with a control or direction-changing character in it (log_escape()). Also the one
  * predicate of the characters every escaper of device data escapes (utf8_char_unsafe(),
  * checked against GLib's Unicode tables) and that the daemon's escapers agree on labels:
- * um_escape(), log_escape() and the mount point names (attach_sanitize_name()).
+ * um_escape(), log_escape() and the mount point names (mountname_sanitize()).
  */
 #include <fcntl.h>
 #include <glib.h>
@@ -256,7 +256,7 @@ static void test_unsafe_predicate(void) {
 typedef struct LabelCase {
         const char *label;
         const char *escaped; /* by um_escape() and log_escape() */
-        const char *name;    /* by attach_sanitize_name(); NULL: nothing usable */
+        const char *name;    /* by mountname_sanitize(); NULL: nothing usable */
 } LabelCase;
 
 /* Device labels with bidi and invisible characters among letters that must stay. */
@@ -286,7 +286,7 @@ static void test_label_escapers(void) {
 
                 g_assert_cmpstr(um_escape(c->label, buf, sizeof(buf)), ==, c->escaped);
                 g_assert_cmpstr(log_escape(c->label, buf, sizeof(buf)), ==, c->escaped);
-                ok = attach_sanitize_name(c->label, buf, sizeof(buf));
+                ok = mountname_sanitize(c->label, buf, sizeof(buf));
                 g_assert_cmpint(ok, ==, !!c->name);
                 g_assert_cmpstr(buf, ==, c->name ?: "");
         }

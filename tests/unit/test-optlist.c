@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Tests of daemon/optlist.c's splitting against libmount's own parser, which it replaced
+ * Tests of shared/optlist.c's splitting against libmount's own parser, which it replaced
  * in the daemon: every string of up to 7 characters over "a=,1" that passes the byte
  * checks splits into the same keys and values as mnt_optstr_next_option() finds.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Table-driven tests of the partition choice (daemon/partition.c) and the Discoverable
+ * Table-driven tests of the partition choice (worker/partition.c) and the Discoverable
  * Partitions Specification names (shared/parttable.c), on tables made in memory: which
  * partition a request gets, every refusal with its message, and the bounds of the list
  * a message carries whatever a hostile table holds. The GUIDs below are written out from

@@ -359,7 +359,7 @@ static void test_fstype_allowed(const void *data) {
         const char *fstype = data;
         PolicyInput in = input(fstype, NULL, 0);
 
-        g_assert_true(policy_fstype_allowed(fstype));
+        g_assert_true(fstype_allowed(fstype));
         expect_built(&in, forced_items(fstype), ATTR_BASE, false);
 }
 
@@ -367,7 +367,7 @@ static void test_fstype_refused(const void *data) {
         const char *fstype = data;
         PolicyInput in = input(fstype, "", 0);
 
-        g_assert_false(policy_fstype_allowed(fstype));
+        g_assert_false(fstype_allowed(fstype));
         expect_refused(&in, -EPERM, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, "is not allowed");
         /* Also with options that would be fine on an allowed type. */
         in.options = "ro,noatime";
@@ -375,13 +375,13 @@ static void test_fstype_refused(const void *data) {
 }
 
 static void test_fstype_list(void) {
-        const char *const *list = policy_fstypes();
+        const char *const *list = fstype_names();
         size_t n = 0;
 
         for (; list[n]; n++) {
                 g_assert_cmpuint(n, <, G_N_ELEMENTS(allowed_fstypes));
                 g_assert_cmpstr(list[n], ==, allowed_fstypes[n]);
-                g_assert_true(policy_fstype_allowed(list[n]));
+                g_assert_true(fstype_allowed(list[n]));
         }
         g_assert_cmpuint(n, ==, G_N_ELEMENTS(allowed_fstypes));
 }
@@ -389,7 +389,7 @@ static void test_fstype_list(void) {
 static void test_fstype_null(void) {
         PolicyInput in = input(NULL, "", 0);
 
-        g_assert_false(policy_fstype_allowed(NULL));
+        g_assert_false(fstype_allowed(NULL));
         expect_refused(&in, -EPERM, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, "is not allowed");
 }
 

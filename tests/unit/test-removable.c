@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Table-driven tests of the removable-media decision (daemon/removable.c), which picks
+ * Table-driven tests of the removable-media decision (shared/removable.c), which picks
  * mount-removable (no password for active sessions) over mount-system. Each row builds a
  * fake sysfs tree in a temporary directory, laid out as the kernel lays out the real one
  * (dev/block/MAJOR:MINOR links into devices/..., "subsystem" links, "removable", "type"

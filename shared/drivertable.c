@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The table of userspace filesystem drivers and the lookup of the installed one
+ * (drivertable.h).
+ */
+#include <unistd.h>
+
+#include "drivertable.h"
+#include "macro.h"
+
+#define STRV(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+/*
+ * Verified on Debian 12 (fuse2fs 1.47.0, exfat-fuse 1.3.0, fusefat 0.1a, ntfs-3g 2022.10.3,
+ * squashfuse 0.1.105; libfuse 2.9.9, libfuse 3.14.0), each run by fusedriver_mount() as an
+ * unprivileged uid in the sandbox (tests/kernel/test-fusedriver.c). Every driver opens the
+ * source through the shim and gets the connection as the shim's or libfuse 3's answer;
+ * none mounts anything. With "ro" every one refuses writes (EROFS):
+ *
+ *  - fuse2fs (libfuse 2, -f): ext2/3/4 read-write; files show their on-disk ids; a created
+ *    file belongs to the creating process's uid and gid (fuse2fs takes them from the
+ *    request), where the modes let it create; fuse2fs checks the modes too. offset=<bytes>
+ *    takes a partition. It stays in the foreground with -f.
+ *  - mount.exfat-fuse (libfuse 2): read-write; no ids on disk: uid=/gid= make every file
+ *    the caller's, created files too. It has no foreground option (only -d, which logs
+ *    every request), so the shim's fuse_daemonize() keeps it in the foreground; it needs a
+ *    user name for its own uid (the shim's getpwuid()). No offset option.
+ *  - fusefat (libfuse 2, -f): writes only with "rw+" (without "ro" or "rw+" it exits with
+ *    "This is experimental code, opening rw a real file system could be dangerous");
+ *    uid=/gid= as for exfat. No offset option.
+ *  - ntfs-3g (integrated fuse-lite; setuid root, which no_new_privs and the nosuid tree
+ *    make inert: it runs as the sandbox's uid with no capabilities): read-write;
+ *    no_detach keeps it in the foreground (it has no -f); uid=/gid= as for exfat. Its
+ *    mount point must be a directory it owns (/tmp/mnt), and it canonicalizes the source
+ *    path (the shim's realpath()). No offset option.
+ *  - squashfuse (libfuse 3, -f): read-only; the mount point "/dev/fd/4" makes libfuse 3
+ *    use the connection fd; files show their stored ids; offset=<bytes> takes a partition.
+ *
+ * A read-write mount of a read-only source fd is refused before any driver starts
+ * (-EROFS), rather than relying on each driver's fallback (only exfat has one).
+ */
+static FuseDriver drivers[] = {
+        {
+                .name = "fuse2fs",
+                .fstypes = STRV("ext2", "ext3", "ext4"),
+                .paths = STRV("/usr/bin/fuse2fs", "/usr/sbin/fuse2fs", "/sbin/fuse2fs"),
+                .generation = FUSE_GENERATION_LIBFUSE2,
+                .argv = STRV("fuse2fs", "{source}", "{mountpoint}", "-f", "-o", "{options}"),
+                .writable = true,
+                .rw_option = "rw",
+                .has_offset = true,
+                /* fuse2fs compares the caller with the owners on disk, unless it pretends
+                 * that every caller is root. */
+                .as_caller_options = "fakeroot",
+                .quiet_prefixes = STRV("fuse2fs: Warning:", "FUSE2FS (", "Mounting read-only."),
+        },
+        {
+                .name = "exfat",
+                .fstypes = STRV("exfat"),
+                .paths = STRV("/usr/sbin/mount.exfat-fuse", "/sbin/mount.exfat-fuse"),
+                .generation = FUSE_GENERATION_LIBFUSE2,
+                .argv = STRV("mount.exfat-fuse", "-o", "{options}", "{source}",
+                             "{mountpoint}"),
+                .ownerless = true,
+                .writable = true,
+                .rw_option = "rw",
+                .quiet_prefixes = STRV("FUSE exfat "),
+        },
+        {
+                .name = "fusefat",
+                .fstypes = STRV("vfat"),
+                .paths = STRV("/usr/bin/fusefat", "/usr/sbin/fusefat"),
+                .generation = FUSE_GENERATION_LIBFUSE2,
+                .argv = STRV("fusefat", "-f", "-o", "{options}", "{source}", "{mountpoint}"),
+                .ownerless = true,
+                .writable = true,
+                .rw_option = "rw+",
+        },
+        {
+                .name = "ntfs-3g",
+                .fstypes = STRV("ntfs", "ntfs3"),
+                .paths = STRV("/usr/bin/ntfs-3g", "/bin/ntfs-3g"),
+                .generation = FUSE_GENERATION_FUSELITE,
+                .argv = STRV("ntfs-3g", "-o", "{options}", "{source}", "{mountpoint}"),
+                .ownerless = true,
+                .writable = true,
+                .rw_option = "rw",
+                .extra_options = "no_detach",
+                .quiet_prefixes = STRV("ntfs-3g 2", "Configuration type", "Copyright",
+                                       "Version ", "Mounted ", "Cmdline options:",
+                                       "Mount options:", "Ownership and permissions",
+                                       "Global ownership"),
+        },
+        {
+                .name = "squashfuse",
+                .fstypes = STRV("squashfs"),
+                .paths = STRV("/usr/bin/squashfuse", "/usr/sbin/squashfuse"),
+                .generation = FUSE_GENERATION_LIBFUSE3,
+                .argv = STRV("squashfuse", "-f", "-o", "{options}", "{source}",
+                             "{mountpoint}"),
+                .has_offset = true,
+        },
+};
+
+const FuseDriver *fusedriver_find(const char *fstype) {
+        if (!fstype)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(drivers); i++) {
+                FuseDriver *d = &drivers[i];
+
+                if (!strv_contains(d->fstypes, fstype))
+                        continue;
+                for (const char *const *p = d->paths; *p; p++)
+                        if (access(*p, X_OK) == 0) {
+                                /* Static table: the last lookup's path is as good as any. */
+                                d->path = *p;
+                                return d;
+                        }
+                return NULL;
+        }
+        return NULL;
+}
+
+bool fusedriver_fuse_present(void) {
+        return access("/dev/fuse", F_OK) == 0;
+}
