@@ -23,8 +23,8 @@ typedef enum ExitStatus {
 } ExitStatus;
 
 /*
- * Whether polkit may ask for a password (params "interactive", DBUS-API.md) through
- * pkttyagent on our terminal (auth-call.h); --no-ask-password clears it.
+ * Whether polkit may ask for a password (params "interactive", org.freedesktop.UserMount1(5))
+ * through pkttyagent on our terminal (auth-call.h); --no-ask-password clears it.
  */
 extern bool arg_ask_password;
 

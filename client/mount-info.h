@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The "info" dict that usermountd returns for a mount (DBUS-API.md, "info keys"), as the
- * client shows it: the fields of libusermount's usermount_info, and the one-line texts the
- * client prints about a mount.
+ * The "info" dict that usermountd returns for a mount (org.freedesktop.UserMount1(5), "info
+ * keys"), as the client shows it: the fields of libusermount's usermount_info, and the one-line
+ * texts the client prints about a mount.
  */
 #pragma once
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Making the paths the user names absolute before they go to usermountd, which accepts
- * absolute paths only (DBUS-API.md) and resolves them in the caller's mount namespace.
+ * absolute paths only (org.freedesktop.UserMount1(5)) and resolves them in the caller's mount
+ * namespace.
  */
 #pragma once
 

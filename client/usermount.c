@@ -6,12 +6,12 @@
  * The client is an ordinary, unprivileged program: it runs with the caller's own rights,
  * and usermountd trusts nothing it says about itself (the caller's identity comes from
  * the bus). A hostile environment therefore cannot make the daemon do anything, and the
- * client does not let the environment steer it either (SECURITY-TESTS.md, item 30): it
+ * client does not let the environment steer it either (docs/security.md, class 30): it
  * never reads LIBMOUNT_* (it does not use libmount at all), does nothing with PATH (the
  * one program it runs, pkttyagent, is run by absolute path), and parses its command line
- * the same way whatever POSIXLY_CORRECT says. It reads no variable itself; sd-bus finds the system bus through
- * DBUS_SYSTEM_BUS_ADDRESS, and whatever that points at can deceive only the caller, and
- * libc's localtime_r() reads TZ for the times 'usermount list' shows, which is the
+ * the same way whatever POSIXLY_CORRECT says. It reads no variable itself; sd-bus finds the
+ * system bus through DBUS_SYSTEM_BUS_ADDRESS, and whatever that points at can deceive only the
+ * caller, and libc's localtime_r() reads TZ for the times 'usermount list' shows, which is the
  * caller's choice to make. It never calls setlocale(): the LC_* variables change nothing.
  */
 #include <getopt.h>

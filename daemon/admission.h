@@ -51,7 +51,7 @@ int admission_check_drivers(const ConfLimits *l, const LimitSubject *s, size_t o
 
 /* MaxWorkers=, MaxWorkersPerUser=, and for a request polkit has not authorized yet
  * (unauthorized) MaxUnauthorizedRequests=, before a worker is given a job: the counts are
- * the workers working (worker.h). */
+ * the workers working (workerpool.h). */
 int admission_check_workers(const ConfLimits *l, const LimitSubject *s, bool unauthorized,
                          unsigned workers, unsigned owner_workers,
                          unsigned unauthorized_workers, UmError *error);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The details polkit rules see for a request (authdetails.h).
+ * The details polkit rules see for a call (authdetails.h).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "mountname.h"
 #include "authdetails.h"
-#include "manager.h"
+#include "macro.h"
+#include "mountname.h"
 
 /*
  * Facts about the source that no path and no mount namespace can change, for rules that
@@ -44,52 +44,46 @@ static void auth_details_facts(AuthDetails *d, dev_t devnum, int image_fd) {
         d->facts[n] = NULL;
 }
 
-void auth_details_of_request(Request *req, AuthDetails *d) {
-        MountRecord *rec = NULL;
+void auth_details_of_mount(const MountRecord *rec, AuthDetails *d) {
+        snprintf(d->device, sizeof(d->device), "%s", strempty(rec->device));
+        d->fstype = strempty(rec->fstype);
+        d->label = strempty(rec->label);
+        d->uuid = strempty(rec->uuid);
+        d->idmap = rec->idmap ?: "none";
+        d->driver = rec->driver ?: "kernel";
+        d->options = strempty(rec->options);
+        d->read_only = rec->attr_set & MOUNT_ATTR_RDONLY;
+        d->exec = !(rec->attr_set & MOUNT_ATTR_NOEXEC);
+        snprintf(d->target, sizeof(d->target), "%s", strempty(rec->mount_point));
+        if (rec->partition > 0)
+                snprintf(d->partition, sizeof(d->partition), "%u", rec->partition);
+        auth_details_facts(d, rec->devnum, -EBADF);
+}
 
-        if (req->call.method == METHOD_UNMOUNT)
-                rec = registry_find_mount_id(req->manager->registry, req->unmount_id);
-        if (rec) {
-                snprintf(d->device, sizeof(d->device), "%s", strempty(rec->device));
-                d->fstype = strempty(rec->fstype);
-                d->label = strempty(rec->label);
-                d->uuid = strempty(rec->uuid);
-                d->idmap = rec->idmap ?: "none";
-                d->driver = rec->driver ?: "kernel";
-                d->options = strempty(rec->options);
-                d->read_only = rec->attr_set & MOUNT_ATTR_RDONLY;
-                d->exec = !(rec->attr_set & MOUNT_ATTR_NOEXEC);
-                snprintf(d->target, sizeof(d->target), "%s", strempty(rec->mount_point));
-                if (rec->partition > 0)
-                        snprintf(d->partition, sizeof(d->partition), "%u", rec->partition);
-                auth_details_facts(d, rec->devnum, -EBADF);
-                return;
-        }
-        auth_details_facts(d, req->source.type == SOURCE_BLOCK_DEVICE ? req->source.rdev : 0,
-                           req->source.type == SOURCE_IMAGE ? request_source_fd(req) : -EBADF);
-        snprintf(d->device, sizeof(d->device), "%s",
-                 request_source_path(req) ?: request_what(req));
-        d->fstype = req->probe.fstype;
-        d->label = req->probe.label;
-        d->uuid = req->probe.uuid;
-        if (req->partition.number > 0)
-                snprintf(d->partition, sizeof(d->partition), "%u", req->partition.number);
-        d->idmap = idmap_mode_to_string(req->call.params.idmap);
-        d->driver = driver_kind_name(req->driver.driver);
-        d->options = strempty(req->call.options);
-        d->read_only = req->mount_options.read_only;
-        d->exec = req->call.params.exec;
-        if (req->call.params.target)
-                snprintf(d->target, sizeof(d->target), "%s", req->call.params.target);
-        else if (req->call.method == METHOD_OPEN_MOUNT)
+void auth_details_of_call(const MountCall *call, const AuthFacts *f, AuthDetails *d) {
+        auth_details_facts(d, f->devnum, f->image_fd);
+        snprintf(d->device, sizeof(d->device), "%s", strempty(f->device));
+        d->fstype = f->probe->fstype;
+        d->label = f->probe->label;
+        d->uuid = f->probe->uuid;
+        if (f->partition > 0)
+                snprintf(d->partition, sizeof(d->partition), "%u", f->partition);
+        d->idmap = idmap_mode_to_string(call->params.idmap);
+        d->driver = driver_kind_name(f->driver);
+        d->options = strempty(call->options);
+        d->read_only = f->read_only;
+        d->exec = call->params.exec;
+        if (call->params.target)
+                snprintf(d->target, sizeof(d->target), "%s", call->params.target);
+        else if (call->method == METHOD_OPEN_MOUNT)
                 d->target[0] = 0; /* nothing is attached */
         else {
                 const AttachRequest a = {
-                        .uid = req->call.caller.uid,
-                        .media_root = req->conf->media_root,
-                        .user_name = req->call.caller.user_name,
-                        .label = req->probe.label,
-                        .uuid = req->probe.uuid,
+                        .uid = call->caller.uid,
+                        .media_root = f->media_root,
+                        .user_name = call->caller.user_name,
+                        .label = f->probe->label,
+                        .uuid = f->probe->uuid,
                 };
 
                 mountname_default(&a, d->target, sizeof(d->target));

@@ -171,3 +171,12 @@ int authorize_check_async(sd_bus *bus, const AuthorizeSubject *subject, const ch
                 return r;
         return send_check(bus, call, action, details, interactive, done, userdata, ret_slot);
 }
+
+AuthorizeSubject authorize_subject_of(const Caller *caller) {
+        return (AuthorizeSubject) {
+                .pid = caller->pid,
+                .start_time = caller->start_time,
+                .uid = caller->uid,
+                .pidfd = caller->pidfd,
+        };
+}

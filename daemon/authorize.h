@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "call.h"
 #include "um-error.h"
 
 /* The process polkit is asked about. */
@@ -24,6 +25,9 @@ typedef struct AuthorizeSubject {
         uid_t uid;
         int pidfd;           /* of pid, or -EBADF; borrowed: the call carries a copy */
 } AuthorizeSubject;
+
+/* The subject polkit is asked about for a known caller (borrows its pidfd). */
+AuthorizeSubject authorize_subject_of(const Caller *caller);
 
 /*
  * Called once with r = 0 (authorized), -EACCES (error says NotAuthorized or

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The file descriptors that come with bus messages, kept so that the main loop never
- * closes one (STYLE.md, "never blocks on anything a caller controls").
+ * closes one (docs/style.md, "never blocks on anything a caller controls").
  *
  * Every close() of a file calls its filesystem's flush, and on FUSE that is a request to
  * the file's server, which a caller may run and never answer (the kernel then waits

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * One reader for the a{sv} params of every method (DBUS-API.md), driven by a table per
- * method: each known key with its D-Bus type and the function that stores its value into
+ * One reader for the a{sv} params of every method (org.freedesktop.UserMount1(5)), driven by a
+ * table per method: each known key with its D-Bus type and the function that stores its value into
  * the method's struct. The reader enforces what every params dict must be: known keys
  * only, each at most once, of its type, at most max_entries of them; the table says how a
  * key it does not know (or a repeated one) is refused.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A MountCall is one method call as the bus edge (bus.c) parsed and validated it and the
+ * A MountCall is one method call as the bus edge (request-dbus.c) parsed and validated it and the
  * caller stage (caller.c) identified its sender: who asks and what, never changed after
  * that. What the daemon finds out and decides on the way is a Request's (request.h).
  *
@@ -45,7 +45,7 @@ typedef struct Caller {
                               * label); NULL when it has none (label.h) */
 } Caller;
 
-/* The a{sv} params of a mount call, validated (DBUS-API.md, "params keys"). */
+/* The a{sv} params of a mount call, validated (org.freedesktop.UserMount1(5), "params keys"). */
 typedef struct MountParams {
         char *target;     /* NULL if not given */
         bool read_only;   /* as asked; a read-only source adds to it (Request.read_only) */

@@ -26,12 +26,16 @@ struct CallerLookup {
         CallerLookup *next;
         char *name;
         sd_bus_slot *slot;
-        Request *requests[CALLER_WAITERS_MAX];
+        MountCall *calls[CALLER_WAITERS_MAX];
         CallerDone dones[CALLER_WAITERS_MAX];
+        void *userdatas[CALLER_WAITERS_MAX];
         size_t n_requests;
 };
 
 struct CallerCache {
+        sd_bus *bus;       /* borrowed */
+        sd_event *event;   /* borrowed */
+        UserCache *users;  /* borrowed */
         CallerEntry entries[CALLER_CACHE_MAX];
         size_t n;
         uint64_t tick;
@@ -44,11 +48,14 @@ static void creds_done(CallerCreds *c) {
         c->label = mfree(c->label);
 }
 
-int caller_cache_new(CallerCache **ret) {
+int caller_cache_new(sd_bus *bus, sd_event *event, UserCache *users, CallerCache **ret) {
         CallerCache *c = calloc(1, sizeof(*c));
 
         if (!c)
                 return -ENOMEM;
+        c->bus = bus;
+        c->event = event;
+        c->users = users;
         *ret = c;
         return 0;
 }
@@ -58,7 +65,7 @@ static CallerLookup *lookup_free(CallerLookup *l) {
                 return NULL;
         sd_bus_slot_unref(l->slot);
         for (size_t i = 0; i < l->n_requests; i++)
-                request_free(l->requests[i]);
+                l->dones[i](l->userdatas[i], -ECANCELED, NULL);
         free(l->name);
         free(l);
         return NULL;
@@ -213,21 +220,12 @@ int caller_check_process(pid_t pid, uid_t uid, int pidfd, int *ret_pidfd,
         return 0;
 }
 
-AuthorizeSubject caller_subject(const Caller *caller) {
-        return (AuthorizeSubject) {
-                .pid = caller->pid,
-                .start_time = caller->start_time,
-                .uid = caller->uid,
-                .pidfd = caller->pidfd,
-        };
-}
-
 /* ---- The stage ------------------------------------------------------------------------ */
 
-/* The Caller of req's call from creds and the process behind them. */
-static int caller_fill(Request *req, const CallerCreds *creds, int pidfd, UmError *error) {
-        Manager *m = req->manager;
-        Caller *c = &req->call.caller;
+/* The Caller of call from creds and the process behind them. */
+static int caller_fill(CallerCache *cache, MountCall *call, const CallerCreds *creds, int pidfd,
+                       UmError *error) {
+        Caller *c = &call->caller;
         const UserCacheEntry *u;
         uint64_t now = 0;
         int r;
@@ -246,8 +244,7 @@ static int caller_fill(Request *req, const CallerCreds *creds, int pidfd, UmErro
         if (r >= 0 && creds->start_time != 0 && creds->start_time != c->start_time)
                 r = -EPERM;
         if (r >= 0 && creds->start_time == 0)
-                caller_cache_note_start_time(m->callers,
-                                             sd_bus_message_get_sender(req->call.message),
+                caller_cache_note_start_time(cache, sd_bus_message_get_sender(call->message),
                                              c->start_time);
         if (r == -ESRCH)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, ESRCH,
@@ -268,8 +265,9 @@ static int caller_fill(Request *req, const CallerCreds *creds, int pidfd, UmErro
         /* The primary group is only used for uid=/gid= on filesystems without owners and the
          * group of the user's media directory; the name for that directory's name. NSS may
          * block (userdbd, LDAP): remembered for a minute (usercache.h). */
-        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
-        u = usercache_get(&m->users, creds->uid, now, usercache_getpwuid);
+        if (cache->event)
+                (void) sd_event_now(cache->event, CLOCK_MONOTONIC, &now);
+        u = usercache_get(cache->users, creds->uid, now, usercache_getpwuid);
         c->gid = u->gid;
         c->gid_known = u->found;
         if (u->found && u->name[0])
@@ -279,15 +277,16 @@ static int caller_fill(Request *req, const CallerCreds *creds, int pidfd, UmErro
         return c->user_name ? 0 : -ENOMEM;
 }
 
-static void caller_continue(Request *req, const CallerCreds *creds, int pidfd, CallerDone done) {
+static void caller_continue(CallerCache *cache, MountCall *call, const CallerCreds *creds,
+                            int pidfd, CallerDone done, void *userdata) {
         UmError error = {};
         int r;
 
-        r = caller_fill(req, creds, pidfd, &error);
+        r = caller_fill(cache, call, creds, pidfd, &error);
         if (r < 0 && error.kind == UM_ERROR_KIND_NONE)
                 um_error_set(&error, UM_ERROR_KIND_FAILED, -r,
                              "Could not learn who is calling: %s.", strerror(-r));
-        done(req, r < 0 ? r : 0, r < 0 ? &error : NULL);
+        done(userdata, r < 0 ? r : 0, r < 0 ? &error : NULL);
 }
 
 /* Reads the a{sv} of GetConnectionCredentials: UnixUserID and ProcessID are required. */
@@ -374,12 +373,12 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
         }
 
         for (size_t i = 0; i < l->n_requests; i++) {
-                Request *req = TAKE_PTR(l->requests[i]);
+                MountCall *call = TAKE_PTR(l->calls[i]);
 
                 if (r < 0)
-                        l->dones[i](req, r, &error);
+                        l->dones[i](l->userdatas[i], r, &error);
                 else
-                        caller_continue(req, &creds, pidfd, l->dones[i]);
+                        caller_continue(c, call, &creds, pidfd, l->dones[i], l->userdatas[i]);
         }
         l->n_requests = 0;
         creds_done(&creds);
@@ -387,9 +386,9 @@ static int on_credentials(sd_bus_message *reply, void *userdata, sd_bus_error *r
         return 0;
 }
 
-/* Asks the bus about name, for req; or adds req to the question already asked. */
-static int caller_ask(CallerCache *c, const char *name, Request *req, CallerDone done,
-                      UmError *error) {
+/* Asks the bus about name, for call; or adds call to the question already asked. */
+static int caller_ask(CallerCache *c, const char *name, MountCall *call, CallerDone done,
+                      void *userdata, UmError *error) {
         CallerLookup *l;
         int r;
 
@@ -416,8 +415,10 @@ static int caller_ask(CallerCache *c, const char *name, Request *req, CallerDone
                         return -ENOMEM;
                 l->cache = c;
                 l->name = strdup(name);
-                if (l->name)
-                        r = sd_bus_call_method_async(req->manager->bus, &l->slot,
+                if (!c->bus)
+                        r = -ENOTCONN;
+                else if (l->name)
+                        r = sd_bus_call_method_async(c->bus, &l->slot,
                                                      "org.freedesktop.DBus",
                                                      "/org/freedesktop/DBus",
                                                      "org.freedesktop.DBus",
@@ -433,15 +434,16 @@ static int caller_ask(CallerCache *c, const char *name, Request *req, CallerDone
                 c->lookups = l;
                 c->n_lookups++;
         }
-        l->requests[l->n_requests] = req;
+        l->calls[l->n_requests] = call;
         l->dones[l->n_requests] = done;
+        l->userdatas[l->n_requests] = userdata;
         l->n_requests++;
         c->n_waiting++;
         return 0;
 }
 
-void caller_identify(CallerCache *c, Request *req, CallerDone done) {
-        const char *name = sd_bus_message_get_sender(req->call.message);
+void caller_identify(CallerCache *c, MountCall *call, CallerDone done, void *userdata) {
+        const char *name = sd_bus_message_get_sender(call->message);
         const CallerCreds *cached;
         UmError error = {};
         int r;
@@ -449,7 +451,7 @@ void caller_identify(CallerCache *c, Request *req, CallerDone done) {
         if (!name || name[0] != ':') {
                 um_error_set(&error, UM_ERROR_KIND_FAILED, EPROTO,
                              "The call came without a sender; call through the system bus.");
-                return done(req, -EPROTO, &error);
+                return done(userdata, -EPROTO, &error);
         }
         cached = caller_cache_get(c, name);
         if (cached) {
@@ -460,17 +462,17 @@ void caller_identify(CallerCache *c, Request *req, CallerDone done) {
                 if (cached->label && !(creds.label = strdup(cached->label))) {
                         um_error_set(&error, UM_ERROR_KIND_FAILED, ENOMEM,
                                      "Could not learn who is calling: %s.", strerror(ENOMEM));
-                        return done(req, -ENOMEM, &error);
+                        return done(userdata, -ENOMEM, &error);
                 }
-                caller_continue(req, &creds, -EBADF, done);
+                caller_continue(c, call, &creds, -EBADF, done, userdata);
                 creds_done(&creds);
                 return;
         }
-        r = caller_ask(c, name, req, done, &error);
+        r = caller_ask(c, name, call, done, userdata, &error);
         if (r < 0) {
                 if (error.kind == UM_ERROR_KIND_NONE)
                         um_error_set(&error, UM_ERROR_KIND_FAILED, -r,
                                      "Could not ask the bus who is calling: %s.", strerror(-r));
-                done(req, r, &error);
+                done(userdata, r, &error);
         }
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The "caller" stage of a request (ARCHITECTURE.md, "Request flow"): who sent the call.
+ * The "caller" stage of a request (docs/architecture.md, "Request flow"): who sent the call.
  *
  *   bus      the bus daemon's record of the sender's connection: uid, pid and LSM label as
  *            it took them from the socket when the connection was made (never from /proc,
@@ -8,7 +8,7 @@
  *            org.freedesktop.DBus.GetConnectionCredentials, so the main loop never waits
  *            for the bus, and remembered per unique name: what the bus says about a name
  *            never changes while the name exists. A name is forgotten when its connection
- *            closes (NameOwnerChanged, bus.c) or when CALLER_CACHE_MAX others were used
+ *            closes (NameOwnerChanged, manager-dbus.c) or when CALLER_CACHE_MAX others were used
  *            more recently.
  *   process  a pidfd of that pid (the bus's ProcessFD where it sends one; dbus-daemon 1.14
  *            does not, so pidfd_open()), then the process is checked: every uid of it
@@ -29,10 +29,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "authorize.h"
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
 #include "call.h"
-#include "manager.h"
 #include "um-error.h"
+#include "usercache.h"
 
 #define CALLER_CACHE_MAX 256   /* connections remembered */
 #define CALLER_LOOKUPS_MAX 256 /* connections asked about at once */
@@ -58,22 +60,25 @@ typedef struct CallerCache CallerCache;
  * refused (Failed, or LimitExceeded); req->call.caller.pid > 0 if the bus answered, and
  * then its uid is set too.
  */
-typedef void (*CallerDone)(Request *req, int r, const UmError *error);
+typedef void (*CallerDone)(void *userdata, int r, const UmError *error);
 
-/* An empty cache; -ENOMEM. */
-int caller_cache_new(CallerCache **ret);
+/* An empty cache that asks bus (NULL: a cache that never asks, for tests), takes the time
+ * from event and the callers' passwd entries from users (both borrowed, outliving the
+ * cache); -ENOMEM. */
+int caller_cache_new(sd_bus *bus, sd_event *event, UserCache *users, CallerCache **ret);
 
-/* Frees c and everything in it. Calls still waiting for the bus are freed unanswered (the
- * daemon is exiting; the bus tells their senders). NULL is fine; returns NULL. */
+/* Frees c and everything in it. Calls still waiting for the bus get their done with
+ * -ECANCELED and no error (the daemon is exiting; the bus tells their senders). NULL is
+ * fine; returns NULL. */
 CallerCache *caller_cache_free(CallerCache *c);
 
 /*
- * Learns who sent req->call.message (a call on req->manager->bus), fills req->call.caller
- * and continues with done. On a
- * cache hit done runs before this returns; otherwise once the bus answered. Takes req in
- * every case: a failure, even to send the question, is reported through done.
+ * Learns who sent call->message (a call on the cache's bus), fills call->caller and
+ * continues with done(userdata, ...). On a cache hit done runs before this returns;
+ * otherwise once the bus answered. done runs exactly once: a failure, even to send the
+ * question, is reported through it. call must live until then.
  */
-void caller_identify(CallerCache *c, Request *req, CallerDone done);
+void caller_identify(CallerCache *c, MountCall *call, CallerDone done, void *userdata);
 
 /* Records the start time of the process the connection name's pid was when it was first
  * checked (CallerCreds.start_time), unless one is recorded already. */
@@ -106,5 +111,3 @@ size_t caller_cache_pending(const CallerCache *c);
 int caller_check_process(pid_t pid, uid_t uid, int pidfd, int *ret_pidfd,
                          uint64_t *ret_start_time, mode_t *ret_umask);
 
-/* The subject polkit is asked about for a known caller (borrows its pidfd). */
-AuthorizeSubject caller_subject(const Caller *caller);

@@ -2,9 +2,9 @@
 /*
  * The administrator's configuration, /etc/usermount/usermount.conf: which filesystem types
  * may be mounted and with which options, the media root, limits, exec, the read-only
- * image check, and the SELinux type of user mounts. A Config is immutable once loaded and reference-counted: the Manager holds
- * the current one, and every request holds the one it started with, so a reload (SIGHUP)
- * never changes the rules under a request in flight.
+ * image check, and the SELinux type of user mounts. A Config is immutable once loaded and
+ * reference-counted: the Manager holds the current one, and every request holds the one it
+ * started with, so a reload (SIGHUP) never changes the rules under a request in flight.
  *
  * Built-in defaults make the daemon work without any file. A file can only narrow what the
  * built-in policy tables allow (policy.c) and add forced or default options that those
@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "driverpolicy.h"
+#include "fsconf.h"
 #include "optlist.h"
 #include "um-error.h"
 
@@ -44,8 +45,9 @@
 #define CONF_DEFAULT_DRIVER_CPU_SEC 0ULL /* infinity: a long-lived mount must not die */
 #define CONF_DEFAULT_IMAGE_CHECK_USER "usermount-check"
 /* ImageCheckUidRange=1879048192-1879048447: 256 uids at the start of the block that
- * systemd's UIDS-GIDS document (systemd.io/UIDS-GIDS) leaves unused (1879048192-2147352575, above the container ranges
- * and below the foreign range 0x7FFE0000), so that no two checks share a uid. */
+ * systemd's UIDS-GIDS document (systemd.io/UIDS-GIDS) leaves unused (1879048192-2147352575,
+ * above the container ranges and below the foreign range 0x7FFE0000), so that no two checks
+ * share a uid. */
 #define CONF_DEFAULT_IMAGE_CHECK_UID_FIRST 1879048192u
 #define CONF_DEFAULT_IMAGE_CHECK_UID_COUNT 256u
 /* ImageCheckUidRange= bounds: at least 2 uids (one is ImageCheckUser='s job), at most as
@@ -77,25 +79,6 @@ typedef struct ConfLimits {
         unsigned driver_tasks_max;          /* its threads */
         uint64_t driver_cpu_sec;            /* its CPU time, seconds; 0: no limit */
 } ConfLimits;
-
-/* One filesystem type's section ("[ext4]"). Strings are owned by the Config. */
-typedef struct ConfFsType {
-        const char *name;        /* a type policy.c knows, e.g. "ext4" */
-        const char *path;        /* the Conf's path, for messages that name the file; NULL for
-                                  * built-in defaults */
-        bool allowed;            /* listed in AllowedFilesystems= (default: all known types) */
-        char **allowed_options;  /* AllowedOptions=: NULL means every option policy.c knows for
-                                  * the type; else a NULL-terminated list of keys */
-        char *default_options;   /* DefaultOptions=: "k=v,flag", used for keys the caller does
-                                  * not give; NULL when none */
-        char *forced_options;    /* ForcedOptions=: added to the built-in forced options and
-                                  * never overridable by the caller; NULL when none */
-        /* default_options and forced_options split into items once, when the file is loaded
-         * (conf_fstype_split()): what requests use. */
-        OptionList defaults;
-        OptionList forced;
-        DriverPolicy driver;     /* Driver=: all kinds UNSET when the section has none */
-} ConfFsType;
 
 typedef struct Conf {
         unsigned n_ref;

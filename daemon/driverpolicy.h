@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Which driver parses a filesystem: the kernel's, or a sandboxed userspace (FUSE) driver
- * (fusedriver.h). Pure functions over the configuration's Driver= settings, what is
+ * (driver/fusedriver.h). Pure functions over the configuration's Driver= settings, what is
  * available, and what the caller asked for; the unit tests cover them exhaustively.
  *
  * Driver= ([General], and per filesystem type in its own section) is one of

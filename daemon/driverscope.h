@@ -6,7 +6,7 @@
  * On a systemd host the daemon therefore asks systemd (StartTransientUnit) to move it into
  * a transient scope, usermount-driver-<pid>.scope in system.slice, which ends when the
  * driver does, with the driver's caps on memory, tasks and CPU rate (MemoryMax=,
- * TasksMax=, CPUQuota=100%) on top of its own rlimits (fusedriver.h).
+ * TasksMax=, CPUQuota=100%) on top of its own rlimits (driver/fusedriver.h).
  *
  * The scope is asked for by pid, so the pid must stay the driver's until systemd has moved
  * it: the worker that started the driver waits without reaping it (START_DRIVER, jobs.h)

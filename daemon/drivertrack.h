@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The userspace drivers (fusedriver.h) usermountd started for users and that still run:
+ * The userspace drivers (driver/fusedriver.h) usermountd started for users and that still run:
  * for the driver limits (MaxDrivers=, MaxDriversPerUser=) and to notice a driver that
  * exits. A driver lives as long as its mount, not as long as the daemon: an OpenMount
  * mount's driver runs for as long as the caller keeps the mount, across the daemon's idle

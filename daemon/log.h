@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Logging of the daemon's edges (STYLE.md rule 5: core code returns errors, the edge that
+ * Logging of the daemon's edges (docs/style.md rule 5: core code returns errors, the edge that
  * decides what the user sees logs once). Messages go to stderr with "<N>" priority
  * prefixes, or, when stderr is the journal or --log-target=journal asks for it, to the
  * journal as structured entries: MESSAGE, PRIORITY, CODE_FILE/LINE/FUNC and, for events
@@ -45,8 +45,8 @@ int log_target_from_string(const char *s);
  * "\xNN": every code point utf8_char_unsafe() names (controls, newline and tab included;
  * line separators; bidi marks, overrides and isolates and the other invisible format
  * characters that make a line display as something it is not; noncharacters), and every
- * byte that is not valid UTF-8. Backslashes are kept, so that text um_escape() already escaped is not
- * escaped twice (and escaping again changes nothing). Returns buf. Pure.
+ * byte that is not valid UTF-8. Backslashes are kept, so that text um_escape() already escaped is
+ * not escaped twice (and escaping again changes nothing). Returns buf. Pure.
  */
 char *log_escape(const char *s, char *buf, size_t n);
 

@@ -15,7 +15,11 @@
 #include "conf.h"
 #include "config.h"
 #include "log.h"
+#include "manager-dbus.h"
 #include "manager.h"
+#include "reconcile.h"
+#include "request.h"
+#include "service.h"
 
 /*
  * What mounting for others needs: mounting and namespaces (SYS_ADMIN, SYS_CHROOT for
@@ -134,6 +138,12 @@ static void help(void) {
                MANAGER_WORKER_POOL_MAX);
 }
 
+/* At exit: the requests in flight, then what they used. */
+static void daemon_freep(Manager **m) {
+        request_free_all(*m);
+        *m = manager_free(*m);
+}
+
 int main(int argc, char *argv[]) {
         enum {
                 ARG_VERSION = 0x100,
@@ -159,7 +169,7 @@ int main(int argc, char *argv[]) {
                 { "worker-pool", required_argument, NULL, ARG_WORKER_POOL },
                 {},
         };
-        _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_(daemon_freep) Manager *m = NULL;
         const char *runtime_dir = NULL, *conf_path = NULL;
         bool check_config = false;
         uint64_t idle_timeout_usec = 0, watch_interval_usec = MANAGER_WATCH_INTERVAL_USEC;
@@ -301,9 +311,17 @@ int main(int argc, char *argv[]) {
         r = manager_load_registry(m);
         if (r < 0)
                 return EXIT_FAILURE;
+        r = reconcile_watch(m);
+        if (r < 0) {
+                log_error_errno(r, "Failed to watch the registered mounts: %m");
+                return EXIT_FAILURE;
+        }
+        r = service_watch_signals(m);
+        if (r < 0)
+                return EXIT_FAILURE;
         r = manager_connect_bus(m);
         if (r < 0)
                 return EXIT_FAILURE;
-        r = manager_run(m);
+        r = service_run(m);
         return r < 0 ? EXIT_FAILURE : r;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The Manager: the configuration and its reloads, the runtime directory, the worker pool
- * and the stage namespace, the bus connection, the registry, and the event loop. Requests
- * live in request.c, the watching of registered mounts in reconcile.c.
+ * The Manager's objects made, loaded at start and freed (manager.h): the configuration
+ * and its reloads, the runtime directory, the worker pool and the stage namespace, the
+ * registry with the loop devices and drivers of its mounts.
  */
+#include <assert.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,19 +16,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "authorize.h"
-#include "bus.h"
 #include "caller.h"
 #include "config.h"
 #include "jobproto.h"
 #include "log.h"
 #include "loopmark.h"
 #include "manager.h"
+#include "mount-dbus.h"
 #include "mountns.h"
 #include "stagens.h"
 #include "pathcheck.h"
-#include "reconcile.h"
-#include "service.h"
 #include "usermount-names.h"
 #include "utf8.h"
 
@@ -56,9 +54,6 @@ int manager_new(Manager **ret) {
         r = sd_event_default(&m->event);
         if (r < 0)
                 return r;
-        r = caller_cache_new(&m->callers);
-        if (r < 0)
-                return r;
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -66,8 +61,8 @@ int manager_new(Manager **ret) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
-        while (m->requests)
-                request_free(m->requests);
+        /* The requests in flight went first (request_free_all()): they use what follows. */
+        assert(!m->requests);
         if (m->workers) {
                 const WorkerPoolStats st = worker_pool_stats(m->workers);
 
@@ -218,7 +213,7 @@ int manager_load_conf(Manager *m, const char *path, bool missing_ok) {
  * source has a higher priority than the bus, so every call sent after the signal is
  * handled under the outcome of the reload.
  */
-static void manager_reload(Manager *m) {
+void manager_reload(Manager *m) {
         Conf *c = NULL;
         int r;
 
@@ -239,97 +234,6 @@ static void manager_reload(Manager *m) {
                                                       "SupportedFilesystems", NULL);
 }
 
-static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        service_notify_reloading();
-        manager_reload(userdata);
-        service_notify_reloaded(userdata);
-        return 0;
-}
-
-/* Without the bus nobody can reach the daemon, and nobody can be told: exit, and let the
- * service manager or the next call start it again. */
-static void on_bus_disconnect(void *userdata) {
-        Manager *m = userdata;
-
-        (void) sd_event_exit(m->event, EXIT_FAILURE);
-}
-
-/* The answer to RequestName: ready, or (the name is another's) an exit with failure. */
-static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        Manager *m = userdata;
-        const sd_bus_error *e = sd_bus_message_get_error(reply);
-        uint32_t result = 0;
-
-        if (!e && sd_bus_message_read(reply, "u", &result) >= 0 &&
-            (result == 1 || result == 4)) /* primary owner, or already it */ {
-                log_info("usermountd %s ready on the system bus as %s; security labels on "
-                         "mounts: %s.", PACKAGE_VERSION, UM_BUS_NAME,
-                         m->lsm == LABEL_LSM_NONE ? "none (no labelling LSM)"
-                                                  : label_lsm_to_string(m->lsm));
-                return 0;
-        }
-        if (e)
-                log_error("Failed to acquire %s on the system bus: %s", UM_BUS_NAME,
-                          e->message ?: e->name);
-        else
-                log_error("Failed to acquire %s on the system bus: another process owns it.",
-                          UM_BUS_NAME);
-        (void) sd_event_exit(m->event, EXIT_FAILURE);
-        return 0;
-}
-
-/* Who a bus name's messages are charged to (busfds.h): the user of the uid the daemon
- * learnt for it, or nobody known. */
-static uid_t manager_owner_of_sender(const char *sender, void *userdata) {
-        Manager *m = userdata;
-        const CallerCreds *creds = m->callers ? caller_cache_get(m->callers, sender) : NULL;
-
-        return creds ? owner_map_lookup(&m->owners, creds->uid) : (uid_t) -1;
-}
-
-int manager_connect_bus(Manager *m) {
-        int r;
-
-        /* Every fd the daemon keeps is open before it takes its name: once the name is on
-         * the bus, clients may rely on it. (sd-event still opens and closes one fd in the
-         * first loop iteration; the test suite counts fds once the daemon answered a call.) */
-        r = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL);
-        if (r >= 0)
-                r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
-        if (r >= 0)
-                r = sd_event_add_signal(m->event, &m->sighup, SIGHUP, on_sighup, m);
-        if (r >= 0)
-                r = sd_event_source_set_priority(m->sighup, SD_EVENT_PRIORITY_IMPORTANT);
-        if (r < 0)
-                return log_error_errno(r, "Failed to watch for signals: %m");
-
-        r = sd_bus_open_system(&m->bus);
-        if (r < 0)
-                return log_error_errno(r, "Failed to connect to the system bus: %m");
-        r = sd_bus_add_object_vtable(m->bus, &m->object_slot, UM_OBJECT_PATH,
-                                     UM_MANAGER_INTERFACE, manager_vtable, m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to export %s: %m", UM_OBJECT_PATH);
-        /* Not sd_bus_attach_event(): the fds callers attach to messages are kept off the
-         * main loop's close() (busfds.h). */
-        r = busfds_new(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL, on_bus_disconnect, m,
-                       &m->busfds);
-        if (r < 0)
-                return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
-        busfds_set_owner_lookup(m->busfds, manager_owner_of_sender, m);
-        r = bus_watch_subscribers(m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to watch the bus for closed connections: %m");
-        /* Asynchronously, as every other call of ours: a synchronous call reads what
-         * arrives meanwhile (the calls the bus queued while it activated us come before the
-         * answer) past busfds, which would let sd-bus close their fds on the main loop. */
-        r = sd_bus_request_name_async(m->bus, NULL, UM_BUS_NAME, 0, on_name_acquired, m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to ask for %s on the system bus: %m",
-                                       UM_BUS_NAME);
-        return 0;
-}
-
 /* Reads /etc/subuid again if it changed since it was last read (owner.h): one stat() per
  * request. */
 void manager_refresh_owners(Manager *m) {
@@ -344,22 +248,14 @@ void manager_refresh_owners(Manager *m) {
                                   "for the limits): %m", IDMAP_SUBUID_PATH);
 }
 
-/* A driver exited: a registered mount it served is dead now (reconcile detaches it). */
-static void on_driver_exit(DriverTrack *t, pid_t pid, uint64_t start, void *userdata) {
-        Manager *m = userdata;
-
-        log_debug("Userspace driver %d exited.", (int) pid);
-        manager_reconcile(m);
-}
-
 /* The drivers of the last instance that still run count and are watched again; so are
  * those of registered mounts, should the table have been lost. */
 static int manager_load_drivers(Manager *m) {
         size_t dropped = 0;
         int r;
 
-        m->drivers = (DriverTrack) { .event = m->event, .on_exit = on_driver_exit,
-                                     .userdata = m };
+        /* Their exits are watched by reconcile_watch(). */
+        m->drivers = (DriverTrack) { .event = m->event };
         if (asprintf(&m->drivers.path, "%s/%s", m->runtime_dir, DRIVERTRACK_FILE) < 0)
                 return log_error_errno(-ENOMEM, "Out of memory.");
         r = drivertrack_load(&m->drivers, &dropped);
@@ -439,7 +335,7 @@ int manager_load_registry(Manager *m) {
                 return r;
         if (m->registry->n_records > 0)
                 log_info("Watching %zu mounts from before the restart.", m->registry->n_records);
-        return manager_watch_mounts(m);
+        return 0;
 }
 
 int manager_register_mount(Manager *m, MountRecord *rec) {
@@ -448,7 +344,7 @@ int manager_register_mount(Manager *m, MountRecord *rec) {
         r = registry_add(m->registry, rec);
         if (r < 0)
                 return r;
-        (void) bus_emit_mount_signal(m, "MountAdded", rec);
+        (void) mount_dbus_emit(m->bus, &m->subscribers, "MountAdded", rec);
         return 0;
 }
 
@@ -456,23 +352,10 @@ void manager_forget_mount(Manager *m, MountRecord *rec) {
         int r;
 
         /* The loop device's mark stays until the device is released for real (the sweep of
-         * manager_reconcile()): the kernel lets go of it after the unmount, and a uevent in
+         * reconcile_all()): the kernel lets go of it after the unmount, and a uevent in
          * between must not give it the links of its filesystem. */
-        (void) bus_emit_mount_signal(m, "MountRemoved", rec);
+        (void) mount_dbus_emit(m->bus, &m->subscribers, "MountRemoved", rec);
         r = registry_remove(m->registry, rec);
         if (r < 0)
                 log_warning_errno(r, "Failed to save the registry: %m");
-}
-
-int manager_run(Manager *m) {
-        int r;
-
-        r = service_start(m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to watch for idleness: %m");
-        r = sd_event_loop(m->event);
-        service_notify_stopping(m);
-        if (r < 0)
-                return log_error_errno(r, "Event loop failed: %m");
-        return r; /* the exit status: EXIT_FAILURE without the bus or the name */
 }

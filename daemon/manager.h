@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The Manager owns everything the daemon has: the event loop, the bus connection, the
- * configuration, the workers, the registry, and the requests in flight (request.h).
+ * The Manager owns the daemon's objects: the event loop, the bus connection, the
+ * configuration, the workers, the registry, the trackers of loop devices and drivers, the
+ * caches of callers and users, and the list of requests in flight. It makes them, loads
+ * them at start and frees them; it includes none of the stages that use them (the bus
+ * edge manager-dbus.h, the pipeline pipeline.h, reconcile.h, service.h), which reach it
+ * through its fields.
  */
 #pragma once
 
@@ -26,7 +30,8 @@
 #include "usercache.h"
 #include "um-error.h"
 #include "workerpool.h"
-#include "request.h"
+
+typedef struct Request Request; /* request.h */
 
 /* How often registered mounts are checked without an event (--watch-interval). */
 #define MANAGER_WATCH_INTERVAL_USEC (2ULL * 1000000ULL)
@@ -54,7 +59,7 @@ struct Manager {
         sd_event_source *sighup;
 
         LabelLsm lsm;      /* the labelling LSM, detected once at start (label.h) */
-        WorkerPool *workers; /* every worker, and the ready ones (worker.h) */
+        WorkerPool *workers; /* every worker, and the ready ones (workerpool.h) */
         unsigned worker_pool_size; /* ready ones kept (--worker-pool=) */
         int stage_ns_fd;   /* the namespace builds stage their mounts in (mountns.h) */
         char *runtime_dir; /* root-only directory for staging mounts and the registry */
@@ -91,11 +96,13 @@ struct Manager {
 
 int manager_new(Manager **ret);
 
+/* Frees m; the requests in flight must be gone (request_free_all()). */
+Manager *manager_free(Manager *m);
+
 /* Reads the configuration from path (missing_ok: a missing file means the built-in
  * defaults) and makes it current. At start a bad file is fatal (-EINVAL, every problem
  * logged); on reload the previous configuration stays. */
 int manager_load_conf(Manager *m, const char *path, bool missing_ok);
-Manager *manager_free(Manager *m);
 
 /* Creates the runtime directory (0700, root) if needed and checks that only root can write it. */
 int manager_prepare_runtime_dir(Manager *m);
@@ -104,12 +111,9 @@ int manager_prepare_runtime_dir(Manager *m);
  * next to this program's own). */
 int manager_start_workers(Manager *m);
 
-/* Connects to the system bus (DBUS_SYSTEM_BUS_ADDRESS honoured), exports the object and
- * asks for the name (asynchronously: "ready" is logged when the bus grants it; the event
- * loop ends with EXIT_FAILURE when it does not). */
-int manager_connect_bus(Manager *m);
-
-/* Loads the registry from the runtime directory and drops what no longer exists. */
+/* Loads the registry from the runtime directory and drops what no longer exists; counts
+ * the loop devices and adopts the drivers of the mounts left (reconcile_watch() then
+ * watches them). */
 int manager_load_registry(Manager *m);
 
 /* Registers a mount attached for a request, emits MountAdded. Takes rec on success. */
@@ -122,8 +126,8 @@ void manager_forget_mount(Manager *m, MountRecord *rec);
  * request. */
 void manager_refresh_owners(Manager *m);
 
-/* Sends READY=1 and runs the event loop until SIGTERM/SIGINT or the idle exit
- * (service.h); then STOPPING=1 and the registry saved. */
-int manager_run(Manager *m);
+/* SIGHUP: reads the configuration again (requests in flight keep theirs; a file with
+ * errors changes nothing) and tells subscribers the SupportedFilesystems may differ. */
+void manager_reload(Manager *m);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);

@@ -307,7 +307,7 @@ static const char why_continue[] =
         "the filesystem would keep writing after it found damage; usermount forces "
         "errors=remount-ro where the filesystem supports it";
 
-/* Options refused on every filesystem (SECURITY-TESTS.md items 5-7 and 9). */
+/* Options refused on every filesystem (docs/security.md, classes 5-7 and 9). */
 static const Refusal refused_everywhere[] = {
         { "suid", MATCH_KEY, NULL, why_suid },
         { "dev", MATCH_KEY, NULL, why_dev },
@@ -1081,7 +1081,8 @@ static bool build_default_applies(const Build *b, const OptionItem *d) {
                 if (options_conflict(caller->items[i].key, d->key))
                         return false;
         if (streq(d->key, "rw"))
-                return !(b->in->read_only || b->in->source_read_only || fstype_read_only(b->fs->name));
+                return !(b->in->read_only || b->in->source_read_only ||
+                         fstype_read_only(b->fs->name));
         if (b->in->read_only || b->in->source_read_only || b->ro) {
                 const OptionRule *rule = rule_find(b->fs, d->key);
 

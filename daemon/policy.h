@@ -11,13 +11,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "conf.h"
+#include "fsconf.h"
 #include "fstypes.h"
 #include "mountopts.h"
 #include "optlist.h"
 #include "um-error.h"
 
-/* Upper bound of a caller's option string, in bytes (SECURITY-TESTS.md item 10). */
+/* Upper bound of a caller's option string, in bytes (docs/security.md, class 10). */
 #define POLICY_OPTIONS_MAX OPTION_STRING_MAX
 /* Upper bound of one option value, in bytes. */
 #define POLICY_VALUE_MAX 255
@@ -41,7 +41,7 @@ typedef struct PolicyInput {
 /*
  * Syntax check of a caller's option string that needs no knowledge of the filesystem:
  * length, UTF-8, control characters, quotes, backslashes, empty items, '=' in keys.
- * Runs before any syscall (SECURITY-TESTS.md item 8). Returns 0 or -EINVAL with
+ * Runs before any syscall (docs/security.md, class 8). Returns 0 or -EINVAL with
  * UM_ERROR_KIND_INVALID_ARGUMENT, or -EPERM with UM_ERROR_KIND_OPTION_NOT_ALLOWED for
  * options refused on every filesystem (suid, dev, x-*, context=, ...).
  */

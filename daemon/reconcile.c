@@ -11,7 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "bus.h"
+#include "request.h"
 #include "jobproto.h"
 #include "log.h"
 #include "loopmark.h"
@@ -42,7 +42,7 @@ static Cleanup *cleanup_free(Cleanup *c) {
 
 /* An Unmount of it, or the detach after its device went, is under way: the outcome is
  * theirs to report (a reconcile meanwhile would call their own unmount "outside"). */
-bool manager_mount_busy(Manager *m, const MountRecord *rec) {
+bool reconcile_mount_busy(Manager *m, const MountRecord *rec) {
         if (rec->detaching)
                 return true;
         for (Request *r = m->requests; r; r = r->next)
@@ -71,11 +71,11 @@ static void on_cleanup_done(Worker *w, int r, const void *reply, const UmError *
 }
 
 /* The device of rec is gone: detach the mount lazily in its namespace, then forget it. */
-static void manager_cleanup_vanished(Manager *m, MountRecord *rec) {
+static void reconcile_detach_vanished(Manager *m, MountRecord *rec) {
         Cleanup *c;
         int pidfd = -EBADF, r;
 
-        if (manager_mount_busy(m, rec))
+        if (reconcile_mount_busy(m, rec))
                 return;
         r = mountns_find_process(rec->mntns_id, &pidfd);
         if (r < 0) {
@@ -156,7 +156,7 @@ static bool record_device_present(const MountRecord *rec) {
  * that the mount stays listed and unmountable. A directory the daemon made is no longer
  * its to remove once it moved. Returns statmount's answer: 1 mounted, 0 gone, -errno.
  */
-int manager_follow_mount(Manager *m, MountRecord *rec) {
+int reconcile_follow(Manager *m, MountRecord *rec) {
         _cleanup_free_ char *now = NULL;
         char old_esc[256], now_esc[256];
         int r;
@@ -186,7 +186,7 @@ int manager_follow_mount(Manager *m, MountRecord *rec) {
         return 1;
 }
 
-void manager_reconcile(Manager *m) {
+void reconcile_all(Manager *m) {
         /* The limits count loop devices in memory: forget those released meanwhile. */
         (void) looptrack_prune(&m->loops);
         if (!m->registry)
@@ -195,9 +195,9 @@ void manager_reconcile(Manager *m) {
                 MountRecord *rec = m->registry->records[i - 1];
                 int r;
 
-                if (manager_mount_busy(m, rec))
+                if (reconcile_mount_busy(m, rec))
                         continue;
-                r = manager_follow_mount(m, rec);
+                r = reconcile_follow(m, rec);
                 if (r == -ENOSYS && !m->warned_no_statmount) {
                         log_warning("statmount() is refused here (an old kernel, or a seccomp "
                                     "filter that does not know it): mounts unmounted behind "
@@ -214,21 +214,21 @@ void manager_reconcile(Manager *m) {
                 } else if (!record_device_present(rec))
                         /* Mounted, or unknown: a device that is gone is gone either way, and
                          * the detach looks for the mount itself. */
-                        manager_cleanup_vanished(m, rec);
+                        reconcile_detach_vanished(m, rec);
         }
         /* Marks of loop devices that were released (OpenMount's too) go with them. */
         loop_sweep_marks(m->runtime_dir);
 }
 
 static int on_mountinfo_changed(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        manager_reconcile(userdata);
+        reconcile_all(userdata);
         return 0;
 }
 
 static int on_reconcile_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
-        manager_reconcile(m);
+        reconcile_all(m);
         return sd_event_source_set_time_relative(s, m->watch_interval_usec);
 }
 
@@ -236,12 +236,20 @@ static int on_device_event(sd_device_monitor *monitor, sd_device *device, void *
         sd_device_action_t action;
 
         if (sd_device_get_action(device, &action) >= 0 && action == SD_DEVICE_REMOVE)
-                manager_reconcile(userdata);
+                reconcile_all(userdata);
         return 0;
 }
 
+/* A driver exited: a registered mount it served is dead now (reconcile detaches it). */
+static void on_driver_exit(DriverTrack *t, pid_t pid, uint64_t start, void *userdata) {
+        Manager *m = userdata;
+
+        log_debug("Userspace driver %d exited.", (int) pid);
+        reconcile_all(m);
+}
+
 /* Block device removals as udevd announces them; only where udevd runs (its control socket). */
-static int manager_watch_devices(Manager *m) {
+static int watch_devices(Manager *m) {
         int r;
 
         if (access("/run/udev/control", F_OK) < 0)
@@ -266,12 +274,15 @@ static int manager_watch_devices(Manager *m) {
  * Watches registered mounts: POLLPRI on /proc/self/mountinfo reports changes in the
  * daemon's own namespace (the host's, for desktop mounts) at once; udevd's device monitor
  * reports removed devices at once where udevd runs; a timer (--watch-interval) covers
- * other namespaces and systems without udevd (like containers).
+ * other namespaces and systems without udevd (like containers). A userspace driver that
+ * exits leaves a dead mount: its exit watch (drivertrack.h) reconciles too.
  */
-int manager_watch_mounts(Manager *m) {
+int reconcile_watch(Manager *m) {
         int fd, r;
 
-        (void) manager_watch_devices(m);
+        m->drivers.on_exit = on_driver_exit;
+        m->drivers.userdata = m;
+        (void) watch_devices(m);
 
         fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
         if (fd < 0)

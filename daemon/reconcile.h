@@ -3,7 +3,7 @@
  * Watching the registered mounts: gone ones are forgotten, moved ones followed, and ones
  * whose device went away are detached lazily in their namespace (a DetachJob) and then
  * forgotten. Runs on events (POLLPRI on the daemon's mountinfo, udev's block device
- * removals) and every --watch-interval.
+ * removals, a userspace driver's exit) and every --watch-interval.
  */
 #pragma once
 
@@ -14,15 +14,15 @@
 
 /* Updates rec's mount point to where the kernel says the mount is now (it was renamed or
  * moved); 1 mounted, 0 gone, -errno. */
-int manager_follow_mount(Manager *m, MountRecord *rec);
+int reconcile_follow(Manager *m, MountRecord *rec);
 
 /* Checks every registered mount now: gone ones are forgotten, ones whose device vanished
  * are lazily detached in their namespace, moved ones followed. */
-void manager_reconcile(Manager *m);
+void reconcile_all(Manager *m);
 
 /* Starts the watching (events and timer). */
-int manager_watch_mounts(Manager *m);
+int reconcile_watch(Manager *m);
 
 /* An Unmount of rec, or the detach after its device went, is under way: the outcome is
  * theirs to report (a reconcile meanwhile would call their own unmount "outside"). */
-bool manager_mount_busy(Manager *m, const MountRecord *rec);
+bool reconcile_mount_busy(Manager *m, const MountRecord *rec);

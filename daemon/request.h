@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A Request is one method call on its way through the stages of ARCHITECTURE.md: parsed
- * (bus.c) -> caller (caller.c) -> limits -> probe (worker) -> policy -> authorize (polkit)
- * -> build (worker) -> attach (worker) -> reply. The first two build its MountCall (call.h),
- * which stays as they built it; the Request holds the rest, the state in flight. request.c
- * has the stages top-down.
+ * A Request is one method call on its way through the stages of docs/architecture.md
+ * ("Request flow"): parsed (request-dbus.c) -> caller (caller.c) -> limits (limitcount.c) ->
+ * probe (worker) -> policy -> authorize (polkit) -> build (worker) -> attach (worker) ->
+ * reply. The first two build its MountCall (call.h), which stays as they built it; the
+ * Request holds the rest, the state in flight. pipeline.c has the stages top-down; this
+ * is the object and its own life (request.c).
  */
 #pragma once
 
@@ -18,10 +19,10 @@
 #include "conf.h"
 #include "driverpolicy.h"
 #include "driverscope.h"
-#include "jobproto.h"
 #include "drivertable.h"
 #include "idmap.h"
-#include "policy.h"
+#include "jobproto.h"
+#include "mountopts.h"
 #include "registry.h"
 #include "source.h"
 #include "um-error.h"
@@ -101,15 +102,6 @@ struct Request {
         sd_bus_slot *polkit_slot;
 };
 
-/*
- * Takes ownership of a parsed request, checks limits and starts it. On failure the
- * request is answered with the error and freed; returns nothing useful to the bus edge.
- */
-void manager_start_request(Manager *m, Request *req);
-
-/* Number of requests in flight charged to owner (Request.owner). */
-unsigned manager_count_requests(Manager *m, uid_t owner);
-
 /* A new request for a call of method to message (call_init()); NULL if out of memory. */
 Request *request_new(Manager *m, CallMethod method, sd_bus_message *message);
 
@@ -126,9 +118,21 @@ const char *request_what(const Request *req);
 
 /* Moves req to stage, logging the transition and the time the last stage took (debug). */
 void request_set_state(Request *req, RequestStage stage);
+
+/* Takes req into m's list of requests in flight (what the limits and idleness count). */
+void request_link(Request *req);
+
+/* Frees req and what it holds (removing it from its manager's list); a driver started for
+ * it that does not serve a registered mount is ended. NULL is fine; returns NULL. */
 Request *request_free(Request *req);
+
+/* Frees every request in flight of m: at exit, before manager_free(). */
+void request_free_all(Manager *m);
 
 /* Answers req's method call with error and frees req (removing it from its manager). */
 void request_fail(Request *req, const UmError *error);
+
+/* The same with a Failed error "Could not <what>: <strerror(-r)>.". */
+void request_fail_errno(Request *req, int r, const char *what);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Request *, request_free);

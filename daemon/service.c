@@ -7,6 +7,7 @@
  * is polled and no call site has to remember to report its change.
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -74,7 +75,7 @@ void service_notify_stopping(Manager *m) {
  * ReleaseName (the bus keeps the order of what it sends us); they are answered
  * here, while every later call makes the bus (or systemd, once this process is gone)
  * start a new instance. Mount calls among them are refused with a request to send them
- * again (manager.c): a mount made now would be watched by nobody once this process is
+ * again (pipeline.c): a mount made now would be watched by nobody once this process is
  * gone, and a new instance would not know it.
  */
 static int on_name_released(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -204,4 +205,41 @@ void service_notify_reloaded(Manager *m) {
         (void) sd_notifyf(false, "READY=1\nSTATUS=%s",
                           service_format_status(m->n_requests, manager_n_mounts(m), status,
                                                 sizeof(status)));
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        service_notify_reloading();
+        manager_reload(userdata);
+        service_notify_reloaded(userdata);
+        return 0;
+}
+
+int service_watch_signals(Manager *m) {
+        int r;
+
+        r = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, &m->sighup, SIGHUP, on_sighup, m);
+        /* Above the bus: every call sent after the signal is handled under the outcome of
+         * the reload. */
+        if (r >= 0)
+                r = sd_event_source_set_priority(m->sighup, SD_EVENT_PRIORITY_IMPORTANT);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch for signals: %m");
+        return 0;
+}
+
+int service_run(Manager *m) {
+        int r;
+
+        r = service_start(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch for idleness: %m");
+        r = sd_event_loop(m->event);
+        service_notify_stopping(m);
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m");
+        return r; /* the exit status: EXIT_FAILURE without the bus or the name */
 }

@@ -36,3 +36,11 @@ bool service_is_idle(Manager *m);
 
 /* "Serving N requests, M mounts" into buf (always NUL-terminated). Returns buf. */
 char *service_format_status(unsigned n_requests, size_t n_mounts, char *buf, size_t size);
+
+/* SIGTERM and SIGINT end the event loop, SIGHUP reloads the configuration
+ * (manager_reload()). */
+int service_watch_signals(Manager *m);
+
+/* Sends READY=1 and runs the event loop until SIGTERM/SIGINT or the idle exit; then
+ * STOPPING=1. The exit status, or -errno. */
+int service_run(Manager *m);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The daemon's side of the workers (worker.h): starting usermount-worker, the pool of
+ * The daemon's side of the workers (workerpool.h): starting usermount-worker, the pool of
  * ready ones, sending jobs and receiving replies, timeouts, and reaping.
  */
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  * Workers: all privileged or possibly blocking work of a request (probing a device,
  * attaching a loop device, building the mount, changing namespaces) runs in
  * usermount-worker, a separate binary the daemon starts with posix_spawn(), never in the
- * main loop (ARCHITECTURE.md, "Process model"). A worker serves one request: it is given
+ * main loop (docs/architecture.md, "Process model"). A worker serves one request: it is given
  * typed jobs (jobs.h) one after another over its socket (worker-proto.h) and exits after
  * the one sent as last. The daemon hands on the reply to a last job only once the worker
  * has exited, so no worker holds anything of the request any more (an fd on a mount it

@@ -299,17 +299,9 @@ static void start_wait(int pidfd, int out_fd, int done_fd, uint64_t timeout_usec
                         { .fd = pidfd, .events = POLLIN },
                         { .fd = done_fd, .events = POLLIN },
                 };
-                uint64_t now = now_usec(CLOCK_MONOTONIC);
-
-                if (now >= deadline) {
+                /* The deadline passed, or it cannot wait: stopped rather than hang. */
+                if (poll_until(p, ELEMENTSOF(p), deadline) <= 0) {
                         s->timed_out = true;
-                        return;
-                }
-                int ms = (int) MIN((deadline - now + 999) / 1000, (uint64_t) INT32_MAX);
-                if (poll(p, ELEMENTSOF(p), ms) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        s->timed_out = true; /* cannot wait: stop it rather than hang */
                         return;
                 }
                 if (p[0].revents)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The names of the D-Bus contract (DBUS-API.md) and of the polkit actions
- * (ARCHITECTURE.md), shared by the daemon, the client and the tests.
+ * The names of the D-Bus contract (org.freedesktop.UserMount1(5)) and of the polkit actions
+ * (docs/architecture.md), shared by the daemon, the client and the tests.
  */
 #pragma once
 

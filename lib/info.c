@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The info dict of a mount (DBUS-API.md, "info keys") as an opaque object with one getter
- * per key (usermount_list(3)). The known keys are kept typed; the whole dict, including
+ * The info dict of a mount (org.freedesktop.UserMount1(5), "info keys") as an opaque object with
+ * one getter per key (usermount_list(3)). The known keys are kept typed; the whole dict, including
  * keys a newer usermountd adds, is also kept as JSON text, so that a caller can pass on
  * what it does not know yet without a D-Bus type in this library's API.
  */

@@ -74,5 +74,5 @@ struct usermount_options {
         bool exec;
 };
 
-/* Appends the params dict of o (DBUS-API.md) with "interactive" = interactive. */
+/* Appends the params dict of o (org.freedesktop.UserMount1(5)) with "interactive" = interactive. */
 int options_append_params(sd_bus_message *m, const usermount_options *o, bool interactive);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The options of a mount request: the fstype and options strings of the call and one
- * setter per params key of DBUS-API.md (usermount_open_mount(3)). Strings are checked as
- * UTF-8 here, where the caller learns which one is wrong, not when the call is built.
+ * setter per params key of org.freedesktop.UserMount1(5) (usermount_open_mount(3)). Strings are
+ * checked as UTF-8 here, where the caller learns which one is wrong, not when the call is built.
  */
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Id-mapped mounts (DBUS-API.md, params "idmap" and "userns"; ARCHITECTURE.md, "Building a
- * locked mount", step 3).
+ * Id-mapped mounts (org.freedesktop.UserMount1(5), params "idmap" and "userns";
+ * docs/architecture.md, "Building a locked mount", step 3).
  *
  * An id-mapping is the pair of maps of a user namespace, read the way the kernel uses them
  * for MOUNT_ATTR_IDMAP: an extent (first, lower, count) makes the on-disk ids

@@ -4,7 +4,7 @@
  * structs that cross the worker socket as bytes (worker-proto.h), the fds alongside.
  * Everything a job needs travels in it (the caller's ids, the decided options, the values
  * of the configuration it uses), so a worker never reads the configuration and a reload
- * never races one. The daemon builds them (request.c); usermount-worker runs them
+ * never races one. The daemon builds them (pipeline.c); usermount-worker runs them
  * (jobs.c, worker side only).
  *
  *   job           fds                                  reply (+ fd)

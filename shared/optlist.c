@@ -49,7 +49,7 @@ static int check_characters(const char *options, size_t len, UmError *error) {
         return 0;
 }
 
-/* Checks of the raw bytes, before anything splits the string (SECURITY-TESTS.md 8, 10). */
+/* Checks of the raw bytes, before anything splits the string (docs/security.md 8, 10). */
 static int check_bytes(const char *options, UmError *error) {
         size_t len = strnlen(options, OPTION_STRING_MAX + 1);
         int r;

@@ -14,7 +14,7 @@
 
 #include "um-error.h"
 
-/* Upper bound of an option string, in bytes (SECURITY-TESTS.md item 10). */
+/* Upper bound of an option string, in bytes (docs/security.md, class 10). */
 #define OPTION_STRING_MAX 4096
 
 /* One key[=value] item; both point into OptionList.buf. */

@@ -161,21 +161,13 @@ int source_check_access(int fd, SourceInfo *ret, UmError *error) {
 }
 
 int source_inspect_fd(int fd, SourceInfo *ret, UmError *error) {
+        SourceInfo access;
         struct stat st;
-        int flags, r;
+        int r;
 
-        flags = fcntl(fd, F_GETFL);
-        if (flags < 0)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, errno,
-                                    "the source is not an open file descriptor");
-        if (flags & O_PATH)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
-                                    "an O_PATH descriptor does not prove read access; "
-                                    "open the file for reading");
-        if ((flags & O_ACCMODE) != O_RDONLY && (flags & O_ACCMODE) != O_RDWR)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
-                                    "the descriptor is not open for reading; open the device "
-                                    "or image with O_RDONLY or O_RDWR");
+        r = source_check_access(fd, &access, error);
+        if (r < 0)
+                return r;
         if (fstat(fd, &st) < 0)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, errno,
                                     "the descriptor cannot be inspected");
@@ -183,7 +175,7 @@ int source_inspect_fd(int fd, SourceInfo *ret, UmError *error) {
         if (S_ISBLK(st.st_mode)) {
                 *ret = (SourceInfo) {
                         .type = SOURCE_BLOCK_DEVICE,
-                        .read_only = (flags & O_ACCMODE) == O_RDONLY,
+                        .read_only = access.read_only,
                         .rdev = st.st_rdev,
                         .removable = block_device_removable(st.st_rdev),
                 };
@@ -195,9 +187,6 @@ int source_inspect_fd(int fd, SourceInfo *ret, UmError *error) {
         r = check_image(fd, &st, error);
         if (r < 0)
                 return r;
-        *ret = (SourceInfo) {
-                .type = SOURCE_IMAGE,
-                .read_only = (flags & O_ACCMODE) == O_RDONLY,
-        };
+        *ret = (SourceInfo) { .type = SOURCE_IMAGE, .read_only = access.read_only };
         return 0;
 }

@@ -564,19 +564,46 @@ static int caller_layout_trusted(const CallerView *v) {
         return root_id == ns_root_id && fd_same_inode(ns_root_fd, v->root_fd) > 0;
 }
 
-/* A directory only root can have made or changed: root-owned, not writable by others. */
-static int check_root_dir(int fd, const char *esc, UmError *error) {
+/* What the directory behind fd is to root: -errno if it cannot be examined. */
+typedef enum RootDir {
+        ROOT_DIR_ONLY,     /* a directory owned by root that no one else may write */
+        ROOT_DIR_SHARED,   /* a directory owned by root that group or others may write */
+        ROOT_DIR_NOT,      /* not a directory, or another user's */
+} RootDir;
+
+static int root_dir_check(int fd) {
         struct stat st;
 
         if (fstat(fd, &st) < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
-                                    "could not examine the media directory \"%s\"", esc);
+                return -errno;
         if (!S_ISDIR(st.st_mode) || st.st_uid != 0)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_TARGET, EPERM,
-                                    "the media directory \"%s\" is not a directory owned by root; "
-                                    "an administrator has to fix or remove it",
-                                    esc);
-        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return ROOT_DIR_NOT;
+        return st.st_mode & (S_IWGRP | S_IWOTH) ? ROOT_DIR_SHARED : ROOT_DIR_ONLY;
+}
+
+/* A directory owned by root, whoever may write it. */
+static bool is_roots_dir(int fd) {
+        int r = root_dir_check(fd);
+
+        return r == ROOT_DIR_ONLY || r == ROOT_DIR_SHARED;
+}
+
+static int media_dir_not_roots(const char *esc, UmError *error) {
+        return um_error_set(error, UM_ERROR_KIND_INVALID_TARGET, EPERM,
+                            "the media directory \"%s\" is not a directory owned by root; an "
+                            "administrator has to fix or remove it", esc);
+}
+
+/* A directory only root can have made or changed: root-owned, not writable by others. */
+static int check_root_dir(int fd, const char *esc, UmError *error) {
+        int r = root_dir_check(fd);
+
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
+                                    "could not examine the media directory \"%s\"", esc);
+        if (r == ROOT_DIR_NOT)
+                return media_dir_not_roots(esc, error);
+        if (r == ROOT_DIR_SHARED)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_TARGET, EPERM,
                                     "the media directory \"%s\" is writable by other users; an "
                                     "administrator has to make it 0755",
@@ -732,7 +759,6 @@ static int open_user_dir(int media_fd, int daemon_media_fd, const char *user,
                          UmError *error) {
         _cleanup_close_ int fd = -EBADF, daemon_fd = -EBADF;
         char path[PATH_MAX], esc[MESSAGE_PATH_MAX];
-        struct stat st;
         bool made;
         int r;
 
@@ -744,14 +770,12 @@ static int open_user_dir(int media_fd, int daemon_media_fd, const char *user,
         r = media_dir_is_systems(daemon_media_fd, user, fd, &daemon_fd);
         if (r <= 0)
                 return media_not_systems(r, esc, error);
-        if (fstat(fd, &st) < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+        r = root_dir_check(fd);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "could not examine the media directory \"%s\"", esc);
-        if (!S_ISDIR(st.st_mode) || st.st_uid != 0)
-                return um_error_set(error, UM_ERROR_KIND_INVALID_TARGET, EPERM,
-                                    "the media directory \"%s\" is not a directory owned by root; "
-                                    "an administrator has to fix or remove it",
-                                    esc);
+        if (r == ROOT_DIR_NOT)
+                return media_dir_not_roots(esc, error);
         r = dir_grant_user(fd, uid, gid);
         if (r < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, r,
@@ -773,7 +797,6 @@ static int make_mount_dir(int user_fd, const char *base, uid_t uid, gid_t gid, c
 
         for (unsigned i = 1; i <= NAME_MAX_SUFFIX; i++) {
                 _cleanup_close_ int fd = -EBADF;
-                struct stat st;
 
                 if (i == 1)
                         snprintf(name, sizeof(name), "%s", base);
@@ -787,7 +810,7 @@ static int make_mount_dir(int user_fd, const char *base, uid_t uid, gid_t gid, c
                                             um_escape(name, esc, sizeof(esc)), strerror(errno));
                 }
                 fd = open_beneath(user_fd, name, O_RDONLY, LOOKUP_NO_XDEV);
-                if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0)
+                if (fd < 0 || !is_roots_dir(fd))
                         return um_error_set(error, UM_ERROR_KIND_FAILED, fd < 0 ? -fd : EEXIST,
                                             "the new mount point \"%s\" changed under the daemon",
                                             um_escape(name, esc, sizeof(esc)));
@@ -1140,9 +1163,8 @@ static int detach_forced(const CallerView *v, int parent_fd, const char *name, u
  */
 static void remove_mount_dir(int parent_fd, const char *name) {
         _cleanup_close_ int fd = -EBADF;
-        struct stat st;
 
-        if (fstat(parent_fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        if (root_dir_check(parent_fd) != ROOT_DIR_ONLY)
                 return;
         fd = open_beneath(parent_fd, name, O_PATH, LOOKUP_NO_XDEV);
         if (fd < 0)

@@ -266,17 +266,9 @@ static int sandbox_wait(int pidfd, int out_fd, uint64_t timeout_usec, SandboxRes
                         { .fd = open ? out_fd : -1, .events = POLLIN },
                         { .fd = exited ? -1 : pidfd, .events = POLLIN },
                 };
-                uint64_t now = now_usec(CLOCK_MONOTONIC);
-
-                if (now >= deadline) {
+                /* The deadline passed, or it cannot wait: killed rather than hang. */
+                if (poll_until(p, ELEMENTSOF(p), deadline) <= 0) {
                         res->timed_out = true;
-                        break;
-                }
-                int ms = (int) MIN((deadline - now + 999) / 1000, (uint64_t) INT32_MAX);
-                if (poll(p, ELEMENTSOF(p), ms) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        res->timed_out = true; /* cannot wait: kill it rather than hang */
                         break;
                 }
                 if (p[0].revents)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The jobs usermount-worker runs (jobs.h), and their table for the runner
- * (worker-runner.h). Each gets its typed input, the fds that came with it and a reply to
+ * (runner.h). Each gets its typed input, the fds that came with it and a reply to
  * fill; nothing else of the daemon's state exists in the worker.
  */
 #include <fcntl.h>
@@ -582,7 +582,7 @@ static const WorkerJobType job_types[] = {
 const WorkerJobType *jobs_worker_table(size_t *ret_n) {
         static WorkerJobType table[ELEMENTSOF(job_types)];
 
-        /* The sizes come from the one layout table both sides share (jobs-proto.c). */
+        /* The sizes come from the one layout table both sides share (jobproto.c). */
         for (size_t i = 0; i < ELEMENTSOF(job_types); i++) {
                 table[i] = job_types[i];
                 table[i].layout = *job_layout((JobType) job_types[i].layout.type);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * usermount-worker: the process usermountd does a request's privileged work in (worker.h).
+ * usermount-worker: the process usermountd does a request's privileged work in (daemon/workerpool.h).
  * Started by the daemon with its socket as fd 3 and the daemon's pid as argument; warms up
  * (the libraries a job uses, touched once), then serves jobs until the daemon is done with
  * it. Not meant to be run by hand. It logs nothing: what goes wrong travels back in the

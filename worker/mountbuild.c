@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Building a locked, detached mount (ARCHITECTURE.md, "Building a locked mount"). The
+ * Building a locked, detached mount (docs/architecture.md, "Building a locked mount"). The
  * stages, each a function below:
  *   create              fsopen(), fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount():
  *                       a detached mount, which no namespace sees

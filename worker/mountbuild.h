@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Building a locked, detached mount with the new mount API (the recipe of
- * ARCHITECTURE.md, "Building a locked mount"):
+ * docs/architecture.md, "Building a locked mount"):
  *   1. fsopen(), one fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount() with the
  *      attributes (NODEV|NOSUID[|NOEXEC][|RDONLY]): a detached mount;
  *   1a. for an id-mapped mount, MOUNT_ATTR_IDMAP with a user namespace the worker makes

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Entering a namespace from a worker: the one place every setns() of usermount-worker
- * goes through (the main process never enters one, STYLE.md).
+ * goes through (the main process never enters one, docs/style.md).
  *
  * setns() into a mount or user namespace refuses (EINVAL) a process whose fs_struct
  * another thread shares, and a thread of a worker (asuser.c, a driver's start in

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The job loop of usermount-worker (worker-runner.h).
+ * The job loop of usermount-worker (runner.h).
  */
 #include <signal.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Fuzzes the arguments of Mount, MountFd and OpenMount as the bus edge (daemon/bus.c)
+ * Fuzzes the arguments of Mount, MountFd and OpenMount as the bus edge (daemon/request-dbus.c)
  * reads them: the fuzz bytes build a real sd-bus message (method, device or fd, fstype,
  * options, and an a{sv} of any keys with variants of any type), which is sealed and read
  * back with bus_read_params() (the table-driven reader of busparams.c with the mount
@@ -9,9 +9,9 @@
  * policy_check_options_syntax()).
  *
  * The target keeps its own account of what it put in the dict and checks that the params
- * are accepted exactly when DBUS-API.md says they must be (known keys, each at most once,
- * of the right type, at most 32, "userns" only with idmap "namespace") and that the parsed
- * values are the ones sent.
+ * are accepted exactly when org.freedesktop.UserMount1(5) says they must be (known keys, each at
+ * most once, of the right type, at most 32, "userns" only with idmap "namespace") and that the
+ * parsed values are the ones sent.
  *
  * Input, bytes and NUL-terminated strings (S) in this order:
  *   method byte (% 3: OpenMount, MountFd, Mount), [S device for Mount], S fstype,
@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 #include <systemd/sd-bus.h>
 
-#include "bus.h"
+#include "request-dbus.h"
 #include "conf.h"
 #include "device.h"
 #include "fuzz.h"
@@ -127,7 +127,7 @@ static int append_value(sd_bus_message *m, FuzzInput *in, unsigned type, int *re
         return -EINVAL;
 }
 
-/* One dict entry; updates the expectation as DBUS-API.md defines the params. */
+/* One dict entry; updates the expectation as org.freedesktop.UserMount1(5) defines the params. */
 static int append_entry(sd_bus_message *m, FuzzInput *in, unsigned index, Expect *x) {
         uint8_t k = fuzz_byte(in);
         const char *key = k < 0xe0 ? keys[k % ELEMENTSOF(keys)] : fuzz_field(in);

@@ -26,7 +26,7 @@
 #include "conf.h"
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 #define ACTIVATION_FILE UM_BUS_NAME ".service"

@@ -10,7 +10,7 @@
  * as fusermount3 does for a user when /etc/fuse.conf has user_allow_other; the caller that
  * passes the fd is unprivileged.
  *
- * media-root-bound (SECURITY-TESTS.md 38): a caller whose mount namespace has another
+ * media-root-bound (docs/security.md 38): a caller whose mount namespace has another
  * directory bound over the media root calls Mount without a target. The daemon makes
  * <media-root>/<user> and the mount point there as root; in such a namespace that would be
  * inside the other directory (bwrap is setuid on some systems, and "bwrap --bind /etc
@@ -39,7 +39,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 #define FILE_NAME "ns"

@@ -24,7 +24,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 #define NOTIFY_NAME "org.freedesktop.Notifications"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * One writer per filesystem and partitions kept to their bytes (SECURITY-TESTS.md classes
+ * One writer per filesystem and partitions kept to their bytes (docs/security.md classes
  * 43 and 44), through the real daemon with the shipped Driver=auto (fuse2fs serves ext4
  * images, the kernel what a caller asks it for with the mount-kernel-driver action):
  *
@@ -29,7 +29,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 #define WAIT_MS 60000

@@ -18,7 +18,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 #define JOURNAL_DIR "/run/systemd/journal"
@@ -114,7 +114,7 @@ static void test_sender_gone(void) {
         g_assert_true(g_str_has_prefix(entry, "MESSAGE=Refused OpenMount from "));
         g_assert_nonnull(strstr(entry, name));
         g_assert_nonnull(strstr(entry, "closed before its request was handled"));
-        g_assert_nonnull(strstr(entry, "daemon/bus.c\n"));
+        g_assert_nonnull(strstr(entry, "daemon/manager-dbus.c\n"));
 
         calls_assert_clean(pid, &baseline);
         g_assert_cmpint(harness_count_loop_devices(), ==, 0);

@@ -16,7 +16,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 
 static pid_t daemon_pid;
 static HarnessSnapshot baseline;

@@ -29,7 +29,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The hostile-image corpus (SECURITY-TESTS.md class 50): the corrupted and unusual images
+ * The hostile-image corpus (docs/security.md class 50): the corrupted and unusual images
  * that the filesystems' own projects keep as regression tests (tests/corpus/fetch-corpus
  * takes them from Debian's source packages at test time) and damaged copies of small
  * images of each type a userspace driver serves (tests/corpus/mutate-corpus), each sent
@@ -32,7 +32,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 /* How long the walk of one mounted image may take before its driver is killed. */

@@ -3,7 +3,7 @@
  * Id-mapped mounts end to end (params "idmap" and "userns"): the real usermountd on the
  * private bus with the real polkitd, real images of every type on real loop devices,
  * unprivileged callers in their own user namespaces. Covers idmap "namespace" with a
- * single-id map and with a subuid range, idmap "user", the refusals of SECURITY-TESTS.md
+ * single-id map and with a subuid range, idmap "user", the refusals of docs/security.md
  * item 23, a receiver's attempts to change or clear the id-mapping (item 3), ListMounts
  * and the polkit detail. Every test proves that nothing was left behind.
  */
@@ -25,7 +25,7 @@
 #include "harness.h"
 #include "kernel-compat.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 #define OVERFLOW_ID "65534"

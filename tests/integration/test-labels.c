@@ -18,7 +18,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 #define CONF_FILE "usermount/usermount.conf"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Userspace drivers on a short leash (SECURITY-TESTS.md classes 46, 47 and 48), through
+ * Userspace drivers on a short leash (docs/security.md classes 46, 47 and 48), through
  * the real daemon with Driver=auto and a compromised driver: um-fake-driver, bind-mounted
  * over fuse2fs in the harness's mount namespace, so that usermountd starts it for ext4
  * images exactly as it starts fuse2fs (sandbox, uid of its own, the FUSE connection), and
@@ -30,7 +30,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 #define WAIT_MS 30000
@@ -188,7 +188,8 @@ static HarnessCaller *spawn_holder(void) {
         return h;
 }
 
-/* ---- tests ------------------------------------------------------------------------------------ */
+/* ---- tests ------------------------------------------------------------------------------------
+ * */
 
 /* A driver that never answers FUSE_INIT: stopped when its start time is up (half of
  * RequestTimeoutSec=), by name; before, the worker could not signal it (another uid, no

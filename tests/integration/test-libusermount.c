@@ -22,7 +22,7 @@
 #include "config.h"
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 #include "usermount.h"
 

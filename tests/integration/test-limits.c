@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Limits and faults through the real daemon (SECURITY-TESTS.md items 25, 26, 27, 30 and 36):
+ * Limits and faults through the real daemon (docs/security.md, classes 25, 26, 27, 30 and 36):
  * floods that hit each [Limits] key while other users are still served (also from uids
  * that /etc/subuid delegates, which count as their owner, and from callers polkit refuses,
  * who share a small budget), messages with hundreds of fds or an fd index out of range, a
@@ -25,7 +25,7 @@
 #include "harness-fuse.h"
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 #define LIMIT_EXCEEDED "org.freedesktop.UserMount1.Error.LimitExceeded"
@@ -228,7 +228,8 @@ static void assert_result(GHashTable *t, unsigned i, const char *expected) {
         g_assert_cmpstr(report_get(t, key), ==, expected);
 }
 
-/* The refusal names the limit: its [Limits] key, as "Key=" (DBUS-API.md, LimitExceeded). */
+/* The refusal names the limit: its [Limits] key, as "Key=" (org.freedesktop.UserMount1(5),
+ * LimitExceeded). */
 static void assert_limit(GHashTable *t, unsigned i, const char *key) {
         g_autofree char *mkey = g_strdup_printf("message%u", i);
         g_autofree char *named = g_strconcat(key, "=", NULL);
@@ -766,7 +767,7 @@ static void test_unauthorized_budget(void) {
 /*
  * Probe workers stuck on a hung device (or a caller's FUSE server: a read the server took
  * and never answers, which not even SIGKILL ends) after their requests timed out are
- * charged to their owner alone (SECURITY-TESTS.md class 45). umtest2's two subordinate
+ * charged to their owner alone (docs/security.md class 45). umtest2's two subordinate
  * uids leave two such workers: umtest2's next request meets MaxWorkersPerUser=, while
  * umtestadm, whom nobody has authorized yet either, is not refused for the shared budget
  * of unauthorized requests (the finding: "running 8 workers for requests that polkit has

@@ -3,7 +3,7 @@
  * Mount, MountFd, Unmount, ListMounts and the MountAdded/MountRemoved signals end to end:
  * the real daemon on the private bus with the real polkitd, real images on loop devices,
  * real zram block devices for Mount by path, and unprivileged callers in the suite's
- * mount namespace (the "host" of these tests). Covers SECURITY-TESTS.md items 14-16,
+ * mount namespace (the "host" of these tests). Covers docs/security.md, classes 14-16,
  * 18-20, 22, 24, 28 and 29; every test checks that nothing is left behind.
  */
 #include <errno.h>
@@ -22,7 +22,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 static pid_t daemon_pid;

@@ -3,7 +3,7 @@
  * OpenMount end to end: the real usermountd on the private bus with the real polkitd,
  * real images of every filesystem type on real loop devices, and unprivileged callers
  * that are root in their own user + mount namespace (a rootless container). Covers the
- * functional path and SECURITY-TESTS.md items 1-13, 17 and 21; every test also proves
+ * functional path and docs/security.md, classes 1-13, 17 and 21; every test also proves
  * that nothing was left behind (no mount, no loop device, no daemon fd) and that the
  * daemon still serves.
  */
@@ -24,7 +24,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 static pid_t daemon_pid;
@@ -357,7 +357,8 @@ static void assert_open_mount(const char *fstype, const char *path, const char *
         g_assert_cmpstr(report_get(t, "bind"), ==, "ok");
         g_assert_true(g_str_has_prefix(strempty(report_get(t, "bind-flags")), "nosuid,nodev,noexec,"));
         g_assert_cmpstr(report_get(t, "bind-clear-nosuid"), ==, "EPERM");
-        /* Item 4: a world-readable node of a root-only device and a setuid-root binary are inert. */
+        /* Item 4: a world-readable node of a root-only device and a setuid-root binary are inert.
+         * */
         g_assert_cmpstr(report_get(t, "devnode"), ==, "EACCES");
         g_assert_cmpstr(report_get(t, "exec-suid"), ==, "EACCES");
         g_assert_cmpstr(report_get(t, "write"), !=, "ok-but-unexpected");
@@ -530,7 +531,7 @@ static void test_refused_sources(void) {
         }
 }
 
-/* Malformed params are InvalidArgument, never ignored (DBUS-API.md). */
+/* Malformed params are InvalidArgument, never ignored (org.freedesktop.UserMount1(5)). */
 static void test_refused_params(void) {
         static const Param cases[][2] = {
                 { { "no-such-key", "b", "true" } },

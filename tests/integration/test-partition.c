@@ -20,7 +20,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 static pid_t daemon_pid;

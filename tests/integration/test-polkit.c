@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * polkit end to end: the example rules shipped in polkit/, loaded from their real text
- * into the real polkitd, and each action of the action table (ARCHITECTURE.md,
+ * into the real polkitd, and each action of the action table (docs/architecture.md,
  * "Authorization"), asked by the real daemon for real unprivileged callers, with rules
  * that answer YES only for one exact action id and only when every documented detail has
  * the expected value. Every test checks that nothing is left behind.
@@ -29,7 +29,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 #define LABEL_A "polimg"
@@ -254,7 +254,7 @@ static void set_rules(const char *first, const char *second) {
         g_assert_cmpint(harness_set_rules(js), ==, 0);
 }
 
-/* The details ARCHITECTURE.md documents, in the order it lists them. */
+/* The details docs/architecture.md documents, in the order it lists them. */
 static const char *const detail_keys[] = {
         "device", "fstype", "label", "uuid", "read-only", "exec", "idmap", "target", "options",
         "driver",
@@ -696,8 +696,8 @@ static void assert_label_matters(uid_t uid, const Call *c, const char *const *gr
 }
 
 /*
- * mount-image: MountFd of a regular file. ARCHITECTURE.md calls "device" the block device,
- * "the loop device for images"; but polkit is asked before anything is set up (STYLE.md
+ * mount-image: MountFd of a regular file. docs/architecture.md calls "device" the block device,
+ * "the loop device for images"; but polkit is asked before anything is set up (docs/style.md
  * 7), when no loop device exists yet, so the detail is the image's path (what the reply
  * calls "backing-file").
  */

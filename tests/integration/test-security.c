@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Security round 2 (SECURITY-TESTS.md, "One level out"): what the rest of the system does
+ * Security round 2 (docs/security.md, "One level out"): what the rest of the system does
  * with the devices and superblocks usermount makes, and devices the kernel would pull in
  * on its own. Each test runs the real daemon with the harness's real udevd and polkitd,
  * with unprivileged callers, and ends with nothing left behind.
@@ -32,7 +32,7 @@
 #include "harness.h"
 #include "kernel-compat.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 #define LABEL "secimage"

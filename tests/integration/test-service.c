@@ -23,7 +23,7 @@
 #include "harness-fuse.h"
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 /* Longer than the idle timeout (1 s) plus the reconcile timer's period (2 s), which is
@@ -562,7 +562,7 @@ static void test_journal_fields(void) {
         g_assert_cmpuint(harness_count_substrings(entry, "\nCODE_FILE="), ==, 1);
         g_assert_cmpuint(harness_count_substrings(entry, "\nCODE_LINE="), ==, 1);
         g_assert_cmpuint(harness_count_substrings(entry, "\nCODE_FUNC="), ==, 1);
-        g_assert_nonnull(strstr(entry, "daemon/request.c\n"));
+        g_assert_nonnull(strstr(entry, "daemon/pipeline.c\n"));
         g_assert_nonnull(strstr(entry, "\nUSERMOUNT_UID=61001\n"));
         g_assert_nonnull(strstr(entry, "\nUSERMOUNT_DEVICE=/dev/loop"));
         g_assert_nonnull(strstr(entry, "\nUSERMOUNT_FSTYPE=ext4\n"));

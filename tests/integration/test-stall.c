@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A caller's FUSE server that never answers (SECURITY-TESTS.md class 45), through the real
+ * A caller's FUSE server that never answers (docs/security.md class 45), through the real
  * daemon: every close() of a file sends its server a flush, and a server that holds the
  * flush holds the closer, uninterruptibly. The harness's FUSE server (harness-fuse.h)
  * serves an image and holds the flushes of one process, or of everybody:
@@ -29,7 +29,7 @@
 #include "harness-fuse.h"
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 #define WAIT_MS 30000

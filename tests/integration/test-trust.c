@@ -24,7 +24,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 /* U+202E RIGHT-TO-LEFT OVERRIDE and U+0085 NEXT LINE (a C1 control), as UTF-8. */

@@ -20,7 +20,7 @@
 
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 /* The shipped Driver=auto, instead of the harness's default configuration. */

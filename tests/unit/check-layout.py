@@ -9,7 +9,8 @@ other without a cycle.
 
 1. usermountd holds no function of worker/ or driver/, and usermount-worker none of daemon/.
 2. No file of daemon/, worker/, driver/ or shared/ includes a header of another process's
-   folder (shared/ includes only shared/ and include/).
+   folder (shared/ includes only shared/ and include/), and no header is named like a
+   system header (the folders come first on every include path).
 3. The daemon's files include each other without a cycle (a file and its header are one
    node); the same for the worker's.
 4. Every source file opens with a comment that says what it is.
@@ -101,6 +102,11 @@ def check_sources(src):
                     crossing.append(f'{folder}/{name} includes {owner}/{inc}')
     result(not crossing, 'no file includes a header of another process\'s folder',
            '; '.join(crossing))
+    # The folders are on every include path, ahead of the system's: a header named like a
+    # system header (limits.h) would be taken for it by every <...> include.
+    shadowing = sorted(f'{folder}/{name}' for name, folder in headers.items()
+                       if os.path.exists(os.path.join('/usr/include', name)))
+    result(not shadowing, 'no header is named like a system header', ', '.join(shadowing))
 
     for folder in ('daemon', 'worker'):
         graph = {}

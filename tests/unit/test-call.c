@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "bus.h"
+#include "request-dbus.h"
 #include "busparams.h"
 #include "call.h"
 #include "conf.h"

@@ -3,7 +3,7 @@
  * Tests of daemon/owner.c: the accountable owner of a uid through /etc/subuid text
  * (ranges, overlaps, root, lines that delegate nothing), rereading the file when it
  * changes and only then, the bound on what is read, and the set of owners polkit
- * authorized (SECURITY-TESTS.md item 36).
+ * authorized (docs/security.md, class 36).
  */
 #include <errno.h>
 #include <fcntl.h>

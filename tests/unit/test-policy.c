@@ -2,7 +2,7 @@
 /*
  * Table-driven tests of the mount policy (daemon/policy.c): the filesystem allow-list,
  * the syntax check of option strings, the options refused on every filesystem
- * (SECURITY-TESTS.md items 5-11), forced options, the per-type allow-lists with their
+ * (docs/security.md, classes 5-11), forced options, the per-type allow-lists with their
  * value checks, read-only and exec handling, and the memory contract of the results.
  *
  * The expectations below are written out independently of the policy's own tables: each
@@ -15,6 +15,7 @@
 #include <glib.h>
 #include <sys/mount.h>
 
+#include "conf.h"
 #include "policy.h"
 
 #define UID 1000
@@ -343,7 +344,7 @@ static void add_row(const char *prefix, const char *name, const void *row, GTest
         g_free(path);
 }
 
-/* ---- Filesystem types (SECURITY-TESTS.md item 11) ----------------------------------------- */
+/* ---- Filesystem types (docs/security.md, class 11) ----------------------------------------- */
 
 static const char *const refused_fstypes[] = {
         "proc", "sysfs", "debugfs", "bpf", "configfs", "overlay", "fuse", "fuseblk",
@@ -400,7 +401,8 @@ static void test_fstype_message_escaped(void) {
         expect_refused(&in, -EPERM, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, "\\x1b[31m%s%n\\x0a");
 }
 
-/* ---- Syntax (SECURITY-TESTS.md items 8 and 10) ---------------------------------------------- */
+/* ---- Syntax (docs/security.md, classes 8 and 10) ----------------------------------------------
+ * */
 
 typedef struct SyntaxCase {
         const char *name;
@@ -549,7 +551,7 @@ static void test_syntax_length_limit(void) {
         g_string_free(s, TRUE);
 }
 
-/* 64 KiB and more: refused without echoing any of it (SECURITY-TESTS.md item 10). */
+/* 64 KiB and more: refused without echoing any of it (docs/security.md, class 10). */
 static void test_syntax_overlong(void) {
         const char *const fills[] = { "a", "ro,", "subvol=", "\xff", "\n" };
 
@@ -609,7 +611,8 @@ static void test_syntax_null_error(void) {
         assert_untouched(&o);
 }
 
-/* ---- Options refused on every filesystem (SECURITY-TESTS.md items 5, 6, 7, 9) --------------- */
+/* ---- Options refused on every filesystem (docs/security.md, classes 5, 6, 7, 9) ---------------
+ * */
 
 typedef struct RefusedCase {
         const char *options;
@@ -737,7 +740,7 @@ static void test_refused_typed(const void *data) {
         g_free(message);
 }
 
-/* "rw" on a read-only source, on every type (SECURITY-TESTS.md item 5). */
+/* "rw" on a read-only source, on every type (docs/security.md, class 5). */
 static void test_rw_on_read_only_source(const void *data) {
         const char *fstype = data;
         const char *const strings[] = { "rw", "noatime,rw", "rw,ro", "ro,rw" };
@@ -763,7 +766,7 @@ static void test_read_only_source_wins(const void *data) {
                      ATTR_BASE | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOATIME, true);
 }
 
-/* ---- Forced options (SECURITY-TESTS.md item 9) -------------------------------------------- */
+/* ---- Forced options (docs/security.md, class 9) -------------------------------------------- */
 
 static void test_forced_items(const void *data) {
         const char *fstype = data;

@@ -9,7 +9,7 @@
 
 #include "container.h"
 #include "macro.h"
-#include "test-tap.h"
+#include "client-tap.h"
 
 static void test_parse_pid(void) {
         static const struct {

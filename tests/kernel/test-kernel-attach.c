@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * attach_mount() and attach_detach() in real mount namespaces (SECURITY-TESTS.md items
+ * attach_mount() and attach_detach() in real mount namespaces (docs/security.md, classes
  * 18, 19, 20, 22 and 24, at the kernel level). "Callers" are forked children in their own
  * mount namespace (some also in a user namespace, like containers; one chrooted), waiting
  * on a pipe; "workers" are forked children that call attach_mount()/attach_detach() as

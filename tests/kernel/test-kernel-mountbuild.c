@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * mountbuild_locked() on real images and loop devices (SECURITY-TESTS.md items 1, 2, 4,
+ * mountbuild_locked() on real images and loop devices (docs/security.md, classes 1, 2, 4,
  * 15, 17): every filesystem type mounts with nodev/nosuid/noexec; a receiver that is root
  * in its own user + mount namespace cannot clear any of them (before or after attaching,
  * through remounts, clones or bind mounts); device nodes and setuid/file-capability

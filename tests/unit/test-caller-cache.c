@@ -26,7 +26,7 @@ static void test_cache_hit_and_miss(void) {
         CallerCache *c = NULL;
         const CallerCreds *got;
 
-        g_assert_cmpint(caller_cache_new(&c), ==, 0);
+        g_assert_cmpint(caller_cache_new(NULL, NULL, NULL, &c), ==, 0);
         g_assert_null(caller_cache_get(c, ":1.7"));
         g_assert_cmpint(caller_cache_put(c, ":1.7", &(CallerCreds) { 1000, 4242, (char *) "l" }),
                         ==, 0);
@@ -54,7 +54,7 @@ static void test_cache_start_time(void) {
         CallerCache *c = NULL;
         const CallerCreds *got;
 
-        g_assert_cmpint(caller_cache_new(&c), ==, 0);
+        g_assert_cmpint(caller_cache_new(NULL, NULL, NULL, &c), ==, 0);
         g_assert_cmpint(caller_cache_put(c, ":1.7", &(CallerCreds) { 1000, 4242, NULL }), ==, 0);
         g_assert_cmpuint(caller_cache_get(c, ":1.7")->start_time, ==, 0);
         caller_cache_note_start_time(c, ":1.7", 123);
@@ -70,7 +70,7 @@ static void test_cache_start_time(void) {
 static void test_cache_bound(void) {
         CallerCache *c = NULL;
 
-        g_assert_cmpint(caller_cache_new(&c), ==, 0);
+        g_assert_cmpint(caller_cache_new(NULL, NULL, NULL, &c), ==, 0);
         for (unsigned i = 0; i < CALLER_CACHE_MAX; i++) {
                 g_autofree char *n = name_of(i);
 
@@ -106,7 +106,7 @@ static void test_cache_bound(void) {
 static void test_cache_forget(void) {
         CallerCache *c = NULL;
 
-        g_assert_cmpint(caller_cache_new(&c), ==, 0);
+        g_assert_cmpint(caller_cache_new(NULL, NULL, NULL, &c), ==, 0);
         for (unsigned i = 0; i < 5; i++) {
                 g_autofree char *n = name_of(i);
 

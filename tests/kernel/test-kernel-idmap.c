@@ -5,7 +5,7 @@
  * mount as the maps say; the maps of a namespace (also one nested in another) are read
  * back as host ids, and the helper children are gone when the calls return; a filesystem
  * that cannot be id-mapped (ramfs) is refused with its name; and the checks of a
- * caller's `userns` fd (SECURITY-TESTS.md item 23).
+ * caller's `userns` fd (docs/security.md, class 23).
  */
 #include <fcntl.h>
 #include <sched.h>

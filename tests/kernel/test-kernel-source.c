@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * source_inspect_fd() and source_probe() against real fds and real images: what is
- * accepted, every kind of fd that is refused (SECURITY-TESTS.md items 12, 13, 16), and
+ * accepted, every kind of fd that is refused (docs/security.md, classes 12, 13, 16), and
  * that probing never moves the caller's file offset.
  */
 #include <fcntl.h>
@@ -112,7 +112,7 @@ static void test_inspect_refusals(const char *arg) {
         assert_inspect_refused(fd, "O_PATH fd", "O_PATH");
         close(fd);
 
-        fd = open("/etc/shadow", O_PATH | O_CLOEXEC); /* a root-only file, SECURITY-TESTS 12 */
+        fd = open("/etc/shadow", O_PATH | O_CLOEXEC); /* a root-only file, docs/security.md class 12 */
         if (fd >= 0) {
                 assert_inspect_refused(fd, "O_PATH fd of /etc/shadow", "O_PATH");
                 close(fd);
@@ -174,7 +174,7 @@ static void test_inspect_refusals(const char *arg) {
         assert_inspect_refused(fd, "sysfs file", "sysfs");
         close(fd);
 
-        /* Mount fds (another mount, SECURITY-TESTS 13) are O_PATH descriptors. */
+        /* Mount fds (another mount, docs/security.md class 13) are O_PATH descriptors. */
         fd = open_tree_fd();
         g_assert_cmpint(fd, >=, 0);
         assert_inspect_refused(fd, "open_tree fd", "O_PATH");

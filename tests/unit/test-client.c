@@ -31,7 +31,7 @@
 #include "table.h"
 #include "usermount-names.h"
 #include "userns.h"
-#include "test-tap.h"
+#include "client-tap.h"
 
 static void check_streq(const char *got, const char *expected, const char *what) {
         bool ok = streq_ptr(got, expected);

@@ -3,7 +3,7 @@
  * Tests of the pure parts of id-mapped mounts (worker/idmap-userns.c): parsing a user
  * namespace's map as the kernel prints it, formatting it back (for /proc and for info),
  * reading /etc/subuid text, and the check that a map uses only the caller's own id and
- * the ranges delegated to it (SECURITY-TESTS.md item 23).
+ * the ranges delegated to it (docs/security.md, class 23).
  */
 #include <errno.h>
 #include <glib.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The job types of test-worker-bin, the stand-in for usermount-worker that test-worker
+ * The job types of stub-worker, the stand-in for usermount-worker that test-workerpool
  * drives: what each does, and their wire layout, known to both sides as the real jobs'
  * are (shared/jobproto.h, shared/jobproto.c).
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Tests of the workers (daemon/workerpool.c, the daemon's side; worker/runner.c, the
- * worker's), driving test-worker-bin, a worker with test-only jobs (test-worker-jobs.h):
+ * worker's), driving stub-worker, a worker with test-only jobs (stub-worker-jobs.h):
  * a reply and an fd arrive, and a last job's reply only once the worker has exited; a
  * crash, an exit, a hang or a kill at any step becomes a clean error; the pool hits,
  * misses, refills, does not spin on a binary that cannot work, and empties; a worker
@@ -25,7 +25,7 @@
 
 #include "fd-util.h"
 #include "jobproto.h"
-#include "test-worker-jobs.h"
+#include "stub-worker-jobs.h"
 #include "runner.h"
 #include "workerpool.h"
 
@@ -33,7 +33,7 @@ extern char **environ;
 
 #define LONG_TIMEOUT (30 * G_USEC_PER_SEC)
 
-static char *worker_bin; /* test-worker-bin */
+static char *worker_bin; /* stub-worker */
 
 /* ---- the test process: fds and children ---------------------------------------------- */
 
@@ -830,7 +830,7 @@ static void test_pool_missing_binary(void) {
         Worker *w = NULL;
         WorkerPoolStats s;
 
-        env_setup_full(&env, "/nonexistent/test-worker-bin", 1, test_layout());
+        env_setup_full(&env, "/nonexistent/stub-worker", 1, test_layout());
         s = worker_pool_stats(env.p);
         g_assert_cmpuint(s.spawned, ==, 0);
         g_assert_cmpuint(s.failures, ==, 1);
@@ -1401,7 +1401,7 @@ static char *find_worker_bin(const char *argv0) {
         /* Run by hand from the build directory: the binary is beside us. */
         self = g_file_read_link("/proc/self/exe", NULL);
         dir = g_path_get_dirname(self ?: argv0);
-        return g_build_filename(dir, "test-worker-bin", NULL);
+        return g_build_filename(dir, "stub-worker", NULL);
 }
 
 int main(int argc, char *argv[]) {

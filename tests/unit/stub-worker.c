@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-worker-bin: a usermount-worker with test-only jobs (test-worker-jobs.h), so that
- * test-worker can drive the daemon's side of the workers (daemon/workerpool.c) and the job
+ * stub-worker: a usermount-worker with test-only jobs (stub-worker-jobs.h), so that
+ * test-workerpool can drive the daemon's side of the workers (daemon/workerpool.c) and the job
  * loop (worker/runner.c) without any privilege. Its main() does what
  * worker/main.c does before it hands the socket to the runner.
  */
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
-#include "test-worker-jobs.h"
+#include "stub-worker-jobs.h"
 #include "runner.h"
 
 
@@ -189,7 +189,7 @@ int main(int argc, char *argv[]) {
         WorkerJobType types[TEST_N_JOBS];
         int r;
 
-        r = worker_runner_start(argc, argv, "test-worker-bin is started by test-worker.");
+        r = worker_runner_start(argc, argv, "stub-worker is started by test-workerpool.");
         if (r != 0)
                 return r;
         for (size_t i = 0; i < TEST_N_JOBS; i++)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Shared pieces of the integration tests' callers (see test-calls.h). */
+/* Shared pieces of the integration tests' callers (see calls.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -11,7 +11,7 @@
 #include "config.h"
 #include "harness.h"
 #include "macro.h"
-#include "test-calls.h"
+#include "calls.h"
 #include "usermount-names.h"
 
 int calls_append_params(sd_bus_message *m, const Param *params) {

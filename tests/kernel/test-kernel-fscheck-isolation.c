@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * How the fsck sandbox keeps checkers apart (SECURITY-TESTS.md 39), on real loop devices:
+ * How the fsck sandbox keeps checkers apart (docs/security.md 39), on real loop devices:
  *
  *  - namespaces: a compromised checker cannot make new namespaces. Unprivileged as it is,
  *    it could otherwise unshare(CLONE_NEWUSER) and be root in a user namespace of its own,

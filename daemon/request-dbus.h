@@ -1,23 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The D-Bus edge (STYLE.md rule 6): the vtable of org.freedesktop.UserMount1.Manager,
- * one method_<name>() per method that parses and validates all input into a request's
- * MountCall (call.h), and the functions that build replies and signals.
+ * The bus edge of a request (docs/style.md rule 6): every argument of a call parsed and
+ * validated into a MountCall (call.h) before any other code sees it, and the replies.
+ * The methods' entry points are manager-dbus.h's.
  */
 #pragma once
 
 #include <systemd/sd-bus.h>
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "call.h"
 #include "conf.h"
-#include "manager.h"
-
-extern const sd_bus_vtable manager_vtable[];
+#include "registry.h"
+#include "subscribers.h"
 
 /*
  * Reads the a{sv} params of OpenMount, MountFd and Mount from m into p, which must be
  * zeroed with p->userns_fd = -EBADF; what it fills in is owned by p (target) even on
- * failure, except params["userns"], which stays the message's fd (borrowed, busfds.h). Unknown keys, wrong types, repeats, more than 32 entries and "userns"
+ * failure, except params["userns"], which stays the message's fd (borrowed, busfds.h).
+ * Unknown keys, wrong types, repeats, more than 32 entries and "userns"
  * without idmap "namespace" are -EINVAL/-E2BIG with error set (InvalidArgument); other
  * failures are sd-bus's -errno, error untouched. Pure (tests/fuzz reaches it with messages
  * built from arbitrary bytes).
@@ -39,21 +42,19 @@ int bus_parse_call(MountCall *call, const Conf *conf, UmError *error);
 /* Replies to message with error (mapped in errors.c). */
 int bus_reply_error(sd_bus_message *message, const UmError *error);
 
-/* Replies to an OpenMount call with the mount fd and the info dict of req->record. */
-int bus_reply_open_mount(Request *req, int mount_fd);
+/* idmap "namespace" without params["userns"]: opens the caller's own current user
+ * namespace into call->params.userns_fd, once the caller is known (a pidfd ioctl and nsfs
+ * only); refused (InvalidArgument) when it is the initial one. 0 for every other call. */
+int bus_read_userns(MountCall *call, UmError *error);
+
+/* Replies to an OpenMount call with the mount fd and the info dict of rec. */
+int bus_reply_open_mount(sd_bus_message *call, int mount_fd, const MountRecord *rec);
 
 /* Replies to a Mount/MountFd call with the mount point and info of rec. */
-int bus_reply_mount(Request *req, const MountRecord *rec);
+int bus_reply_mount(sd_bus_message *call, const MountRecord *rec);
 
-/* Replies to ListMounts with the records req may see. */
-int bus_reply_list_mounts(Request *req);
+/* Replies to ListMounts with the records of uid, or every record when all. */
+int bus_reply_list_mounts(sd_bus_message *call, const Registry *reg, uid_t uid, bool all);
 
-/* Subscribes the caller of req (Subscribe) and replies; req->list_all: sees every mount. */
-int bus_reply_subscribe(Request *req);
-
-/* From now on, forgets the subscription and the cached credentials (caller.h) of each
- * connection that closes (NameOwnerChanged). */
-int bus_watch_subscribers(Manager *m);
-
-/* Sends MountAdded or MountRemoved (member) for rec to each subscriber that may see it. */
-int bus_emit_mount_signal(Manager *m, const char *member, const MountRecord *rec);
+/* Replies to Subscribe; all: the caller's connection sees every mount from now on. */
+int bus_reply_subscribe(sd_bus_message *call, Subscribers *subscribers, bool all);

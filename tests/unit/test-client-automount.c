@@ -20,7 +20,7 @@
 #include "automount-udev.h"
 #include "macro.h"
 #include "parse-util.h"
-#include "test-tap.h"
+#include "client-tap.h"
 
 /* Parses text as a file named "a.conf"; *ret_error gets the message or NULL. */
 static int parse(const char *text, AutomountConfig *c, char **ret_error) {
