@@ -2,6 +2,7 @@
 /*
  * The routing decisions of usermount's commands (see route.h).
  */
+#include "fs-util.h"
 #include "macro.h"
 #include "route.h"
 
@@ -24,26 +25,25 @@ static bool path_is(const char *listed, const char *path, const char *canonical)
         return !isempty(listed) && (streq_ptr(listed, path) || streq_ptr(listed, canonical));
 }
 
-/* The same inode as st, for a block device by its device number. */
-static bool same_inode(const char *listed, const struct stat *st) {
+/* The same file as st: a block device by its device number, an image by its inode. */
+static bool same_file(const char *listed, const struct stat *st) {
         struct stat listed_st;
 
         if (isempty(listed) || stat(listed, &listed_st) < 0)
                 return false;
         if (S_ISBLK(st->st_mode))
                 return S_ISBLK(listed_st.st_mode) && listed_st.st_rdev == st->st_rdev;
-        return S_ISREG(listed_st.st_mode) && listed_st.st_dev == st->st_dev &&
-               listed_st.st_ino == st->st_ino;
+        return S_ISREG(listed_st.st_mode) && stat_same_inode(&listed_st, st);
 }
 
 bool route_source_matches(const MountInfo *info, const char *path, const char *canonical,
                           const struct stat *st) {
         /* A block device is only ever the device; an image only ever the backing file. */
         if (st && S_ISBLK(st->st_mode))
-                return path_is(info->device, path, canonical) || same_inode(info->device, st);
+                return path_is(info->device, path, canonical) || same_file(info->device, st);
         if (st)
                 return path_is(info->backing_file, path, canonical) ||
-                       same_inode(info->backing_file, st);
+                       same_file(info->backing_file, st);
         return path_is(info->device, path, canonical) ||
                path_is(info->backing_file, path, canonical);
 }
