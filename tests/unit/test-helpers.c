@@ -81,7 +81,6 @@ static void test_dir_empty(void) {
 
 static void test_poll_until(void) {
         int p[2];
-        volatile nfds_t huge;
         struct pollfd pfd;
         uint64_t start;
 
@@ -94,13 +93,11 @@ static void test_poll_until(void) {
         g_assert_cmpuint(now_usec(CLOCK_MONOTONIC), >=, start + 20000);
         /* A deadline in the past: 0 at once. */
         g_assert_cmpint(poll_until(&pfd, 1, 0), ==, 0);
-        /* Ready: the count. */
+        /* Ready: the count (a failing poll() is -errno; not provoked here: a sanitizer's
+         * poll() reads every entry it is told of). */
         g_assert_cmpint(write(p[1], "x", 1), ==, 1);
         g_assert_cmpint(poll_until(&pfd, 1, now_usec(CLOCK_MONOTONIC) + 1000000), ==, 1);
         g_assert_true(pfd.revents & POLLIN);
-        /* A failing poll() (more entries than RLIMIT_NOFILE): -errno. */
-        huge = (nfds_t) 1 << 30;
-        g_assert_cmpint(poll_until(&pfd, huge, now_usec(CLOCK_MONOTONIC) + 1000000), ==, -EINVAL);
         close(p[0]);
         close(p[1]);
 }
