@@ -16,6 +16,7 @@
 #include <sys/mount.h>
 
 #include "fuzz.h"
+#include "conf.h"
 #include "policy.h"
 
 #define UID 1000
