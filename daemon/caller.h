@@ -55,10 +55,11 @@ typedef struct CallerCreds {
 typedef struct CallerCache CallerCache;
 
 /*
- * Continues req once its caller is known, and owns req. r = 0: every field of
- * req->call.caller (call.h) is set. r < 0: error says why the caller cannot be known or is
- * refused (Failed, or LimitExceeded); req->call.caller.pid > 0 if the bus answered, and
- * then its uid is set too.
+ * Continues the call's request (userdata) once its caller is known. r = 0: every field of
+ * call->caller (call.h) is set. r < 0: error says why the caller cannot be known or is
+ * refused (Failed, or LimitExceeded); call->caller.pid > 0 if the bus answered, and then
+ * its uid is set too. r = -ECANCELED with no error: the cache is being freed (the daemon
+ * is stopping) before the bus answered.
  */
 typedef void (*CallerDone)(void *userdata, int r, const UmError *error);
 

@@ -9,7 +9,7 @@
  * TasksMax=, CPUQuota=100%) on top of its own rlimits (driver/fusedriver.h).
  *
  * The scope is asked for by pid, so the pid must stay the driver's until systemd has moved
- * it: the worker that started the driver waits without reaping it (START_DRIVER, jobs.h)
+ * it: the worker that started the driver waits without reaping it (START_DRIVER, jobproto.h)
  * until the scope holds it (its /proc/PID/cgroup names the scope), the request fails, or
  * DRIVERSCOPE_TIMEOUT_USEC passes. A driver that exits meanwhile stays a zombie of the
  * worker's, whose pid nobody else can have. It forks nothing (seccomp), so nothing of it

@@ -14,7 +14,7 @@
  * table forgets it and calls on_exit (the Manager then detaches a registered mount whose
  * driver is gone and emits MountRemoved).
  *
- * A driver is in the table from its start (START_DRIVER, jobs.h), before anything looks
+ * A driver is in the table from its start (START_DRIVER, jobproto.h), before anything looks
  * into its mount, so that it counts for the limits and can be ended whatever happens to
  * the request. The table also holds a copy of each driver's FUSE connection: polled, it
  * reports an error once the superblock is gone (the last mount of it unmounted or

@@ -62,7 +62,7 @@ static size_t count_mounts_of(Manager *m, uid_t owner) {
  * probe before polkit is asked) of anybody but root whose owner polkit has not said yes to
  * since the daemon started. Unmount, ListMounts and Subscribe start no worker before polkit
  * answers. */
-bool limits_charges_unauthorized(const Request *req) {
+bool limitcount_charges_unauthorized(const Request *req) {
         const Manager *m = req->manager;
 
         return req->call.caller.uid != 0 && req->call.method != METHOD_UNMOUNT &&
@@ -84,11 +84,11 @@ static LimitSubject limit_subject(const Request *req) {
                 .uid = req->call.caller.uid,
                 .owner = req->owner,
                 .mounts = req->call.method == METHOD_MOUNT || req->call.method == METHOD_MOUNT_FD,
-                .charges_unauthorized = limits_charges_unauthorized(req),
+                .charges_unauthorized = limitcount_charges_unauthorized(req),
         };
 }
 
-int limits_check_request(Request *req, UmError *error) {
+int limitcount_check_request(Request *req, UmError *error) {
         Manager *m = req->manager;
         const LimitSubject s = limit_subject(req);
         const LimitCounts c = {
@@ -109,7 +109,7 @@ int limits_check_request(Request *req, UmError *error) {
 
 /* LimitExceeded when one more loop device for req (an image) would pass the loop device
  * limits. Called once the probe worker has found that the source is an image. */
-int limits_check_loops(Request *req, UmError *error) {
+int limitcount_check_loops(Request *req, UmError *error) {
         Manager *m = req->manager;
         const LimitSubject s = limit_subject(req);
         int r;
@@ -133,7 +133,7 @@ int limits_check_loops(Request *req, UmError *error) {
 /* LimitExceeded when one more userspace driver for req would pass the driver limits. The
  * drivers' exit watches keep the table current; a refusal looks again at the pidfds, for
  * drivers whose mount went a moment ago and whose watch has not run yet. */
-int limits_check_drivers(Request *req, UmError *error) {
+int limitcount_check_drivers(Request *req, UmError *error) {
         Manager *m = req->manager;
         const LimitSubject s = limit_subject(req);
         int r;
@@ -154,7 +154,7 @@ int limits_check_drivers(Request *req, UmError *error) {
 /* LimitExceeded when giving req's worker one more job would pass a worker limit. Workers
  * that were given up on (timed out) count until they really exit: one stuck on a hung
  * device is still a process. */
-int limits_check_workers(Request *req, UmError *error) {
+int limitcount_check_workers(Request *req, UmError *error) {
         Manager *m = req->manager;
         const LimitSubject s = limit_subject(req);
 

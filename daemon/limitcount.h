@@ -14,19 +14,19 @@
 
 /* LimitExceeded when req would pass one of the limits on requests and mounts: checked
  * once, when the pipeline takes it. */
-int limits_check_request(Request *req, UmError *error);
+int limitcount_check_request(Request *req, UmError *error);
 
 /* Whether req is charged to MaxUnauthorizedRequests= from its start: a mount request (they
  * probe before polkit is asked) of anybody but root whose owner polkit has not said yes to
  * since the daemon started. */
-bool limits_charges_unauthorized(const Request *req);
+bool limitcount_charges_unauthorized(const Request *req);
 
 /* LimitExceeded when one more loop device for req (an image) would pass the loop device
  * limits. Called once the probe worker has found that the source is an image. */
-int limits_check_loops(Request *req, UmError *error);
+int limitcount_check_loops(Request *req, UmError *error);
 
 /* LimitExceeded when one more userspace driver for req would pass the driver limits. */
-int limits_check_drivers(Request *req, UmError *error);
+int limitcount_check_drivers(Request *req, UmError *error);
 
 /* LimitExceeded when giving req's worker one more job would pass a worker limit. */
-int limits_check_workers(Request *req, UmError *error);
+int limitcount_check_workers(Request *req, UmError *error);

@@ -107,9 +107,9 @@ void pipeline_start(Request *req) {
         req->owner = owner_map_lookup(&m->owners, req->call.caller.uid);
         /* From now on a close of its fds that hangs is the owner's (busfds.h). */
         busfds_claim(m->busfds, req->call.message, req->owner);
-        if (limits_check_request(req, &error) < 0)
+        if (limitcount_check_request(req, &error) < 0)
                 return request_fail(req, &error);
-        req->unauthorized = limits_charges_unauthorized(req);
+        req->unauthorized = limitcount_charges_unauthorized(req);
 
         request_link(req);
 
@@ -235,12 +235,12 @@ static int request_check_backing_limits(Request *req, UmError *error) {
         int r;
 
         if (req->driver.driver == DRIVER_USERSPACE) {
-                r = limits_check_drivers(req, error);
+                r = limitcount_check_drivers(req, error);
                 if (r >= 0)
                         req->wants_driver = true;
                 /* A partition's driver reads a loop device of the partition's bytes. */
                 if (r >= 0 && req->partition.number > 0) {
-                        r = limits_check_loops(req, error);
+                        r = limitcount_check_loops(req, error);
                         req->wants_loop = r >= 0;
                 }
                 return r;
@@ -250,7 +250,7 @@ static int request_check_backing_limits(Request *req, UmError *error) {
         /* Counted as a loop device until built: an erofs image falls back to one where it
          * cannot be mounted from its file. Beyond the limits it may still be mounted from
          * its file (BuildJob.loop_allowed false). */
-        r = limits_check_loops(req, error);
+        r = limitcount_check_loops(req, error);
         if (r < 0 && !erofs_from_file(req->manager, req->probe.fstype))
                 return r;
         if (r < 0)
@@ -482,7 +482,7 @@ static void request_build(Request *req) {
         fds[0] = request_source_fd(req);
         fds[1] = req->manager->stage_ns_fd;
         if (req->fuse_driver) {
-                /* The driver first, watched before anything looks into its mount (jobs.h). */
+                /* The driver first, watched before anything looks into its mount (jobproto.h). */
                 req->build_job = TAKE_PTR(job);
                 return request_send_job(req, REQUEST_BUILDING, JOB_START_DRIVER, req->build_job,
                                         fds, fds[1] >= 0 ? 2 : 1, false, timeout,
@@ -888,7 +888,7 @@ static const char *request_timeout_message(const Request *req, RequestStage stag
 }
 
 /*
- * Sends req's next job (jobs.h): to the worker that probed for it, which waits for it,
+ * Sends req's next job (jobproto.h): to the worker that probed for it, which waits for it,
  * else to a fresh one from the pool. last: the worker exits after it (and its reply is
  * handed on once it has).
  */
@@ -911,7 +911,7 @@ static void request_send_job(Request *req, RequestStage stage, JobType type, con
         int r;
 
         request_set_state(req, stage);
-        r = limits_check_workers(req, &error);
+        r = limitcount_check_workers(req, &error);
         if (r < 0)
                 return request_fail(req, &error);
         r = -ECHILD;

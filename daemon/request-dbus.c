@@ -71,8 +71,8 @@ static int set_partition(const BusParam *p, const BusParamValue *v, void *target
         return 0;
 }
 
-/* The params of OpenMount, MountFd and Mount, into a MountParams (org.freedesktop.UserMount1(5)).
- * */
+/* The params of OpenMount, MountFd and Mount, into a MountParams
+ * (org.freedesktop.UserMount1(5)). */
 static const BusParam mount_params[] = {
         { "target", 's', offsetof(MountParams, target), bus_param_set_string },
         { "read-only", 'b', offsetof(MountParams, read_only), bus_param_set_bool },

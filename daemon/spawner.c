@@ -42,7 +42,7 @@ struct Spawner {
         bool running;
 };
 
-/* In the thread: posix_spawn() as worker.c did it in the main thread, from this table. */
+/* In the thread: posix_spawn() as workerpool.c did it in the main thread, from this table. */
 static int spawn_one(const SpawnRequest *req, pid_t *ret_pid, int *ret_fd) {
         char *argv[SPAWNER_ARGS_MAX + 1];
         posix_spawn_file_actions_t fa;

@@ -4,7 +4,7 @@
  * attaching a loop device, building the mount, changing namespaces) runs in
  * usermount-worker, a separate binary the daemon starts with posix_spawn(), never in the
  * main loop (docs/architecture.md, "Process model"). A worker serves one request: it is given
- * typed jobs (jobs.h) one after another over its socket (worker-proto.h) and exits after
+ * typed jobs (jobproto.h) one after another over its socket (worker-proto.h) and exits after
  * the one sent as last. The daemon hands on the reply to a last job only once the worker
  * has exited, so no worker holds anything of the request any more (an fd on a mount it
  * made would keep that mount busy).
@@ -37,7 +37,7 @@ typedef enum WorkerState {
         WORKER_EXITING,  /* replied to its last job, or killed; not yet reaped */
 } WorkerState;
 
-/* One job to send (jobs.h has the types). */
+/* One job to send (jobproto.h has the types). */
 typedef struct WorkerJob {
         WorkerJobLayout layout; /* type and sizes: the reply must have reply_size bytes */
         const void *input;      /* layout.input_size bytes */

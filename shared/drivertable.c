@@ -13,7 +13,7 @@
 /*
  * Verified on Debian 12 (fuse2fs 1.47.0, exfat-fuse 1.3.0, fusefat 0.1a, ntfs-3g 2022.10.3,
  * squashfuse 0.1.105; libfuse 2.9.9, libfuse 3.14.0), each run by fusedriver_mount() as an
- * unprivileged uid in the sandbox (tests/kernel/test-fusedriver.c). Every driver opens the
+ * unprivileged uid in the sandbox (tests/kernel/test-kernel-fusedriver.c). Every driver opens the
  * source through the shim and gets the connection as the shim's or libfuse 3's answer;
  * none mounts anything. With "ro" every one refuses writes (EROFS):
  *

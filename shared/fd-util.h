@@ -2,8 +2,8 @@
 /*
  * File descriptors across processes: sending and receiving one message with fds over a
  * Unix socket (SCM_RIGHTS), and closing everything a freshly started process must not
- * hold. Used by the worker protocol (worker.c, worker-runner.c) and by children that the
- * workers fork (idmap.c).
+ * hold. Used by the worker protocol (daemon/workerpool.c, worker/runner.c) and by children
+ * that the workers fork (worker/idmap-userns.c).
  */
 #pragma once
 

@@ -1,17 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Id-mapped mounts: reading, checking and building the maps of idmap.h.
- *
- * Two helpers run a short-lived child process, each for a reason the kernel gives:
- *   - a user namespace's maps can only be read from /proc/PID/{uid,gid}_map of a process
- *     inside it, and only a reader in the initial user namespace sees the host ids, so a
- *     child joins the namespace and its parent (the worker) reads its maps;
- *   - a user namespace is made by a process (unshare), and its maps are written from the
- *     parent namespace, so a child unshares and the worker writes its maps.
- * Both children are made undumpable before anything else: the one that joins a caller's
- * namespace would otherwise be traceable by the caller, who is privileged there, while it
- * still runs as root on the host. They close every fd but their socket (and the namespace
- * to join) first, and die with the worker.
+ * Id maps as data (idmap.h): their text forms, /etc/subuid ranges, and the caller's user
+ * namespace opened and told apart from the daemon's own.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -183,5 +173,3 @@ int idmap_open_userns_of(int pidfd, pid_t pid, int *ret_fd, UmError *error) {
         *ret_fd = TAKE_FD(fd);
         return 0;
 }
-
-/* ---- Helper children (nsholder.h) ---------------------------------------------------- */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the daemon and usermount-worker both know of the jobs (jobs.h): their wire layout
+ * What the daemon and usermount-worker both know of the jobs (jobproto.h): their wire layout
  * and the packing of mount options.
  */
 #include <string.h>

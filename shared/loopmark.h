@@ -13,9 +13,9 @@
  * system's: with /dev/disk/by-uuid and by-label links, root's "mount LABEL=", an fstab
  * line that systemd mounts when its link appears, or btrfs's device registration would
  * find it, and the kernel would hand root the user's superblock (setuid files included).
- * the worker's loop_attach_marked() (loop.h) creates <mark_dir>/loops/loopN before the device is bound, so the
- * change uevent of the binding already finds it, and renames it to loopN-SEQ (the disk
- * sequence number of this binding) once bound: the shipped udev rule
+ * The worker's loop_attach_marked() (loop.h) creates <mark_dir>/loops/loopN before the
+ * device is bound, so the change uevent of the binding already finds it, and renames it to
+ * loopN-SEQ (the disk sequence number of this binding) once bound: the shipped udev rule
  * (59-usermount-loop.rules) skips the persistent-storage rules for a device with either
  * mark, and a later binding of loopN (someone else's, with another SEQ) matches neither.
  * A mark outlives its mount harmlessly; loop_sweep_marks() removes marks whose device is

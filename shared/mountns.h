@@ -52,10 +52,10 @@ int mountns_find_process(uint64_t mntns_id, int *ret_pidfd);
 
 /*
  * The strings of a statmount() reply of size bytes (struct statmount of linux/mount.h,
- * then its strings), read the way mountns_mount_exists() and mountns_mount_fstype() read
- * them (mountinfo.h's too): the mount point and the filesystem type when the reply's mask has them, else NULL
- * (owned, free()). -EBADMSG for a reply shorter than the structure or a string that is
- * not NUL-terminated within it. Pure: tests/fuzz feeds it arbitrary bytes.
+ * then its strings), read the way mountns_mount_exists() and mountinfo_fstype() read
+ * them (mountinfo.h's too): the mount point and the filesystem type when the reply's mask has
+ * them, else NULL (owned, free()). -EBADMSG for a reply shorter than the structure or a string
+ * that is not NUL-terminated within it. Pure: tests/fuzz feeds it arbitrary bytes.
  */
 int mountns_statmount_parse(const void *buf, size_t size, char **ret_mount_point,
                             char **ret_fstype);

@@ -3,7 +3,7 @@
  * A short-lived child that makes or joins a namespace and holds it while its parent
  * works on it through /proc/PID (reads or writes its id maps, opens its namespace files): the
  * way to reach a new namespace without the parent entering it. Used for the user
- * namespaces of id-mapping (idmap.c) and the stage mount namespace (stagens.c).
+ * namespaces of id-mapping (worker/idmap-userns.c) and the stage mount namespace (stagens.c).
  */
 #pragma once
 

@@ -21,7 +21,7 @@
 #include "um-error.h"
 
 #define WORKER_MAGIC UINT32_C(0x4b574d55) /* "UMWK" */
-/* Raised with every change of this header or of a job's structs (jobs.h). The layout
+/* Raised with every change of this header or of a job's structs (jobproto.h). The layout
  * hash below catches a forgotten raise when a struct's size or fd count changed (not a
  * reordering of fields of the same size). */
 #define WORKER_PROTOCOL_VERSION UINT32_C(2)

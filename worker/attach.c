@@ -171,7 +171,7 @@ static int mount_fstype(uint64_t mnt_id, char *buf, size_t n) {
         _cleanup_free_ char *fstype = NULL;
         int r;
 
-        r = mountns_mount_fstype(mnt_id, &fstype);
+        r = mountinfo_fstype(mnt_id, &fstype);
         if (r == -EINVAL || r == -EOPNOTSUPP || r == -ENOSYS || r == -ENODATA)
                 return -ENOSYS;
         if (r < 0)
@@ -1052,7 +1052,7 @@ static int fd_is_mount_old(int fd, uint64_t mount_id, int *fdp, int *ret_fd) {
                 return -errno;
         if (!(stx.stx_mask & STATX_MNT_ID) || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
                 return -EOPNOTSUPP;
-        r = mountns_mount_old_id(mount_id, &old);
+        r = mountinfo_old_id(mount_id, &old);
         if (r < 0)
                 return r == -ENOENT ? -ENOENT : r;
         if (stx.stx_mnt_id != old || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))

@@ -3,6 +3,17 @@
  * Id maps in the kernel, in the worker (idmap-userns.h): the caller's delegation read and
  * checked, the maps of a user namespace read, a user namespace made, and a detached mount
  * id-mapped with it.
+ *
+ * Two helpers run a short-lived child process, each for a reason the kernel gives:
+ *   - a user namespace's maps can only be read from /proc/PID/{uid,gid}_map of a process
+ *     inside it, and only a reader in the initial user namespace sees the host ids, so a
+ *     child joins the namespace and its parent (the worker) reads its maps;
+ *   - a user namespace is made by a process (unshare), and its maps are written from the
+ *     parent namespace, so a child unshares and the worker writes its maps.
+ * Both children are made undumpable before anything else: the one that joins a caller's
+ * namespace would otherwise be traceable by the caller, who is privileged there, while it
+ * still runs as root on the host. They close every fd but their socket (and the namespace
+ * to join) first, and die with the worker.
  */
 #include <fcntl.h>
 #include <inttypes.h>

@@ -2,8 +2,8 @@
 /*
  * Id maps in the kernel, worker only: the caller's delegation (/etc/subuid, /etc/subgid)
  * read and checked, a caller's user namespace checked and its maps read, a user namespace
- * of the daemon's own made with checked maps, and a detached mount id-mapped with it. The
- * maps themselves, as data, are idmap.h's.
+ * of the daemon's own made with checked maps, and a detached mount id-mapped with it; and
+ * the maps' parsing and /proc form that only this work needs. The types are idmap.h's.
  */
 #pragma once
 

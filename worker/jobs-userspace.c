@@ -266,7 +266,7 @@ static int recheck(const BuildJob *job, int source_fd, UmError *error) {
 
 /*
  * What START_DRIVER leaves for BUILD in this worker process, which serves one request:
- * the driver it started and the mount the driver serves (jobs.h). State of the process,
+ * the driver it started and the mount the driver serves (jobproto.h). State of the process,
  * as the fds of the job before it are; nothing else in the worker keeps any.
  */
 static struct {

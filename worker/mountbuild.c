@@ -4,7 +4,7 @@
  * stages, each a function below:
  *   create              fsopen(), fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount():
  *                       a detached mount, which no namespace sees
- *   idmap               MOUNT_ATTR_IDMAP with the worker's own user namespace (idmap.h)
+ *   idmap               MOUNT_ATTR_IDMAP with the worker's own user namespace (idmap-userns.h)
  *   private namespace   a copy of the stage namespace (setns(), then unshare(CLONE_NEWNS)):
  *                       a tmpfs and nothing else, so that neither copy below costs more
  *                       with more mounts on the host; without one, a private copy of the

@@ -5,7 +5,7 @@
  *   1. fsopen(), one fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount() with the
  *      attributes (NODEV|NOSUID[|NOEXEC][|RDONLY]): a detached mount;
  *   1a. for an id-mapped mount, MOUNT_ATTR_IDMAP with a user namespace the worker makes
- *      itself (idmap.h), while the mount is detached and was never attached;
+ *      itself (idmap-userns.h), while the mount is detached and was never attached;
  *   2. a private mount namespace: a copy of the stage namespace (stagens_make(): a
  *      tmpfs and nothing else) or else of the worker's own, "/" made private;
  *   3. move_mount() onto the staging directory, and make the mount the working directory;

@@ -11,7 +11,7 @@
 #include "mountinfo.h"
 #include "mountns.h"
 
-int mountns_mount_fstype(uint64_t mount_id, char **ret_fstype) {
+int mountinfo_fstype(uint64_t mount_id, char **ret_fstype) {
         _cleanup_free_ struct um_statmount *sm = NULL;
         _cleanup_free_ char *mount_point = NULL;
         size_t size;
@@ -27,7 +27,7 @@ int mountns_mount_fstype(uint64_t mount_id, char **ret_fstype) {
         return r;
 }
 
-int mountns_mount_old_id(uint64_t mount_id, uint32_t *ret_old_id) {
+int mountinfo_old_id(uint64_t mount_id, uint32_t *ret_old_id) {
         _cleanup_free_ struct um_statmount *sm = NULL;
         size_t size;
         int r;

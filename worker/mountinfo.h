@@ -12,8 +12,8 @@
  * The filesystem type name (e.g. "devtmpfs") of mount mount_id in the calling process's
  * mount namespace; owned, free(). -ENODATA if the kernel gave none.
  */
-int mountns_mount_fstype(uint64_t mount_id, char **ret_fstype);
+int mountinfo_fstype(uint64_t mount_id, char **ret_fstype);
 
 /* The old (32-bit) id of the mount with unique id mount_id in the caller's current mount
  * namespace (statmount(2)). -ENOENT: no such mount there. */
-int mountns_mount_old_id(uint64_t mount_id, uint32_t *ret_old_id);
+int mountinfo_old_id(uint64_t mount_id, uint32_t *ret_old_id);

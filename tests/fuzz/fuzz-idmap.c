@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Fuzzes the id-map parsers (worker/idmap-userns.c): the text of /proc/PID/uid_map, /etc/subuid
- * lines, and the delegation check between them, which decides whether a caller may have
- * an id-mapped mount with its namespace's maps. That check is compared with an
- * independent one: every host id of the map must be the caller's own or in a delegated
+ * Fuzzes the id-map parsers (worker/idmap-userns.c, shared/idmap.c): the text of
+ * /proc/PID/uid_map, /etc/subuid lines, and the delegation check between them, which decides
+ * whether a caller may have an id-mapped mount with its namespace's maps. That check is compared
+ * with an independent one: every host id of the map must be the caller's own or in a delegated
  * range. A parsed map must also survive its round trip through both text forms.
  *
  * Input, NUL-separated fields:

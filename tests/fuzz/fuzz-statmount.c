@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Fuzzes the reading of statmount() replies (mountns_statmount_parse() in shared/mountns.c,
- * the code behind mountns_mount_exists() and mountns_mount_fstype()): the input is the
+ * the code behind mountns_mount_exists() and mountinfo_fstype()): the input is the
  * reply buffer, a 512-byte struct statmount (size at offset 0, mask at 8, the fs_type
  * string offset at 36, mnt_point at 108) and then the strings. Nothing may be read outside
  * the buffer, and the strings returned must lie inside it.

@@ -327,9 +327,9 @@ static char *erofs_on_disk(bool damaged) {
 }
 
 /* ImageCheck=yes: a damaged image is refused with the checker's words, a clean one
- * mounts (erofs images mounted from their files are checked as files); the checker runs as the configured unprivileged uid (ImageCheckUidRange= empty:
- * every check as ImageCheckUser=; the default range's uid of its own per check is tested
- * in tests/kernel/test-fscheck-isolation.c). */
+ * mounts (erofs images mounted from their files are checked as files); the checker runs as the
+ * configured unprivileged uid (ImageCheckUidRange= empty: every check as ImageCheckUser=; the
+ * default range's uid of its own per check is tested in tests/kernel/test-kernel-fscheck-isolation.c). */
 static void test_image_check(void) {
         g_autofree char *damaged = make_image("ext4", "damaged");
         g_autofree char *cmd = g_strdup_printf(

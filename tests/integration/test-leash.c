@@ -188,8 +188,7 @@ static HarnessCaller *spawn_holder(void) {
         return h;
 }
 
-/* ---- tests ------------------------------------------------------------------------------------
- * */
+/* ---- tests ----------------------------------------------------------------------------------- */
 
 /* A driver that never answers FUSE_INIT: stopped when its start time is up (half of
  * RequestTimeoutSec=), by name; before, the worker could not signal it (another uid, no

@@ -357,8 +357,8 @@ static void assert_open_mount(const char *fstype, const char *path, const char *
         g_assert_cmpstr(report_get(t, "bind"), ==, "ok");
         g_assert_true(g_str_has_prefix(strempty(report_get(t, "bind-flags")), "nosuid,nodev,noexec,"));
         g_assert_cmpstr(report_get(t, "bind-clear-nosuid"), ==, "EPERM");
-        /* Item 4: a world-readable node of a root-only device and a setuid-root binary are inert.
-         * */
+        /* Item 4: a world-readable node of a root-only device and a setuid-root binary are
+         * inert. */
         g_assert_cmpstr(report_get(t, "devnode"), ==, "EACCES");
         g_assert_cmpstr(report_get(t, "exec-suid"), ==, "EACCES");
         g_assert_cmpstr(report_get(t, "write"), !=, "ok-but-unexpected");

@@ -263,7 +263,7 @@ static void test_idle_exit_with_ready_workers(void) {
         pid_t pid = start_daemon("1");
         g_autoptr(GArray) ready = NULL;
 
-        /* The pool is full before the daemon takes its name (worker.c). */
+        /* The pool is full before the daemon takes its name (daemon/workerpool.c). */
         ready = harness_children(pid, WORKER_NAME_READY, NULL);
         for (int i = 0; i < 200 && ready->len < 2; i++) {
                 g_usleep(10 * 1000);

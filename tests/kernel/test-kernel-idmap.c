@@ -47,7 +47,7 @@ static char *map_string(const IdMap *m) {
         return g_strdup(buf);
 }
 
-/* The helper children of idmap.c are reaped before the calls return. */
+/* The helper children of idmap-userns.c are reaped before the calls return. */
 static void assert_no_children(void) {
         g_assert_cmpint(waitpid(-1, NULL, WNOHANG), ==, -1);
         g_assert_cmpint(errno, ==, ECHILD);
@@ -346,7 +346,7 @@ static void test_read_userns_prompt(const char *arg) {
  * the child's /proc/PID/ns/user link (a ptrace-mode read check): refused. The same check on a
  * dumpable root process in the same namespace (a control) succeeds. (Joining a namespace
  * that another uid owns already makes a process undumpable in the kernel's setns();
- * idmap.c's own prctl() comes first and holds whatever the owner is.)
+ * idmap-userns.c's own prctl() comes first and holds whatever the owner is.)
  */
 static void reader(void *data) {
         IdMap u, g;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The bus edge without a bus daemon: real method call messages of every method, valid
- * and not, read into a MountCall by bus_parse_call() (bus.h), the fields it fills and
+ * and not, read into a MountCall by bus_parse_call() (request-dbus.h), the fields it fills and
  * the InvalidArgument (or other) sentence of each refusal; and the table-driven params
  * reader (busparams.h) on its own, with a table of the test's.
  */

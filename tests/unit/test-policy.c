@@ -401,8 +401,7 @@ static void test_fstype_message_escaped(void) {
         expect_refused(&in, -EPERM, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, "\\x1b[31m%s%n\\x0a");
 }
 
-/* ---- Syntax (docs/security.md, classes 8 and 10) ----------------------------------------------
- * */
+/* ---- Syntax (docs/security.md, classes 8 and 10) --------------------------------------------- */
 
 typedef struct SyntaxCase {
         const char *name;
@@ -611,8 +610,7 @@ static void test_syntax_null_error(void) {
         assert_untouched(&o);
 }
 
-/* ---- Options refused on every filesystem (docs/security.md, classes 5, 6, 7, 9) ---------------
- * */
+/* ---- Options refused on every filesystem (docs/security.md, classes 5, 6, 7, 9) -------------- */
 
 typedef struct RefusedCase {
         const char *options;

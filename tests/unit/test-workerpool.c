@@ -89,7 +89,7 @@ static unsigned list_children(Child *ret, unsigned max) {
         return n;
 }
 
-/* A live child whose process name is comm (worker-runner.c names its workers), or 0. */
+/* A live child whose process name is comm (worker/runner.c names its workers), or 0. */
 static pid_t find_child(const char *comm, pid_t not) {
         Child c[32];
         unsigned n = MIN(list_children(c, G_N_ELEMENTS(c)), G_N_ELEMENTS(c));
