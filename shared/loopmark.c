@@ -23,7 +23,7 @@ int loop_mark_path(const char *dir, const char *name, char *buf, size_t size) {
 /*
  * "loopN-SEQ" is stale once loopN is unbound or bound anew (another sequence number);
  * a pending "loopN" once it is older than LOOP_MARK_PENDING_SEC (a worker died between
- * binding and renaming it).
+ * binding and renaming it, or its claim failed: worker/loop.c leaves its mark).
  */
 static bool mark_stale(int dir_fd, const char *name) {
         char path[PATH_MAX], device[32];

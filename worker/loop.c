@@ -92,14 +92,6 @@ static int loop_mark(const char *dir, int nr) {
         return 0;
 }
 
-static void loop_unmark_pending(const char *dir, int nr) {
-        char path[PATH_MAX], name[32];
-
-        snprintf(name, sizeof(name), "loop%d", nr);
-        if (dir && loop_mark_path(dir, name, path, sizeof(path)) >= 0)
-                (void) unlink(path);
-}
-
 /* Bound: the mark becomes "loopN-SEQ", which matches this binding's events only. */
 static void loop_mark_bound(const char *dir, int nr, int loop_fd) {
         char from[PATH_MAX], to[PATH_MAX], name[64];
@@ -132,11 +124,12 @@ static int loop_claim(int control_fd, int backing_fd, bool read_only, uint64_t o
                         return r;
         }
         r = loop_configure(fd, backing_fd, read_only, offset, size);
-        if (r < 0) {
-                /* Someone else's device now: it gets its links. */
-                loop_unmark_pending(mark_dir, nr);
+        /* The pending mark stays on failure: another worker that was handed the same free
+         * device may have marked it too (the same name) and bound it; removing "our" mark
+         * would take its mark, and give a user's image the links of /dev/disk/by-*. A mark
+         * of a device nobody of ours bound is swept once stale (loop_sweep_marks()). */
+        if (r < 0)
                 return r;
-        }
         if (mark_dir)
                 loop_mark_bound(mark_dir, nr, fd);
         *ret_fd = TAKE_FD(fd);

@@ -5,7 +5,9 @@
  * bound after a refusal, distinct devices under a race, and release on the last close.
  */
 #include <fcntl.h>
+#include <glib/gstdio.h>
 #include <glob.h>
+#include <linux/loop.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -316,6 +318,40 @@ static void test_find_backing_range(const char *arg) {
                         1);
 }
 
+/* A claim that fails leaves the pending mark of its device: another worker handed the same
+ * free device may have made that mark (the same name) and bound the device, and taking the
+ * mark away would give a user's image the links of /dev/disk/by-*. */
+static void test_failed_claim_keeps_mark(const char *arg) {
+        g_autoptr(GError) gerror = NULL;
+        g_autofree char *dir = g_dir_make_tmp("um-loopmarks-XXXXXX", &gerror);
+        g_autofree char *marks = NULL, *mark = NULL, *rm = NULL;
+        _cleanup_close_ int control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+        _cleanup_close_ int path_fd = open(ku_image("ext4"), O_PATH | O_CLOEXEC);
+        char *loop_path = NULL;
+        UmError error = {};
+        int nr, fd = -EBADF;
+
+        g_assert_no_error(gerror);
+        g_assert_cmpint(control, >=, 0);
+        g_assert_cmpint(path_fd, >=, 0);
+        nr = ioctl(control, LOOP_CTL_GET_FREE);
+        g_assert_cmpint(nr, >=, 0);
+        marks = g_build_filename(dir, LOOP_MARK_DIR, NULL);
+        g_assert_cmpint(g_mkdir(marks, 0700), ==, 0);
+        mark = g_strdup_printf("%s/loop%d", marks, nr);
+        g_assert_true(g_file_set_contents(mark, "", 0, NULL)); /* another worker's */
+
+        /* An O_PATH image passes the checks and fails LOOP_CONFIGURE (EBADF). */
+        g_assert_cmpint(loop_attach_marked(path_fd, false, dir, &fd, &loop_path, &error), <, 0);
+        g_assert_cmpint(fd, <, 0);
+        g_assert_true(g_file_test(mark, G_FILE_TEST_EXISTS));
+        g_assert_cmpint(count_bound_loops(), >=, 0);
+
+        rm = g_strdup_printf("rm -rf '%s'", dir);
+        g_assert_cmpint(system(rm), ==, 0);
+        free(loop_path);
+}
+
 int main(int argc, char **argv) {
         int r;
 
@@ -338,6 +374,7 @@ int main(int argc, char **argv) {
         ku_add("/loop/attach/range-limits-filesystem", test_attach_range_limits_filesystem, NULL,
                "part-gpt");
         ku_add("/loop/find-backing/range", test_find_backing_range, NULL, "part-gpt");
+        ku_add("/loop/marks/failed-claim-keeps-mark", test_failed_claim_keeps_mark, NULL, "ext4");
 
         r = g_test_run();
         ku_images_teardown();
