@@ -96,7 +96,8 @@ int limitcount_check_request(Request *req, UmError *error) {
                 /* A close of the owner's files that waits on a FUSE server is a request
                  * of theirs that has not ended (busfds.h). */
                 .owner_requests = count_requests(m, req->owner) +
-                                  (unsigned) busfds_pending(m->busfds, req->owner),
+                                  (unsigned) (busfds_pending(m->busfds, req->owner) +
+                                             busfds_pending(m->udisks_busfds, req->owner)),
                 .registered_mounts = m->registry->n_records,
                 .mounts = m->registry->n_records + count_pending_mounts(m, (uid_t) -1),
                 .owner_mounts = count_mounts_of(m, req->owner) +

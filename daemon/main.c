@@ -20,6 +20,7 @@
 #include "reconcile.h"
 #include "request.h"
 #include "service.h"
+#include "udisks-front.h"
 
 /*
  * What mounting for others needs: mounting and namespaces (SYS_ADMIN, SYS_CHROOT for
@@ -123,6 +124,10 @@ static void help(void) {
                "      --worker-pool=N     keep N workers (usermount-worker) started and ready,\n"
                "                          so that requests do not wait for one to start\n"
                "                          (default %u, at most %u; 0: start one per request)\n"
+               "      --udisks2           also serve the UDisks2 API (org.freedesktop.UDisks2,\n"
+               "                          on a connection of its own) in place of udisks2's\n"
+               "                          udisksd, so that file managers and automounters mount\n"
+               "                          through usermount; never exits when idle then\n"
                "\n"
                "Signals:\n"
                "  SIGHUP    read the configuration again; mounts and requests in flight are\n"
@@ -141,6 +146,8 @@ static void help(void) {
 /* At exit: the requests in flight, then what they used. */
 static void daemon_freep(Manager **m) {
         request_free_all(*m);
+        if (*m)
+                udisks_front_free((*m)->udisks);
         *m = manager_free(*m);
 }
 
@@ -155,6 +162,7 @@ int main(int argc, char *argv[]) {
                 ARG_IDLE_TIMEOUT,
                 ARG_WATCH_INTERVAL,
                 ARG_WORKER_POOL,
+                ARG_UDISKS2,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -167,11 +175,13 @@ int main(int argc, char *argv[]) {
                 { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
                 { "watch-interval", required_argument, NULL, ARG_WATCH_INTERVAL },
                 { "worker-pool", required_argument, NULL, ARG_WORKER_POOL },
+                { "udisks2", no_argument, NULL, ARG_UDISKS2 },
                 {},
         };
         _cleanup_(daemon_freep) Manager *m = NULL;
         const char *runtime_dir = NULL, *conf_path = NULL;
-        bool check_config = false;
+        bool check_config = false, udisks2 = false;
+        UDisksFront *udisks = NULL;
         uint64_t idle_timeout_usec = 0, watch_interval_usec = MANAGER_WATCH_INTERVAL_USEC;
         unsigned worker_pool = MANAGER_WORKER_POOL_SIZE;
         sigset_t mask;
@@ -243,6 +253,9 @@ int main(int argc, char *argv[]) {
                         worker_pool = (unsigned) v;
                         break;
                 }
+                case ARG_UDISKS2:
+                        udisks2 = true;
+                        break;
                 default:
                         fprintf(stderr, "Try 'usermountd --help'.\n");
                         return 2;
@@ -322,6 +335,13 @@ int main(int argc, char *argv[]) {
         r = manager_connect_bus(m);
         if (r < 0)
                 return EXIT_FAILURE;
+        if (udisks2) {
+                /* Desktops watch the UDisks2 objects for as long as they run. */
+                m->idle_timeout_usec = 0;
+                r = udisks_front_start(m, &udisks);
+                if (r < 0)
+                        return EXIT_FAILURE;
+        }
         r = service_run(m);
         return r < 0 ? EXIT_FAILURE : r;
 }

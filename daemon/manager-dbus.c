@@ -189,7 +189,10 @@ static int property_get_supported_filesystems(sd_bus *bus, const char *path,
                                               const char *interface, const char *property,
                                               sd_bus_message *reply, void *userdata,
                                               sd_bus_error *ret_error) {
-        Manager *m = userdata;
+        return bus_append_supported_filesystems(reply, userdata);
+}
+
+int bus_append_supported_filesystems(sd_bus_message *reply, Manager *m) {
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "s");

@@ -20,3 +20,7 @@ int manager_connect_bus(Manager *m);
 /* The same on a connection made elsewhere (a bus client that is started or starting),
  * which m takes: the unit tests' socketpair. */
 int manager_attach_bus(Manager *m, sd_bus *bus);
+
+/* Appends the filesystem types a user may mount here (a kernel or a userspace driver
+ * serves them, and the configuration allows them), as the "as" of SupportedFilesystems. */
+int bus_append_supported_filesystems(sd_bus_message *reply, Manager *m);

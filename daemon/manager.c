@@ -345,7 +345,15 @@ int manager_register_mount(Manager *m, MountRecord *rec) {
         if (r < 0)
                 return r;
         (void) mount_dbus_emit(m->bus, &m->subscribers, "MountAdded", rec);
+        if (m->on_mounts_changed)
+                m->on_mounts_changed(m->udisks, rec->devnum);
         return 0;
+}
+
+BusFds *manager_busfds_of(Manager *m, sd_bus_message *message) {
+        if (m->udisks_busfds && message && sd_bus_message_get_bus(message) == m->udisks_bus)
+                return m->udisks_busfds;
+        return m->busfds;
 }
 
 void manager_forget_mount(Manager *m, MountRecord *rec) {
@@ -354,8 +362,12 @@ void manager_forget_mount(Manager *m, MountRecord *rec) {
         /* The loop device's mark stays until the device is released for real (the sweep of
          * reconcile_all()): the kernel lets go of it after the unmount, and a uevent in
          * between must not give it the links of its filesystem. */
+        uint64_t devnum = rec->devnum;
+
         (void) mount_dbus_emit(m->bus, &m->subscribers, "MountRemoved", rec);
         r = registry_remove(m->registry, rec);
         if (r < 0)
                 log_warning_errno(r, "Failed to save the registry: %m");
+        if (m->on_mounts_changed)
+                m->on_mounts_changed(m->udisks, devnum);
 }

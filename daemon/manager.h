@@ -92,6 +92,14 @@ struct Manager {
         unsigned status_requests;         /* what the last STATUS= said */
         size_t status_mounts;
         struct CallerCache *callers;      /* the bus's answers about callers, by name (caller.h) */
+
+        /* The UDisks2 front (udisks-front.h), when it runs: its own connection and the fds
+         * its messages bring, and what it hears of the registry (a device's mounts
+         * changed: called after the change, before the reply). */
+        struct UDisksFront *udisks;
+        sd_bus *udisks_bus;
+        BusFds *udisks_busfds;
+        void (*on_mounts_changed)(void *udisks, uint64_t devnum);
 };
 
 int manager_new(Manager **ret);
@@ -121,6 +129,9 @@ int manager_register_mount(Manager *m, MountRecord *rec);
 
 /* Forgets a registered mount (it was unmounted or vanished), emits MountRemoved, frees rec. */
 void manager_forget_mount(Manager *m, MountRecord *rec);
+
+/* The BusFds of the connection message came on: the front's, or the main one. */
+BusFds *manager_busfds_of(Manager *m, sd_bus_message *message);
 
 /* Reads /etc/subuid again if it changed since it was last read (owner.h): one stat() per
  * request. */

@@ -106,7 +106,7 @@ void pipeline_start(Request *req) {
         manager_refresh_owners(m);
         req->owner = owner_map_lookup(&m->owners, req->call.caller.uid);
         /* From now on a close of its fds that hangs is the owner's (busfds.h). */
-        busfds_claim(m->busfds, req->call.message, req->owner);
+        busfds_claim(manager_busfds_of(m, req->call.message), req->call.message, req->owner);
         if (limitcount_check_request(req, &error) < 0)
                 return request_fail(req, &error);
         req->unauthorized = limitcount_charges_unauthorized(req);
@@ -702,6 +702,10 @@ static void on_attach_done(Worker *w, int r, const void *reply, const UmError *e
                           request_what_mounted(req, what, sizeof(what)), rec->fstype,
                           (unsigned) req->call.caller.uid, rec->mount_point,
                           idmap_note(rec, note, sizeof(note)));
+        if (req->front) {
+                req->front->mounted(req, rec);
+                return (void) request_free(req);
+        }
         r = bus_reply_mount(req->call.message, rec);
         if (r < 0)
                 log_warning_errno(r, "Failed to reply to uid %u: %m",
@@ -796,7 +800,10 @@ static void on_detach_done(Worker *w, int r, const void *reply, const UmError *e
                           (unsigned) req->call.caller.uid);
         if (rec)
                 manager_forget_mount(req->manager, rec);
-        (void) sd_bus_reply_method_return(req->call.message, "");
+        if (req->front)
+                req->front->unmounted(req);
+        else
+                (void) sd_bus_reply_method_return(req->call.message, "");
         request_free(req);
 }
 

@@ -202,6 +202,18 @@ static int bus_parse_mount_call(MountCall *call, const Conf *conf, UmError *erro
                                     "Mount takes the partition's own device (such as "
                                     "/dev/sdb2), not 'partition'; that parameter is for "
                                     "images passed to MountFd and OpenMount.");
+        if (call->method != METHOD_MOUNT) {
+                r = bus_read_source(call, fd, error);
+                if (r < 0)
+                        return r;
+        }
+        return call_set_mount_args(call, conf, device, fstype, options, error);
+}
+
+int call_set_mount_args(MountCall *call, const Conf *conf, const char *device,
+                        const char *fstype, const char *options, UmError *error) {
+        int r;
+
         if (call->params.target) {
                 r = check_absolute_path("target", call->params.target, error);
                 if (r < 0)
@@ -224,12 +236,6 @@ static int bus_parse_mount_call(MountCall *call, const Conf *conf, UmError *erro
         r = policy_check_options_syntax(options, error);
         if (r < 0)
                 return r;
-        if (call->method != METHOD_MOUNT) {
-                r = bus_read_source(call, fd, error);
-                if (r < 0)
-                        return r;
-        }
-
         call->fstype = strdup(fstype);
         call->options = strdup(options);
         if (device)

@@ -39,6 +39,13 @@ int bus_read_params(sd_bus_message *m, MountParams *p, UmError *error);
  */
 int bus_parse_call(MountCall *call, const Conf *conf, UmError *error);
 
+/* The arguments of a mount call (OpenMount, MountFd, Mount, or a front's: the UDisks2
+ * front's Filesystem.Mount) checked and copied into call: device (Mount only, else NULL),
+ * fstype ("" for any), options, and call->params.target if set. Refusals as
+ * bus_parse_call()'s. */
+int call_set_mount_args(MountCall *call, const Conf *conf, const char *device,
+                        const char *fstype, const char *options, UmError *error);
+
 /* Replies to message with error (mapped in errors.c). */
 int bus_reply_error(sd_bus_message *message, const UmError *error);
 

@@ -50,7 +50,7 @@ Request *request_new(Manager *m, CallMethod method, sd_bus_message *message) {
         req->conf = conf_ref(m->conf);
         call_init(&req->call, method, message);
         /* The fds the caller attached stay open for the request (busfds.h). */
-        busfds_claim(m->busfds, message, (uid_t) -1);
+        busfds_claim(manager_busfds_of(m, message), message, (uid_t) -1);
         req->userns_fd = -EBADF;
         req->device_fd = -EBADF;
         req->mount_fd = -EBADF;
@@ -87,7 +87,7 @@ Request *request_free(Request *req) {
         sd_bus_slot_unref(req->polkit_slot);
         request_drop_userns(req);
         /* The caller's fds are the message's: let go of off the main loop (busfds.h). */
-        busfds_release(req->manager->busfds, req->call.message);
+        busfds_release(manager_busfds_of(req->manager, req->call.message), req->call.message);
         call_done(&req->call);
         safe_close(req->device_fd);
         safe_close(req->mount_fd);
@@ -135,7 +135,10 @@ void request_fail(Request *req, const UmError *error) {
                           "Refused %s of uid %u for %s: %s",
                           sd_bus_message_get_member(req->call.message),
                           (unsigned) req->call.caller.uid, what, error->message);
-        (void) bus_reply_error(req->call.message, error);
+        if (req->front)
+                req->front->failed(req, error);
+        else
+                (void) bus_reply_error(req->call.message, error);
         request_free(req);
 }
 

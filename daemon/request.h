@@ -42,6 +42,15 @@ typedef enum RequestStage {
         _REQUEST_STAGE_MAX,
 } RequestStage;
 
+/* Who answers a request that did not come through org.freedesktop.UserMount1: the
+ * UDisks2 front (udisks-methods.c) replies in its own words. Each function answers the
+ * call only; the pipeline frees the request after. */
+typedef struct RequestFront {
+        void (*mounted)(Request *req, const MountRecord *rec); /* attached and registered */
+        void (*unmounted)(Request *req);
+        void (*failed)(Request *req, const UmError *error);
+} RequestFront;
+
 struct Request {
         Manager *manager;
         Conf *conf;             /* the configuration it started with (a reload never changes it) */
@@ -100,6 +109,9 @@ struct Request {
 
         Worker *worker;
         sd_bus_slot *polkit_slot;
+        /* NULL: the answers are org.freedesktop.UserMount1's (request-dbus.h). */
+        const RequestFront *front;
+        void *front_data;     /* the front's, for its answers; never freed here */
 };
 
 /* A new request for a call of method to message (call_init()); NULL if out of memory. */

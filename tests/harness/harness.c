@@ -1051,10 +1051,11 @@ static int start_bus(const HarnessOptions *options) {
                 "%s"
                 "%s"
                 "  <include ignore_missing=\"no\">%s</include>\n"
+                "  <include ignore_missing=\"no\">%s</include>\n"
                 "</busconfig>\n",
                 harness.bus_socket, service_dir,
                 options->bus_allow_all ? bus_policy_allow_all : bus_policy_system,
-                HARNESS_BUS_POLICY);
+                HARNESS_BUS_POLICY, HARNESS_UDISKS2_BUS_POLICY);
         r = write_file(config, contents, 0644);
         if (r < 0)
                 return r;

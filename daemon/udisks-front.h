@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The UDisks2 front (usermountd --udisks2; docs/udisks2.md): org.freedesktop.UDisks2 on a
+ * connection of its own, so that desktops (gvfs, Solid, udiskie, udisksctl) reach
+ * usermount unchanged and the native org.freedesktop.UserMount1 signals never reach them.
+ * This file owns the connection, the name and the objects (the block devices and drives
+ * of udisks-model.h, kept current from udev's events); udisks-vtables.c describes them
+ * on the bus, udisks-methods.c turns their methods into requests of the pipeline.
+ */
+#pragma once
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-device.h>
+
+#include "busfds.h"
+#include "manager.h"
+#include "udisks-model.h"
+
+typedef struct UDisksFront {
+        Manager *manager;
+        sd_bus *bus;
+        BusFds *busfds;
+        sd_device_monitor *monitor;
+        int sysfs_fd;
+        UDisksBlock **blocks;
+        size_t n_blocks;
+        UDisksDrive **drives;
+        size_t n_drives;
+        bool coldplugged;       /* the first enumeration is done: later devices are hotplug */
+} UDisksFront;
+
+/* Connects to the system bus, exports the objects of every block device there is now,
+ * watches udev for more, and asks for org.freedesktop.UDisks2 (asynchronously: a name
+ * owned by another, udisksd, makes usermountd exit with failure). -errno, logged. */
+int udisks_front_start(Manager *m, UDisksFront **ret);
+UDisksFront *udisks_front_free(UDisksFront *f);
+DEFINE_TRIVIAL_CLEANUP_FUNC(UDisksFront *, udisks_front_free);
+
+/* Lookups: by object path, by device number, by the drive of a block. NULL if none. */
+UDisksBlock *udisks_front_block_by_path(UDisksFront *f, const char *path);
+UDisksBlock *udisks_front_block_by_devnum(UDisksFront *f, dev_t devnum);
+UDisksDrive *udisks_front_drive_by_path(UDisksFront *f, const char *path);
+
+/* The mount points of the registered mounts of b (in any namespace), as a NULL-terminated
+ * list of borrowed strings (free() the list only); NULL if out of memory. */
+const char **udisks_front_mount_points(UDisksFront *f, const UDisksBlock *b);
+
+/* The registry changed for the device devnum: Filesystem.MountPoints of its object is
+ * sent again (before the reply of the Mount or Unmount that changed it). */
+void udisks_front_mounts_changed(UDisksFront *f, uint64_t devnum);
+
+/* udisks-vtables.c: the interfaces of blocks, drives and the Manager object. */
+int udisks_vtables_add(UDisksFront *f);
+
+/* udisks-methods.c: the errors as udisks names them, and NotSupported. */
+int udisks_reply_error(sd_bus_message *m, const UmError *error);
+int udisks_reply_not_supported(sd_bus_message *m, const char *what);
+
+/* The methods that do something (udisks-methods.c), as vtable handlers; userdata is the
+ * object (UDisksBlock or UDisksDrive), f is found through sd_bus_get_current_userdata()
+ * of the slot. */
+int udisks_method_mount(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int udisks_method_unmount(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int udisks_method_loop_setup(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int udisks_method_loop_delete(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int udisks_method_loop_set_autoclear(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int udisks_method_eject(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int udisks_method_power_off(sd_bus_message *m, void *userdata, sd_bus_error *error);
+
+/* The front serving now (one per daemon), for the handlers. */
+UDisksFront *udisks_front_current(void);

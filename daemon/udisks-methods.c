@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The UDisks2 front's methods (udisks-front.h): Filesystem.Mount and Unmount become
+ * requests of usermount's own pipeline (the same caller identity, limits, probe, policy,
+ * polkit, locked flags, id-mapping, registry and journal as a Mount of
+ * org.freedesktop.UserMount1), answered in udisks' words; the errors as udisks names
+ * them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "caller.h"
+#include "log.h"
+#include "pipeline.h"
+#include "request-dbus.h"
+#include "request.h"
+#include "udisks-front.h"
+
+#define UDISKS_ERROR "org.freedesktop.UDisks2.Error."
+
+int udisks_reply_error(sd_bus_message *m, const UmError *error) {
+        const char *name;
+
+        switch (error->kind) {
+        case UM_ERROR_KIND_NOT_AUTHORIZED:
+                name = error->error == ECANCELED ? UDISKS_ERROR "NotAuthorizedDismissed"
+                                                 : UDISKS_ERROR "NotAuthorized";
+                break;
+        case UM_ERROR_KIND_NOT_AUTHORIZED_CAN_OBTAIN:
+                name = UDISKS_ERROR "NotAuthorizedCanObtain";
+                break;
+        case UM_ERROR_KIND_DEVICE_BUSY:
+                name = UDISKS_ERROR "DeviceBusy";
+                break;
+        case UM_ERROR_KIND_NOT_MOUNTED:
+                name = UDISKS_ERROR "NotMounted";
+                break;
+        case UM_ERROR_KIND_OPTION_NOT_ALLOWED:
+                name = UDISKS_ERROR "OptionNotPermitted";
+                break;
+        default:
+                name = UDISKS_ERROR "Failed";
+                break;
+        }
+        return sd_bus_reply_method_errorf(m, name, "%s", error->message);
+}
+
+int udisks_reply_not_supported(sd_bus_message *m, const char *what) {
+        return sd_bus_reply_method_errorf(m, UDISKS_ERROR "NotSupported",
+                                          "usermount's UDisks2 service does not support %s: "
+                                          "it mounts and unmounts filesystems, sets up loop "
+                                          "devices and ejects drives, and nothing else.",
+                                          what);
+}
+
+/* ---- options -------------------------------------------------------------------------- */
+
+typedef struct UDisksOptions {
+        const char *fstype;     /* "fstype" (s) */
+        const char *options;    /* "options" (s) */
+        bool no_interaction;    /* "auth.no_user_interaction" (b) */
+        bool force;             /* "force" (b) */
+} UDisksOptions;
+
+/* The a{sv} every method takes: the keys clients send, typed as udisks reads them; other
+ * keys are ignored, as udisks does. */
+static int read_options(sd_bus_message *m, UDisksOptions *o, UmError *error) {
+        const char *key;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                const char *want = NULL, *contents = NULL;
+                int b = 0;
+
+                r = sd_bus_message_read(m, "s", &key);
+                if (r < 0)
+                        return r;
+                if (streq(key, "fstype") || streq(key, "options"))
+                        want = "s";
+                else if (streq(key, "auth.no_user_interaction") || streq(key, "force"))
+                        want = "b";
+                r = sd_bus_message_peek_type(m, NULL, &contents);
+                if (r < 0)
+                        return r;
+                if (want && !streq(contents, want)) {
+                        char esc[64];
+
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
+                                            "Option '%s' must be of type '%s'.",
+                                            um_escape(key, esc, sizeof(esc)), want);
+                }
+                if (!want)
+                        r = sd_bus_message_skip(m, "v");
+                else if (want[0] == 's')
+                        r = sd_bus_message_read(m, "v", "s",
+                                                streq(key, "fstype") ? &o->fstype : &o->options);
+                else {
+                        r = sd_bus_message_read(m, "v", "b", &b);
+                        if (streq(key, "force"))
+                                o->force = b;
+                        else
+                                o->no_interaction = b;
+                }
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
+/*
+ * udisks' mount options into usermount's: "ro" and "exec" become the params of the same
+ * name; "rw", and the flags usermount sets and locks anyway (nodev, nosuid, noexec), go;
+ * "flush" goes too (the vfat kernel driver's write-back hint, which Solid sends for every
+ * vfat volume); the rest are the filesystem's options, checked by the policy as any
+ * caller's.
+ */
+static int translate_options(const char *in, MountParams *params, char **ret) {
+        _cleanup_free_ char *copy = strdup(in ?: ""), *out = calloc(1, strlen(in ?: "") + 1);
+        char *save = NULL;
+
+        if (!copy || !out)
+                return -ENOMEM;
+        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                if (streq(t, "ro"))
+                        params->read_only = true;
+                else if (streq(t, "exec"))
+                        params->exec = true;
+                else if (streq(t, "rw") || streq(t, "nodev") || streq(t, "nosuid") ||
+                         streq(t, "noexec") || streq(t, "flush"))
+                        continue;
+                else {
+                        if (out[0])
+                                strcat(out, ",");
+                        strcat(out, t);
+                }
+        }
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+/* ---- answers -------------------------------------------------------------------------- */
+
+static void front_mounted(Request *req, const MountRecord *rec) {
+        /* MountPoints went out already (manager_register_mount()): clients that read it on
+         * this reply find it. */
+        (void) sd_bus_reply_method_return(req->call.message, "s", rec->mount_point);
+}
+
+static void front_unmounted(Request *req) {
+        (void) sd_bus_reply_method_return(req->call.message, "");
+}
+
+static void front_failed(Request *req, const UmError *error) {
+        (void) udisks_reply_error(req->call.message, error);
+}
+
+static const RequestFront udisks_request_front = {
+        .mounted = front_mounted,
+        .unmounted = front_unmounted,
+        .failed = front_failed,
+};
+
+static void on_caller_known(void *userdata, int r, const UmError *error) {
+        Request *req = userdata;
+
+        if (r == -ECANCELED && !error) {
+                request_free(req); /* never answered by the bus: usermountd is stopping */
+                return;
+        }
+        if (r < 0) {
+                log_request(LOG_LEVEL_INFO, LOG_UID_NONE, NULL, "refuse",
+                            "Refused UDisks2 %s from %s: %s",
+                            sd_bus_message_get_member(req->call.message),
+                            strempty(sd_bus_message_get_sender(req->call.message)),
+                            error->message);
+                (void) udisks_reply_error(req->call.message, error);
+                request_free(req);
+                return;
+        }
+        pipeline_start(req);
+}
+
+/* The request of a front method, handed to the caller stage (it owns it from then on). */
+static int start_request(UDisksFront *f, Request *req) {
+        req->front = &udisks_request_front;
+        req->front_data = f;
+        caller_identify(f->manager->callers, &req->call, on_caller_known, req);
+        return 1;
+}
+
+/* ---- Filesystem ----------------------------------------------------------------------- */
+
+int udisks_method_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        UDisksFront *f = udisks_front_current();
+        UDisksBlock *b = userdata;
+        _cleanup_(request_freep) Request *req = NULL;
+        _cleanup_free_ const char **points = NULL;
+        _cleanup_free_ char *fs_options = NULL;
+        UDisksOptions o = {};
+        UmError e = {};
+        int r;
+
+        r = read_options(m, &o, &e);
+        if (r < 0)
+                return e.kind ? udisks_reply_error(m, &e) : r;
+        points = udisks_front_mount_points(f, b);
+        if (!points)
+                return -ENOMEM;
+        if (points[0])
+                return sd_bus_reply_method_errorf(m, UDISKS_ERROR "AlreadyMounted",
+                                                  "Device %s is already mounted at `%s'.",
+                                                  b->device, points[0]);
+        req = request_new(f->manager, METHOD_MOUNT, m);
+        if (!req)
+                return -ENOMEM;
+        r = translate_options(o.options, &req->call.params, &fs_options);
+        if (r < 0)
+                return r;
+        req->call.params.interactive = !o.no_interaction;
+        /* udisks' "auto" is usermount's "": the probe says what the filesystem is. */
+        r = call_set_mount_args(&req->call, req->conf, b->device,
+                                o.fstype && !streq(o.fstype, "auto") ? o.fstype : "",
+                                fs_options, &e);
+        if (r < 0)
+                return e.kind ? udisks_reply_error(m, &e) : r;
+        return start_request(f, TAKE_PTR(req));
+}
+
+int udisks_method_unmount(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        UDisksFront *f = udisks_front_current();
+        UDisksBlock *b = userdata;
+        _cleanup_(request_freep) Request *req = NULL;
+        _cleanup_free_ const char **points = NULL;
+        UDisksOptions o = {};
+        UmError e = {};
+        int r;
+
+        r = read_options(m, &o, &e);
+        if (r < 0)
+                return e.kind ? udisks_reply_error(m, &e) : r;
+        points = udisks_front_mount_points(f, b);
+        if (!points)
+                return -ENOMEM;
+        if (!points[0])
+                return sd_bus_reply_method_errorf(m, UDISKS_ERROR "NotMounted",
+                                                  "Device `%s' is not mounted", b->device);
+        req = request_new(f->manager, METHOD_UNMOUNT, m);
+        if (!req)
+                return -ENOMEM;
+        req->call.unmount_point = strdup(points[0]);
+        if (!req->call.unmount_point)
+                return -ENOMEM;
+        req->call.force = o.force;
+        req->call.params.interactive = !o.no_interaction;
+        return start_request(f, TAKE_PTR(req));
+}
+
+/* ---- Loop, Drive, Manager.LoopSetup --------------------------------------------------- */
+
+int udisks_method_loop_setup(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        return udisks_reply_not_supported(m, "LoopSetup yet");
+}
+
+int udisks_method_loop_delete(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        return udisks_reply_not_supported(m, "Loop.Delete yet");
+}
+
+int udisks_method_loop_set_autoclear(sd_bus_message *m, void *userdata,
+                                     sd_bus_error *ret_error) {
+        return udisks_reply_not_supported(m, "Loop.SetAutoclear yet");
+}
+
+int udisks_method_eject(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        return udisks_reply_not_supported(m, "Drive.Eject yet");
+}
+
+int udisks_method_power_off(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        return udisks_reply_not_supported(m, "Drive.PowerOff yet");
+}
