@@ -69,7 +69,7 @@ static int fuse_superblock(const FuseDriverSpec *spec, int conn_fd, int *ret_mou
                 { "group_id", gid_s },
                 { "default_permissions", NULL },
                 { "subtype", spec->driver->name },
-                { "source", "usermount" },
+                { "source", spec->source_name ?: "usermount" },
         };
         uint64_t attr;
         int mfd;

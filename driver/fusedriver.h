@@ -43,6 +43,9 @@ typedef struct FuseDriverSpec {
         uint64_t memory_max;    /* its address space (RLIMIT_AS), bytes; 0: the default */
         uint32_t tasks_max;     /* its threads (RLIMIT_NPROC of its uid); 0: the default */
         uint64_t cpu_sec;       /* its CPU time (RLIMIT_CPU), seconds; 0: none */
+        const char *source_name; /* the mount's source in mountinfo: the device node of a
+                                  * block device (desktops bind a mount to its volume by
+                                  * it), NULL for "usermount" */
         const char *shim_path;  /* the preload library; NULL: the installed one
                                  * (usermount-fuse-shim.so in libexecdir); "": none */
 } FuseDriverSpec;

@@ -352,6 +352,7 @@ int job_start_driver(const BuildJob *job, const MountOptions *options, int sourc
                 .memory_max = job->driver.memory_max,
                 .tasks_max = job->driver.tasks_max,
                 .cpu_sec = job->driver.cpu_sec,
+                .source_name = strncmp(device, "/dev/", 5) == 0 ? device : NULL,
                 .shim_path = shim[0] ? shim : NULL,
         };
         r = fusedriver_mount(&spec, &mount_fd, &pid, &pidfd, &start, &conn_fd, error);

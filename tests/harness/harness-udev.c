@@ -9,8 +9,8 @@
  *     has no such directory (no udevd runs there), an empty one is made to mount on, and
  *     removed again at teardown (listed, HARNESS_LIST_DEV_DIRS, for the supervisor and
  *     the janitor);
- *   - only Debian's 60-persistent-storage.rules and usermount's own 59-usermount-loop.rules
- *     (as built) are loaded (bind mounts over the rules directories): the rules that set owners and modes of device nodes would change the
+ *   - only Debian's 60-persistent-storage.rules, usermount's own 59-usermount-loop.rules
+ *     (as built) and the harness's UDisks2 hints for zram disks are loaded (bind mounts over the rules directories): the rules that set owners and modes of device nodes would change the
  *     host's /dev. zram disks are added to the kernel names it serves, as the stand-in for
  *     the USB disks this machine does not have;
  *   - it runs in the harness's own network namespace (harness.c), so the events it sends
@@ -69,7 +69,22 @@ static int write_loop_rules(const char *dir) {
         return 0;
 }
 
-/* Debian's rules for /dev/disk/by-*, serving zram disks as well, and usermount's. */
+/* zram disks stand in for USB sticks: the hints udisks2's own rules and its removable
+ * checks would give a stick (not the system's, mounted automatically), read by usermount's
+ * UDisks2 front (docs/udisks2.md, "Hints") and, through it, by udiskie and gvfs. */
+static int write_udisks_rules(const char *dir) {
+        g_autofree char *to = g_build_filename(dir, "61-usermount-harness-udisks2.rules", NULL);
+        static const char rules[] =
+                "# usermount test harness: zram disks look like removable sticks to UDisks2 "
+                "clients.\n"
+                "SUBSYSTEM==\"block\", KERNEL==\"zram*\", ENV{UDISKS_SYSTEM}=\"0\", "
+                "ENV{UDISKS_AUTO}=\"1\"\n";
+
+        return g_file_set_contents(to, rules, -1, NULL) ? 0 : -EIO;
+}
+
+/* Debian's rules for /dev/disk/by-*, serving zram disks as well, usermount's, and the
+ * UDisks2 hints of zram disks. */
 static int write_rules(const char *dir) {
         g_autofree char *from = g_build_filename("/usr/lib/udev/rules.d",
                                                  PERSISTENT_STORAGE_RULES, NULL);
@@ -77,6 +92,7 @@ static int write_rules(const char *dir) {
         g_autofree char *rules = NULL;
         g_autoptr(GString) s = NULL;
         char *end;
+        int r;
 
         if (!g_file_get_contents(from, &rules, NULL, NULL)) {
                 harness_log("cannot read %s: is the udev package installed?", from);
@@ -92,6 +108,9 @@ static int write_rules(const char *dir) {
         g_string_append(s, end + strlen(KERNEL_NAMES_END));
         if (!g_file_set_contents(to, s->str, -1, NULL))
                 return -EIO;
+        r = write_udisks_rules(dir);
+        if (r < 0)
+                return r;
         return write_loop_rules(dir);
 }
 
