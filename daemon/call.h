@@ -28,6 +28,9 @@ typedef enum CallMethod {
         METHOD_UNMOUNT,
         METHOD_LIST_MOUNTS,
         METHOD_SUBSCRIBE,   /* ListMounts' authorization, then a subscription */
+        METHOD_LOOP_SETUP,  /* the UDisks2 front's LoopSetup: a loop device of the caller's
+                             * image, kept by the front */
+        METHOD_DRIVE_EJECT, /* the UDisks2 front's Drive.Eject and PowerOff */
 } CallMethod;
 
 /* Who sent the call, from the bus and the sender's process (caller.h), never from the
@@ -83,6 +86,9 @@ typedef struct MountCall {
         /* Unmount. */
         char *unmount_point;
         bool force;
+        /* LoopSetup (source_fd, params.read_only): the byte range of the image. */
+        uint64_t loop_offset;
+        uint64_t loop_size;
 } MountCall;
 
 /* An empty call of method to message (a reference is taken): fds -EBADF, no strings. */

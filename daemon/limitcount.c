@@ -60,13 +60,14 @@ static size_t count_mounts_of(Manager *m, uid_t owner) {
 
 /* Whether req is charged to MaxUnauthorizedRequests= from its start: a mount request (they
  * probe before polkit is asked) of anybody but root whose owner polkit has not said yes to
- * since the daemon started. Unmount, ListMounts and Subscribe start no worker before polkit
- * answers. */
+ * since the daemon started. Unmount, ListMounts, Subscribe, LoopSetup, Eject and PowerOff
+ * start no worker before polkit answers. */
 bool limitcount_charges_unauthorized(const Request *req) {
         const Manager *m = req->manager;
 
         return req->call.caller.uid != 0 && req->call.method != METHOD_UNMOUNT &&
                req->call.method != METHOD_LIST_MOUNTS && req->call.method != METHOD_SUBSCRIBE &&
+               req->call.method != METHOD_LOOP_SETUP && req->call.method != METHOD_DRIVE_EJECT &&
                !owner_known_has(&m->authorized_owners, req->owner);
 }
 

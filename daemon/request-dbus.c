@@ -152,9 +152,7 @@ static int check_absolute_path(const char *what, const char *path, UmError *erro
         return 0;
 }
 
-/* Validates the caller's source fd, which stays the message's: borrowed, never duplicated
- * or closed in the main process (busfds.h). */
-static int bus_read_source(MountCall *call, int fd, UmError *error) {
+int call_set_source_fd(MountCall *call, int fd, UmError *error) {
         char path[64], target[4096];
         SourceInfo info;
         ssize_t n;
@@ -203,7 +201,7 @@ static int bus_parse_mount_call(MountCall *call, const Conf *conf, UmError *erro
                                     "/dev/sdb2), not 'partition'; that parameter is for "
                                     "images passed to MountFd and OpenMount.");
         if (call->method != METHOD_MOUNT) {
-                r = bus_read_source(call, fd, error);
+                r = call_set_source_fd(call, fd, error);
                 if (r < 0)
                         return r;
         }
@@ -275,6 +273,9 @@ int bus_parse_call(MountCall *call, const Conf *conf, UmError *error) {
                 return bus_params_read(call->message, &list_params_table, call, error);
         case METHOD_SUBSCRIBE:
                 return 0;
+        case METHOD_LOOP_SETUP: /* the UDisks2 front's own (udisks-methods.c) */
+        case METHOD_DRIVE_EJECT:
+                break;
         }
         return -EINVAL;
 }

@@ -46,6 +46,11 @@ int bus_parse_call(MountCall *call, const Conf *conf, UmError *error);
 int call_set_mount_args(MountCall *call, const Conf *conf, const char *device,
                         const char *fstype, const char *options, UmError *error);
 
+/* Validates the caller's source fd fd (a fd of call->message: it stays the message's,
+ * borrowed, never duplicated or closed in the main process, busfds.h) into call->source_fd,
+ * source_read_only and source_path. Refusals as bus_parse_call()'s. */
+int call_set_source_fd(MountCall *call, int fd, UmError *error);
+
 /* Replies to message with error (mapped in errors.c). */
 int bus_reply_error(sd_bus_message *message, const UmError *error);
 

@@ -54,6 +54,7 @@ Request *request_new(Manager *m, CallMethod method, sd_bus_message *message) {
         req->userns_fd = -EBADF;
         req->device_fd = -EBADF;
         req->mount_fd = -EBADF;
+        req->loop_setup_by = (uid_t) -1;
         return req;
 }
 
@@ -84,6 +85,7 @@ Request *request_free(Request *req) {
                 (void) drivertrack_kill(&req->manager->drivers, req->driver_pid,
                                         req->driver_start);
         free(req->build_job);
+        free(req->eject_job);
         sd_bus_slot_unref(req->polkit_slot);
         request_drop_userns(req);
         /* The caller's fds are the message's: let go of off the main loop (busfds.h). */

@@ -47,8 +47,11 @@ typedef enum RequestStage {
  * call only; the pipeline frees the request after. */
 typedef struct RequestFront {
         void (*mounted)(Request *req, const MountRecord *rec); /* attached and registered */
-        void (*unmounted)(Request *req);
+        void (*done)(Request *req); /* Unmount, Eject, PowerOff: done */
         void (*failed)(Request *req, const UmError *error);
+        /* LoopSetup: the device made, and its fd, which the front takes (it keeps the
+         * device: auto-clearing, it goes when the fd and every mount of it are gone). */
+        void (*loop_set_up)(Request *req, const LoopSetupReply *reply, int loop_fd);
 } RequestFront;
 
 struct Request {
@@ -109,6 +112,13 @@ struct Request {
 
         Worker *worker;
         sd_bus_slot *polkit_slot;
+        /* Mount of a loop device the UDisks2 front set up (LoopSetup) for this uid, from
+         * an image it passed: judged as that image (policy, driver, polkit), not as a
+         * disk of the system's; (uid_t) -1 otherwise. */
+        uid_t loop_setup_by;
+        uint64_t loop_diskseq;  /* and its binding, the one the worker may open */
+        /* Eject, PowerOff (the UDisks2 front): the drive's devices, owned. */
+        DriveEjectJob *eject_job;
         /* NULL: the answers are org.freedesktop.UserMount1's (request-dbus.h). */
         const RequestFront *front;
         void *front_data;     /* the front's, for its answers; never freed here */

@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "fd-util.h"
 #include "caller.h"
@@ -72,10 +74,10 @@ const char **udisks_front_mount_points(UDisksFront *f, const UDisksBlock *b) {
 void udisks_front_mounts_changed(UDisksFront *f, uint64_t devnum) {
         UDisksBlock *b = udisks_front_block_by_devnum(f, (dev_t) devnum);
 
-        if (!b || !b->has_filesystem)
-                return;
-        (void) sd_bus_emit_properties_changed(f->bus, b->path, UDISKS_FS_IFACE, "MountPoints",
-                                              NULL);
+        if (b && b->has_filesystem)
+                (void) sd_bus_emit_properties_changed(f->bus, b->path, UDISKS_FS_IFACE,
+                                                      "MountPoints", NULL);
+        udisks_loops_mounts_changed(f, (dev_t) devnum);
 }
 
 static void manager_mounts_changed(void *userdata, uint64_t devnum) {
@@ -145,6 +147,27 @@ static void block_remove(UDisksFront *f, UDisksBlock *b) {
                 drive_remove(f, d);
 }
 
+static uint64_t device_diskseq(sd_device *dev) {
+        const char *v = NULL;
+
+        return sd_device_get_property_value(dev, "DISKSEQ", &v) >= 0 && v ? strtoull(v, NULL, 10)
+                                                                           : 0;
+}
+
+/* Whether the front's loop device devnum is still the binding it made (sysfs now, not the
+ * event's view: an event of the device's previous binding may come after it was made). */
+static bool loop_still_bound(UDisksFront *f, dev_t devnum) {
+        const UDisksLoop *l = udisks_loops_find(f, devnum);
+        char path[96];
+        uint64_t seq = 0;
+
+        snprintf(path, sizeof(path), "dev/block/%u:%u/loop/backing_file", major(devnum),
+                 minor(devnum));
+        if (!l || faccessat(f->sysfs_fd, path, F_OK, 0) < 0)
+                return false;
+        return looptrack_diskseq(devnum, &seq) < 0 || l->diskseq == 0 || seq == l->diskseq;
+}
+
 /* A uevent's or the enumeration's device: made, replaced or dropped, and announced. */
 static void front_device_update(UDisksFront *f, sd_device *dev, bool removed) {
         _cleanup_(udisks_block_freep) UDisksBlock *nb = NULL;
@@ -162,9 +185,14 @@ static void front_device_update(UDisksFront *f, sd_device *dev, bool removed) {
         if (removed || !udisks_device_wanted(dev)) {
                 if (old)
                         block_remove(f, old);
+                /* One of the front's loop devices, let go of (or never bound): forgotten. */
+                if (udisks_loops_find(f, devnum) && !loop_still_bound(f, devnum))
+                        udisks_loops_forget(f, devnum);
                 return;
         }
         r = udisks_block_new(dev, f->sysfs_fd, &nb);
+        if (r >= 0)
+                r = udisks_loops_apply(f, nb, device_diskseq(dev));
         if (r < 0) {
                 log_debug("UDisks2 front: ignoring block device %s: %s", name, strerror(-r));
                 return;
@@ -213,7 +241,6 @@ static void front_device_update(UDisksFront *f, sd_device *dev, bool removed) {
         const char *was[8], *now[8];
         block_interfaces(old, was);
         block_interfaces(nb, now);
-        nb->setup_by_uid = old->setup_by_uid;
         for (size_t i = 0; was[i]; i++)
                 if (!strv_has(now, was[i]))
                         (void) sd_bus_emit_interfaces_removed(f->bus, old->path, was[i], NULL);
@@ -229,6 +256,17 @@ static void front_device_update(UDisksFront *f, sd_device *dev, bool removed) {
         for (size_t i = 0; now[i]; i++)
                 if (strv_has(was, now[i]))
                         (void) sd_bus_emit_properties_changed_strv(f->bus, b->path, now[i], NULL);
+}
+
+int udisks_front_refresh(UDisksFront *f, dev_t devnum) {
+        _cleanup_(sd_device_unrefp) sd_device *dev = NULL;
+        int r;
+
+        r = sd_device_new_from_devnum(&dev, 'b', devnum);
+        if (r < 0)
+                return r;
+        front_device_update(f, dev, false);
+        return 0;
 }
 
 static int on_uevent(sd_device_monitor *mon, sd_device *dev, void *userdata) {
@@ -311,6 +349,7 @@ UDisksFront *udisks_front_free(UDisksFront *f) {
                 f->manager->on_mounts_changed = NULL;
                 f->manager->udisks_busfds = NULL;
         }
+        udisks_loops_free(f);
         sd_device_monitor_unref(f->monitor);
         busfds_free(f->busfds);
         sd_bus_flush_close_unref(f->bus);

@@ -14,7 +14,20 @@
 
 #include "busfds.h"
 #include "manager.h"
+#include "request.h"
+#include "source.h"
 #include "udisks-model.h"
+
+/* A loop device the front set up (Manager.LoopSetup, udisks-loops.c): it lasts while the
+ * front holds fd (the kernel's autoclear) or a mount uses it. */
+typedef struct UDisksLoop {
+        dev_t devnum;
+        uint64_t diskseq;       /* of this binding: a later one of the same device is not it */
+        uid_t uid;              /* who set it up (SetupByUID) */
+        int fd;
+        bool autoclear;         /* Loop.Autoclear: let go of it when its last mount goes */
+        SourceProbe probe;      /* what it holds (udev does not probe a marked device) */
+} UDisksLoop;
 
 typedef struct UDisksFront {
         Manager *manager;
@@ -27,6 +40,8 @@ typedef struct UDisksFront {
         UDisksDrive **drives;
         size_t n_drives;
         bool coldplugged;       /* the first enumeration is done: later devices are hotplug */
+        UDisksLoop *loops;
+        size_t n_loops;
 } UDisksFront;
 
 /* Connects to the system bus, exports the objects of every block device there is now,
@@ -48,6 +63,41 @@ const char **udisks_front_mount_points(UDisksFront *f, const UDisksBlock *b);
 /* The registry changed for the device devnum: Filesystem.MountPoints of its object is
  * sent again (before the reply of the Mount or Unmount that changed it). */
 void udisks_front_mounts_changed(UDisksFront *f, uint64_t devnum);
+
+/* Makes or updates the object of the block device devnum now, from udev and sysfs (and
+ * announces it), rather than when udev's event comes: for LoopSetup, whose reply must
+ * follow the object's InterfacesAdded. -errno if there is no such device. */
+int udisks_front_refresh(UDisksFront *f, dev_t devnum);
+
+/* udisks-loops.c: the front's loop devices. Lookup by device (and binding), NULL if not
+ * one; what a block of such a device shows (SetupByUID, Autoclear, the contents it
+ * probed); the registry changed for it (a device with Autoclear whose last mount went is
+ * let go of); it went away or was bound anew (forgotten); all of them let go of. */
+UDisksLoop *udisks_loops_find(UDisksFront *f, dev_t devnum);
+int udisks_loops_apply(UDisksFront *f, UDisksBlock *b, uint64_t diskseq);
+void udisks_loops_mounts_changed(UDisksFront *f, dev_t devnum);
+void udisks_loops_forget(UDisksFront *f, dev_t devnum);
+void udisks_loops_free(UDisksFront *f);
+/* The front's answer to a LoopSetup request (RequestFront.loop_set_up). */
+void udisks_loops_set_up(Request *req, const LoopSetupReply *reply, int loop_fd);
+
+/* The a{sv} every method takes: the keys clients send, typed as udisks reads them; other
+ * keys are ignored, as udisks does. -errno with error set (InvalidArgument) for a known key
+ * of another type; sd-bus's -errno otherwise. */
+typedef struct UDisksOptions {
+        const char *fstype;     /* "fstype" (s) */
+        const char *options;    /* "options" (s) */
+        bool no_interaction;    /* "auth.no_user_interaction" (b) */
+        bool force;             /* "force" (b) */
+        bool read_only;         /* "read-only" (b) */
+        uint64_t offset;        /* "offset" (t) */
+        uint64_t size;          /* "size" (t) */
+} UDisksOptions;
+int udisks_read_options(sd_bus_message *m, UDisksOptions *o, UmError *error);
+
+/* Hands req, a request of a front method, to the caller stage and the pipeline, which
+ * answer it in udisks' words (udisks-methods.c). */
+int udisks_start_request(UDisksFront *f, Request *req);
 
 /* udisks-vtables.c: the interfaces of blocks, drives and the Manager object. */
 int udisks_vtables_add(UDisksFront *f);

@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include "caller.h"
+#include "jobproto.h"
 #include "log.h"
 #include "pipeline.h"
+#include "removable.h"
 #include "request-dbus.h"
 #include "request.h"
 #include "udisks-front.h"
@@ -55,16 +57,7 @@ int udisks_reply_not_supported(sd_bus_message *m, const char *what) {
 
 /* ---- options -------------------------------------------------------------------------- */
 
-typedef struct UDisksOptions {
-        const char *fstype;     /* "fstype" (s) */
-        const char *options;    /* "options" (s) */
-        bool no_interaction;    /* "auth.no_user_interaction" (b) */
-        bool force;             /* "force" (b) */
-} UDisksOptions;
-
-/* The a{sv} every method takes: the keys clients send, typed as udisks reads them; other
- * keys are ignored, as udisks does. */
-static int read_options(sd_bus_message *m, UDisksOptions *o, UmError *error) {
+int udisks_read_options(sd_bus_message *m, UDisksOptions *o, UmError *error) {
         const char *key;
         int r;
 
@@ -80,8 +73,11 @@ static int read_options(sd_bus_message *m, UDisksOptions *o, UmError *error) {
                         return r;
                 if (streq(key, "fstype") || streq(key, "options"))
                         want = "s";
-                else if (streq(key, "auth.no_user_interaction") || streq(key, "force"))
+                else if (streq(key, "auth.no_user_interaction") || streq(key, "force") ||
+                         streq(key, "read-only"))
                         want = "b";
+                else if (streq(key, "offset") || streq(key, "size"))
+                        want = "t";
                 r = sd_bus_message_peek_type(m, NULL, &contents);
                 if (r < 0)
                         return r;
@@ -97,10 +93,15 @@ static int read_options(sd_bus_message *m, UDisksOptions *o, UmError *error) {
                 else if (want[0] == 's')
                         r = sd_bus_message_read(m, "v", "s",
                                                 streq(key, "fstype") ? &o->fstype : &o->options);
+                else if (want[0] == 't')
+                        r = sd_bus_message_read(m, "v", "t",
+                                                streq(key, "offset") ? &o->offset : &o->size);
                 else {
                         r = sd_bus_message_read(m, "v", "b", &b);
                         if (streq(key, "force"))
                                 o->force = b;
+                        else if (streq(key, "read-only"))
+                                o->read_only = b;
                         else
                                 o->no_interaction = b;
                 }
@@ -154,7 +155,7 @@ static void front_mounted(Request *req, const MountRecord *rec) {
         (void) sd_bus_reply_method_return(req->call.message, "s", rec->mount_point);
 }
 
-static void front_unmounted(Request *req) {
+static void front_done(Request *req) {
         (void) sd_bus_reply_method_return(req->call.message, "");
 }
 
@@ -164,8 +165,9 @@ static void front_failed(Request *req, const UmError *error) {
 
 static const RequestFront udisks_request_front = {
         .mounted = front_mounted,
-        .unmounted = front_unmounted,
+        .done = front_done,
         .failed = front_failed,
+        .loop_set_up = udisks_loops_set_up,
 };
 
 static void on_caller_known(void *userdata, int r, const UmError *error) {
@@ -188,8 +190,7 @@ static void on_caller_known(void *userdata, int r, const UmError *error) {
         pipeline_start(req);
 }
 
-/* The request of a front method, handed to the caller stage (it owns it from then on). */
-static int start_request(UDisksFront *f, Request *req) {
+int udisks_start_request(UDisksFront *f, Request *req) {
         req->front = &udisks_request_front;
         req->front_data = f;
         caller_identify(f->manager->callers, &req->call, on_caller_known, req);
@@ -208,7 +209,7 @@ int udisks_method_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_err
         UmError e = {};
         int r;
 
-        r = read_options(m, &o, &e);
+        r = udisks_read_options(m, &o, &e);
         if (r < 0)
                 return e.kind ? udisks_reply_error(m, &e) : r;
         points = udisks_front_mount_points(f, b);
@@ -221,6 +222,12 @@ int udisks_method_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_err
         req = request_new(f->manager, METHOD_MOUNT, m);
         if (!req)
                 return -ENOMEM;
+        /* A loop device it set up for a user (LoopSetup) is that user's image. */
+        UDisksLoop *loop = udisks_loops_find(f, b->devnum);
+        if (loop) {
+                req->loop_setup_by = loop->uid;
+                req->loop_diskseq = loop->diskseq;
+        }
         r = translate_options(o.options, &req->call.params, &fs_options);
         if (r < 0)
                 return r;
@@ -231,7 +238,7 @@ int udisks_method_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_err
                                 fs_options, &e);
         if (r < 0)
                 return e.kind ? udisks_reply_error(m, &e) : r;
-        return start_request(f, TAKE_PTR(req));
+        return udisks_start_request(f, TAKE_PTR(req));
 }
 
 int udisks_method_unmount(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -243,7 +250,7 @@ int udisks_method_unmount(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         UmError e = {};
         int r;
 
-        r = read_options(m, &o, &e);
+        r = udisks_read_options(m, &o, &e);
         if (r < 0)
                 return e.kind ? udisks_reply_error(m, &e) : r;
         points = udisks_front_mount_points(f, b);
@@ -260,28 +267,75 @@ int udisks_method_unmount(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
                 return -ENOMEM;
         req->call.force = o.force;
         req->call.params.interactive = !o.no_interaction;
-        return start_request(f, TAKE_PTR(req));
+        return udisks_start_request(f, TAKE_PTR(req));
 }
 
 /* ---- Loop, Drive, Manager.LoopSetup --------------------------------------------------- */
 
-int udisks_method_loop_setup(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        return udisks_reply_not_supported(m, "LoopSetup yet");
-}
+/* ---- Drive.Eject, Drive.PowerOff ------------------------------------------------------- */
 
-int udisks_method_loop_delete(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        return udisks_reply_not_supported(m, "Loop.Delete yet");
-}
+/* As udisks2: refused while a filesystem of the drive is mounted; then, once polkit said
+ * yes, a worker flushes every device of the drive and ejects the medium or powers the
+ * drive off. */
+static int drive_call(sd_bus_message *m, UDisksDrive *d, bool power_off) {
+        UDisksFront *f = udisks_front_current();
+        _cleanup_(request_freep) Request *req = NULL;
+        _cleanup_free_ DriveEjectJob *job = calloc(1, sizeof(DriveEjectJob));
+        const UDisksBlock *disk = NULL;
+        UDisksOptions o = {};
+        UmError e = {};
+        int r;
 
-int udisks_method_loop_set_autoclear(sd_bus_message *m, void *userdata,
-                                     sd_bus_error *ret_error) {
-        return udisks_reply_not_supported(m, "Loop.SetAutoclear yet");
+        if (!job)
+                return -ENOMEM;
+        r = udisks_read_options(m, &o, &e);
+        if (r < 0)
+                return e.kind ? udisks_reply_error(m, &e) : r;
+        for (size_t i = 0; i < f->n_blocks; i++) {
+                const UDisksBlock *b = f->blocks[i];
+                _cleanup_free_ const char **points = NULL;
+
+                if (!streq(b->disk, d->disk))
+                        continue;
+                points = udisks_front_mount_points(f, b);
+                if (!points)
+                        return -ENOMEM;
+                if (points[0])
+                        return sd_bus_reply_method_errorf(m, UDISKS_ERROR "DeviceBusy",
+                                                          "Cannot %s drive in use: Device %s is "
+                                                          "mounted at %s.",
+                                                          power_off ? "power off" : "eject",
+                                                          b->device, points[0]);
+                if (job->n_devices >= JOB_EJECT_MAX_DEVICES)
+                        return sd_bus_reply_method_errorf(m, UDISKS_ERROR "Failed",
+                                                          "The drive has too many devices.");
+                job->devices[job->n_devices++] = (uint64_t) b->devnum;
+                if (streq(b->name, b->disk))
+                        disk = b;
+        }
+        if (!disk)
+                return sd_bus_reply_method_errorf(m, UDISKS_ERROR "Failed",
+                                                  "Unable to find block device for drive");
+        job->disk = (uint64_t) disk->devnum;
+        job->power_off = power_off;
+        req = request_new(f->manager, METHOD_DRIVE_EJECT, m);
+        if (!req)
+                return -ENOMEM;
+        req->source.type = SOURCE_BLOCK_DEVICE;
+        req->source.rdev = disk->devnum;
+        req->source.removable = removable_check(f->sysfs_fd, disk->devnum, NULL) > 0;
+        req->source_path = strdup(disk->device);
+        if (!req->source_path)
+                return -ENOMEM;
+        req->eject_job = TAKE_PTR(job);
+        req->call.params.interactive = !o.no_interaction;
+        return udisks_start_request(f, TAKE_PTR(req));
 }
 
 int udisks_method_eject(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        return udisks_reply_not_supported(m, "Drive.Eject yet");
+        return drive_call(m, userdata, false);
 }
 
 int udisks_method_power_off(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        return udisks_reply_not_supported(m, "Drive.PowerOff yet");
+        return drive_call(m, userdata, true);
 }

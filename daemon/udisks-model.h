@@ -72,8 +72,9 @@ int udisks_block_new(sd_device *d, int sysfs_fd, UDisksBlock **ret);
 UDisksBlock *udisks_block_free(UDisksBlock *b);
 DEFINE_TRIVIAL_CLEANUP_FUNC(UDisksBlock *, udisks_block_free);
 
-/* The drive of d, a whole disk with a product identity (ID_SERIAL, ID_MODEL or ID_PATH);
- * -ENOENT for a disk that has none (loop, zram, device-mapper, md) or a partition.
+/* The drive of d, a whole disk with a product identity from udev (ID_SERIAL, ID_MODEL or
+ * ID_PATH); -ENOENT for a disk that has none (zram), one stacked on others or on a file
+ * (loop, device-mapper, md) or a partition.
  * detected_usec: when the front first saw it (µs since the epoch). */
 int udisks_drive_new(sd_device *d, int sysfs_fd, uint64_t detected_usec, UDisksDrive **ret);
 UDisksDrive *udisks_drive_free(UDisksDrive *d);

@@ -14,6 +14,8 @@ const WorkerJobLayout job_layouts[] = {
         { JOB_ATTACH, sizeof(AttachJob), sizeof(AttachResult), 2 },
         { JOB_DETACH, sizeof(DetachJob), 0, 1 },
         { JOB_START_DRIVER, sizeof(BuildJob), sizeof(DriverStartReply), 2 },
+        { JOB_LOOP_SETUP, sizeof(LoopSetupJob), sizeof(LoopSetupReply), 1 },
+        { JOB_DRIVE_EJECT, sizeof(DriveEjectJob), 0, 0 },
 };
 const size_t job_n_layouts = ELEMENTSOF(job_layouts);
 

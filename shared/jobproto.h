@@ -45,6 +45,8 @@ typedef enum JobType {
         JOB_ATTACH,
         JOB_DETACH,
         JOB_START_DRIVER,
+        JOB_LOOP_SETUP,
+        JOB_DRIVE_EJECT,
 } JobType;
 
 #define JOB_PATH_MAX 4096
@@ -72,6 +74,8 @@ typedef struct OpenDeviceJob {
         int32_t idmap;
         bool userns_given;
         char device_path[JOB_PATH_MAX]; /* as the caller gave it */
+        uint64_t loop_diskseq;          /* a loop device the UDisks2 front set up for the
+                                         * caller: this binding may be opened; 0: none */
 } OpenDeviceJob;
 
 typedef struct ProbeReply {
@@ -186,6 +190,35 @@ typedef struct DetachJob {
 /* A DetachJob for the registered mount at mount_point (-ENAMETOOLONG if it does not fit). */
 int detach_job_init(DetachJob *j, const char *mount_point, uint64_t mount_id, bool force,
                     bool remove_dir);
+
+/* LOOP_SETUP (the UDisks2 front's Manager.LoopSetup): a loop device of the caller's image
+ * (fds[0]), marked for udev as usermount's own, auto-clearing: it lasts while the daemon
+ * holds the returned fd or a mount uses it. */
+typedef struct LoopSetupJob {
+        uint64_t offset;                /* byte range of the file; size 0: to its end */
+        uint64_t size;
+        bool read_only;
+        char runtime_dir[JOB_PATH_MAX]; /* the marks (loopmark.h) */
+} LoopSetupJob;
+
+typedef struct LoopSetupReply {
+        char device[64];      /* /dev/loopN */
+        uint64_t devnum;
+        uint64_t diskseq;
+        char backing_file[JOB_PATH_MAX]; /* the image's path, as the fd links to it */
+        SourceProbe probe;    /* what the device holds; fstype "" if nothing mountable */
+} LoopSetupReply;
+
+/* DRIVE_EJECT (the UDisks2 front's Drive.Eject and PowerOff): each block device of a
+ * drive flushed (opened O_EXCL: refused while anything holds it), then the medium ejected,
+ * or the drive stopped and its USB port powered off. */
+#define JOB_EJECT_MAX_DEVICES 64
+typedef struct DriveEjectJob {
+        uint64_t disk;                          /* the whole disk's dev_t */
+        uint64_t devices[JOB_EJECT_MAX_DEVICES]; /* every block device of the drive */
+        uint32_t n_devices;
+        bool power_off;
+} DriveEjectJob;
 
 /* The wire layout of each job (worker-proto.h), and their hash for HELLO. */
 extern const WorkerJobLayout job_layouts[];

@@ -35,6 +35,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct libmnt_table *, mnt_unref_table);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct libmnt_iter *, mnt_free_iter);
 
 /* The caller's path (or any other string) made safe for a message. */
+#ifndef BLKGETDISKSEQ
+#define BLKGETDISKSEQ _IOR(0x12, 128, uint64_t)
+#endif
+
 static const char *esc(const char *s, char *buf, size_t n) {
         return um_escape(s, buf, n);
 }
@@ -460,6 +464,11 @@ static int open_for_io(int path_fd, bool read_only, const char *shown, UmError *
 }
 
 int device_open(const char *path, bool read_only, int *ret_fd, char **ret_node, UmError *error) {
+        return device_open_loop(path, read_only, 0, ret_fd, ret_node, error);
+}
+
+int device_open_loop(const char *path, bool read_only, uint64_t loop_diskseq, int *ret_fd,
+                     char **ret_node, UmError *error) {
         _cleanup_close_ int dev_fd = -EBADF, path_fd = -EBADF, node_fd = -EBADF, fd = -EBADF;
         _cleanup_free_ char *node = NULL;
         char shown[256];
@@ -483,9 +492,12 @@ int device_open(const char *path, bool read_only, int *ret_fd, char **ret_node, 
         if (!S_ISBLK(st.st_mode))
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, ENOTBLK,
                                     "%s is not a block device%s", shown, file_type_name(st.st_mode));
-        r = refuse_device_kind(st.st_rdev, shown, error);
-        if (r < 0)
-                return r;
+        /* The one loop device allowed: the binding the daemon names (checked once open). */
+        if (loop_diskseq == 0 || major(st.st_rdev) != LOOP_MAJOR) {
+                r = refuse_device_kind(st.st_rdev, shown, error);
+                if (r < 0)
+                        return r;
+        }
 
         r = open_canonical_node(dev_fd, st.st_rdev, &node_fd, &node);
         if (r < 0)
@@ -504,6 +516,14 @@ int device_open(const char *path, bool read_only, int *ret_fd, char **ret_node, 
         if (!S_ISBLK(io.st_mode) || io.st_rdev != st.st_rdev)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EBUSY,
                                     "%s changed while it was being opened; try again", shown);
+        if (loop_diskseq != 0 && major(st.st_rdev) == LOOP_MAJOR) {
+                uint64_t seq = 0;
+
+                if (ioctl(fd, BLKGETDISKSEQ, &seq) < 0 || seq != loop_diskseq)
+                        return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, ESTALE,
+                                            "%s is no longer the loop device that was set up "
+                                            "for you; it was let go of and bound again", shown);
+        }
 
         *ret_fd = TAKE_FD(fd);
         *ret_node = TAKE_PTR(node);

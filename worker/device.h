@@ -53,6 +53,12 @@ bool device_mountinfo_find(FILE *mountinfo, dev_t devnum, const char *node, char
  */
 int device_open(const char *path, bool read_only, int *ret_fd, char **ret_node, UmError *error);
 
+/* The same, but a whole loop device is opened if it is the binding with disk sequence
+ * number loop_diskseq (a loop device the UDisks2 front set up for the caller, LoopSetup);
+ * any other is refused as device_open() refuses it (0: every loop device). */
+int device_open_loop(const char *path, bool read_only, uint64_t loop_diskseq, int *ret_fd,
+                     char **ret_node, UmError *error);
+
 /*
  * Refuses a whole disk that has partitions (naming them: "/dev/sdb has partitions sdb1,
  * sdb2; mount one of them") -> -EINVAL, UM_ERROR_KIND_INVALID_SOURCE. A partition, or a

@@ -24,6 +24,7 @@
 #include "fsrefs.h"
 #include "jobproto.h"
 #include "buildsource.h"
+#include "jobs-udisks.h"
 #include "jobs-userspace.h"
 #include "jobs.h"
 #include "kernel-compat.h"
@@ -406,6 +407,20 @@ static int job_start(const void *input, int *fds, size_t n_fds, void *out, UmErr
         return job_start_driver(job, &options, fds[0], out, error, ret_fd);
 }
 
+static int job_loop(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
+                    int *ret_fd) {
+        const LoopSetupJob *job = input;
+
+        if (n_fds < 1 || !JOB_STRING_OK(job->runtime_dir))
+                return bad_job(error, "loop-setup");
+        return job_loop_setup(job, fds[0], out, error, ret_fd);
+}
+
+static int job_eject(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
+                     int *ret_fd) {
+        return job_drive_eject(input, error);
+}
+
 static int job_open_device(const void *input, int *fds, size_t n_fds, void *out,
                            UmError *error, int *ret_fd) {
         const OpenDeviceJob *job = input;
@@ -420,7 +435,7 @@ static int job_open_device(const void *input, int *fds, size_t n_fds, void *out,
         /* Read-only until polkit said yes: a write open of a block device makes udevd
          * synthesize change events (and re-read partitions) on close, for any caller. The
          * mount itself opens the device for writing, by its node, after authorization. */
-        r = device_open(job->device_path, true, &fd, &node, error);
+        r = device_open_loop(job->device_path, true, job->loop_diskseq, &fd, &node, error);
         if (r < 0)
                 return r;
         /* A write-protected medium: mount it read-only rather than not at all. */
@@ -522,6 +537,8 @@ static const WorkerJobType job_types[] = {
         { .layout = { JOB_ATTACH }, .name = "attach", .run = job_attach },
         { .layout = { JOB_DETACH }, .name = "detach", .run = job_detach },
         { .layout = { JOB_START_DRIVER }, .name = "start-driver", .run = job_start },
+        { .layout = { JOB_LOOP_SETUP }, .name = "loop-setup", .run = job_loop },
+        { .layout = { JOB_DRIVE_EJECT }, .name = "drive-eject", .run = job_eject },
 };
 
 const WorkerJobType *jobs_worker_table(size_t *ret_n) {

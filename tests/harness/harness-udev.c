@@ -69,16 +69,20 @@ static int write_loop_rules(const char *dir) {
         return 0;
 }
 
-/* zram disks stand in for USB sticks: the hints udisks2's own rules and its removable
- * checks would give a stick (not the system's, mounted automatically), read by usermount's
- * UDisks2 front (docs/udisks2.md, "Hints") and, through it, by udiskie and gvfs. */
+/* zram disks stand in for USB sticks: the product identity udev's usb_id gives a stick
+ * (a drive) and the hints udisks2's own rules and its removable checks would give it (not
+ * the system's, mounted automatically), read by usermount's UDisks2 front
+ * (docs/udisks2.md) and, through it, by udisksctl, gvfs and udiskie. Only udev's view:
+ * usermount's own removable check (removable.h) still finds a fixed disk. */
 static int write_udisks_rules(const char *dir) {
         g_autofree char *to = g_build_filename(dir, "61-usermount-harness-udisks2.rules", NULL);
         static const char rules[] =
                 "# usermount test harness: zram disks look like removable sticks to UDisks2 "
                 "clients.\n"
                 "SUBSYSTEM==\"block\", KERNEL==\"zram*\", ENV{UDISKS_SYSTEM}=\"0\", "
-                "ENV{UDISKS_AUTO}=\"1\"\n";
+                "ENV{UDISKS_AUTO}=\"1\", ENV{ID_BUS}=\"usb\", ENV{ID_VENDOR}=\"usermount\", "
+                "ENV{ID_MODEL}=\"Test Stick\", ENV{ID_REVISION}=\"1.0\", "
+                "ENV{ID_SERIAL_SHORT}=\"%k\", ENV{ID_SERIAL}=\"usermount_Test_Stick_%k\"\n";
 
         return g_file_set_contents(to, rules, -1, NULL) ? 0 : -EIO;
 }

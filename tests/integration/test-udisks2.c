@@ -233,8 +233,8 @@ static void test_udisksctl(void) {
         g_assert_nonnull(strstr(out, "HintSystem:                 false"));
         g_assert_nonnull(strstr(out, "Version:                    2.9.4"));
         g_assert_nonnull(strstr(out, "MODEL"));
-        g_free(out);
-        g_free(script);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
 
         /* mount: at udisks2's place, with usermount's locked flags, id-mapped to the user */
         script = g_strdup_printf("udisksctl mount -b %s && touch " MOUNT_POINT "/mine && "
@@ -251,49 +251,49 @@ static void test_udisksctl(void) {
         g_assert_nonnull(strstr(line, "nodev"));
         g_assert_nonnull(strstr(line, "noexec"));
         g_assert_nonnull(strstr(line, "idmapped"));
-        g_free(out);
-        g_free(script);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
 
         /* again: AlreadyMounted, naming where */
         script = g_strdup_printf("udisksctl mount -b %s", node);
         g_assert_cmpint(run_user1(script, &out), ==, 1);
         g_assert_nonnull(strstr(out, "org.freedesktop.UDisks2.Error.AlreadyMounted"));
         g_assert_nonnull(strstr(out, MOUNT_POINT));
-        g_free(out);
-        g_free(script);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
 
         /* another user may not unmount it without polkit's yes */
         script = g_strdup_printf("udisksctl unmount --no-user-interaction -b %s", node);
         g_assert_cmpint(run_as(HARNESS_UID_USER2, script, &out), ==, 1);
         g_assert_nonnull(strstr(out, "org.freedesktop.UDisks2.Error.NotAuthorized"));
-        g_assert_nonnull(g_steal_pointer(&line));
+        g_clear_pointer(&line, g_free);
         line = mountinfo_line(MOUNT_POINT);
         g_assert_nonnull(line);
-        g_free(out);
-        g_free(script);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
 
         /* unmount, and again: NotMounted */
         script = g_strdup_printf("udisksctl unmount -b %s && udisksctl unmount -b %s", node,
                                  node);
         g_assert_cmpint(run_user1(script, &out), ==, 1);
-        g_free(expect);
+        g_clear_pointer(&expect, g_free);
         expect = g_strdup_printf("Unmounted %s.", node);
         g_assert_nonnull(strstr(out, expect));
         g_assert_nonnull(strstr(out, "org.freedesktop.UDisks2.Error.NotMounted"));
-        g_free(line);
+        g_clear_pointer(&line, g_free);
         line = mountinfo_line(MOUNT_POINT);
         g_assert_null(line);
         g_assert_false(g_file_test(MOUNT_POINT, G_FILE_TEST_EXISTS));
-        g_free(out);
-        g_free(script);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
 
         /* -t ext4 -o ro, then a forced (lazy) unmount */
         script = g_strdup_printf("udisksctl mount -b %s -t ext4 -o ro && "
                                  "udisksctl unmount -f -b %s", node, node);
         g_assert_cmpint(run_user1(script, &out), ==, 0);
         g_assert_nonnull(strstr(out, "Mounted"));
-        g_free(out);
-        g_free(script);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
 
         /* an option usermount's policy refuses: OptionNotPermitted, nothing mounted */
         script = g_strdup_printf("udisksctl mount -b %s -o suid", node);
@@ -367,8 +367,8 @@ static void test_gio_userspace(void) {
         g_assert_cmpint(run_user1(script, &out), ==, 0);
         g_assert_nonnull(strstr(out, "Mount(0): " LABEL " -> file://" MOUNT_POINT));
         g_assert_nonnull(strstr(out, "unmounted"));
-        g_free(out);
-        g_free(script);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
 
         script = g_strdup_printf("udisksctl mount -b %s", node);
         g_assert_cmpint(run_user1(script, &out), ==, 0);
@@ -378,8 +378,8 @@ static void test_gio_userspace(void) {
         g_assert_nonnull(strstr(line, source));
         g_assert_nonnull(strstr(line, "nosuid"));
         g_assert_nonnull(strstr(line, "noexec"));
-        g_free(out);
-        g_free(script);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
         script = g_strdup_printf("udisksctl unmount -b %s", node);
         g_assert_cmpint(run_user1(script, &out), ==, 0);
 
@@ -423,6 +423,7 @@ static bool await_text(const char *file, const char *text) {
 static void test_udiskie(void) {
         g_autofree char *node = stick_new("mkfs.ext4 -q -L " LABEL);
         g_autofree char *out = NULL, *script = NULL, *events = NULL, *expect = NULL;
+        g_autofree char *line = NULL;
         g_autoptr(HarnessCaller) daemon = NULL;
         char *second;
 
@@ -443,33 +444,212 @@ static void test_udiskie(void) {
                                              caller_udiskie, events, &daemon), ==, 0);
         expect = g_strdup_printf("device_mounted %s " MOUNT_POINT, node);
         g_assert_true(await_text(events, expect));
-        g_assert_nonnull(mountinfo_line(MOUNT_POINT));
+        line = mountinfo_line(MOUNT_POINT);
+        g_assert_nonnull(line);
 
         second = stick_new("mkfs.ext4 -q -L SECOND");
-        g_free(expect);
+        g_clear_pointer(&expect, g_free);
         expect = g_strdup_printf("device_mounted %s /run/media/" HARNESS_USER1 "/SECOND",
                                  second);
         g_assert_true(await_text(events, expect));
 
         /* Unmounted elsewhere (udisksctl), then removed: udiskie hears both. */
-        g_free(script);
-        g_free(out);
+        g_clear_pointer(&script, g_free);
+        g_clear_pointer(&out, g_free);
         script = g_strdup_printf("udisksctl unmount -b %s", second);
         g_assert_cmpint(run_user1(script, &out), ==, 0);
-        g_free(expect);
+        g_clear_pointer(&expect, g_free);
         expect = g_strdup_printf("device_unmounted %s", second);
         g_assert_true(await_text(events, expect));
-        g_free(expect);
+        g_clear_pointer(&expect, g_free);
         expect = g_strdup_printf("device_removed %s", second);
         stick_free(second);
         g_assert_true(await_text(events, expect));
 
         daemon = harness_caller_free(g_steal_pointer(&daemon));
-        g_free(script);
-        g_free(out);
+        g_clear_pointer(&script, g_free);
+        g_clear_pointer(&out, g_free);
         script = g_strdup_printf("udisksctl unmount -b %s", node);
         g_assert_cmpint(run_user1(script, &out), ==, 0);
         stick_free(TAKE_PTR(node));
+        calls_assert_clean(daemon_pid, &baseline);
+}
+
+/* ---- drives: status, Eject, PowerOff --------------------------------------------------------- */
+
+/* The harness's zram sticks have a drive (udev gives them a USB stick's identity): listed,
+ * automounted by gvfs's rule, and Eject and PowerOff do what udisks2 does: refused while
+ * mounted, refused to another user by polkit, then a flush and the SCSI eject, or the
+ * USB port's power, which a zram disk has not (Failed, saying so: there is no USB stick
+ * on this machine to take away for real). */
+static void test_drive(void) {
+        g_autofree char *node = stick_new("mkfs.ext4 -q -L " LABEL);
+        g_autofree char *out = NULL, *script = NULL, *expect = NULL;
+
+        script = g_strdup_printf("udisksctl status; udisksctl info -d usermount_Test_Stick_%s",
+                                 node + strlen("/dev/"));
+        g_assert_cmpint(run_user1(script, &out), ==, 0);
+        expect = g_strdup_printf("Test Stick                1.0      %s %s",
+                                 node + strlen("/dev/"), node + strlen("/dev/"));
+        g_assert_nonnull(strstr(out, "Test Stick"));
+        g_assert_nonnull(strstr(out, "ConnectionBus:              usb"));
+        g_assert_nonnull(strstr(out, "Vendor:                     usermount"));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+
+        /* gvfs lists the drive with its volume, to be mounted automatically */
+        g_assert_cmpint(run_user1("dbus-run-session -- gio mount -li", &out), ==, 0);
+        g_assert_nonnull(strstr(out, "Drive(0): usermount Test Stick"));
+        g_assert_nonnull(strstr(out, "Volume(0): " LABEL));
+        g_assert_nonnull(strstr(out, "should_automount=1"));
+        g_clear_pointer(&out, g_free);
+
+        /* busy while mounted: nothing flushed, nothing ejected */
+        script = g_strdup_printf("udisksctl mount -b %s && udisksctl power-off -b %s; "
+                                 "gdbus call --system --dest org.freedesktop.UDisks2 "
+                                 "--object-path /org/freedesktop/UDisks2/drives/"
+                                 "usermount_Test_Stick_%s --method "
+                                 "org.freedesktop.UDisks2.Drive.Eject {}",
+                                 node, node, node + strlen("/dev/"));
+        g_assert_cmpint(run_user1(script, &out), !=, 0);
+        /* udisksctl prints the error by its code in the UDisks2 domain (14, DeviceBusy) */
+        g_assert_nonnull(strstr(out, "(udisks-error-quark, 14)"));
+        g_assert_nonnull(strstr(out, "org.freedesktop.UDisks2.Error.DeviceBusy"));
+        g_assert_cmpuint(harness_count_substrings(out, "drive in use: Device"), ==, 2);
+        g_assert_nonnull(strstr(out, "is mounted at " MOUNT_POINT));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+
+        /* gio mount -e: gvfs unmounts, then asks for Eject, which this disk cannot do (gio
+         * says nothing of it, and exits 0); the same Eject, asked directly, says why */
+        script = g_strdup_printf("dbus-run-session -- gio mount -e " MOUNT_POINT "; "
+                                 "gdbus call --system --dest org.freedesktop.UDisks2 "
+                                 "--object-path /org/freedesktop/UDisks2/drives/"
+                                 "usermount_Test_Stick_%s --method "
+                                 "org.freedesktop.UDisks2.Drive.Eject {}",
+                                 node + strlen("/dev/"));
+        g_assert_cmpint(run_user1(script, &out), !=, 0);
+        g_assert_null(mountinfo_line(MOUNT_POINT));
+        g_assert_nonnull(strstr(out, "org.freedesktop.UDisks2.Error.Failed: Error ejecting"));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+
+        /* another user: polkit's no (mount-system: usermount finds no removable disk) */
+        script = g_strdup_printf("udisksctl power-off --no-user-interaction -b %s", node);
+        g_assert_cmpint(run_as(HARNESS_UID_USER2, script, &out), ==, 1);
+        /* 4: NotAuthorizedCanObtain, in the UDisks2 error domain */
+        g_assert_nonnull(strstr(out, "(udisks-error-quark, 4)"));
+        g_assert_nonnull(strstr(out, "usermount1.mount-system"));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+
+        /* the owner: flushed, then the port that is not there */
+        script = g_strdup_printf("udisksctl power-off -b %s", node);
+        g_assert_cmpint(run_user1(script, &out), ==, 1);
+        g_assert_nonnull(strstr(out, "not on a USB port"));
+        stick_free(TAKE_PTR(node));
+        calls_assert_clean(daemon_pid, &baseline);
+}
+
+/* ---- loop devices ------------------------------------------------------------------------ */
+
+/* An ext4 image labelled LABEL that user1 owns. */
+static char *user_image(void) {
+        char *image = NULL;
+
+        g_assert_cmpint(harness_make_image("ext4", &(HarnessImageSpec) { .label = LABEL },
+                                           &image), ==, 0);
+        g_assert_cmpint(chown(image, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
+        return image;
+}
+
+/* The /dev/loopN in udisksctl's "Mapped file IMG as /dev/loopN." */
+static char *mapped_device(const char *out) {
+        const char *p = strstr(out, " as /dev/loop");
+        size_t n;
+
+        g_assert_nonnull(p);
+        p += strlen(" as ");
+        n = strcspn(p, ".\n");
+        return g_strndup(p, n);
+}
+
+static void test_loop(void) {
+        g_autofree char *image = user_image();
+        g_autofree char *out = NULL, *script = NULL, *device = NULL, *line = NULL;
+
+        /* loop-setup: the object is there when udisksctl looks (it reads Block.Device of the
+         * reply's path at once), set up by the caller, with the image's filesystem */
+        script = g_strdup_printf("udisksctl loop-setup -f %s", image);
+        g_assert_cmpint(run_user1(script, &out), ==, 0);
+        device = mapped_device(out);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+        script = g_strdup_printf("udisksctl info -b %s", device);
+        g_assert_cmpint(run_user1(script, &out), ==, 0);
+        g_assert_nonnull(strstr(out, "SetupByUID:         " G_STRINGIFY(HARNESS_UID_USER1)));
+        g_assert_nonnull(strstr(out, "IdLabel:                    " LABEL));
+        g_assert_nonnull(strstr(out, "Autoclear:          false"));
+        g_assert_nonnull(strstr(out, image));
+        /* usermount's mark: no /dev/disk links for a user's image */
+        g_assert_null(strstr(out, "/dev/disk/by-label/" LABEL));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+
+        /* another user can neither delete it nor change it */
+        script = g_strdup_printf("udisksctl loop-delete -b %s", device);
+        g_assert_cmpint(run_as(HARNESS_UID_USER2, script, &out), ==, 1);
+        g_assert_nonnull(strstr(out, "org.freedesktop.UDisks2.Error.NotAuthorized"));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+
+        /* mounted as the user's image (mount-image), busy while mounted, gone after */
+        script = g_strdup_printf("udisksctl mount -b %s && udisksctl loop-delete -b %s; "
+                                 "udisksctl unmount -b %s && udisksctl loop-delete -b %s",
+                                 device, device, device, device);
+        g_assert_cmpint(run_user1(script, &out), ==, 0);
+        g_assert_nonnull(strstr(out, "Mounted " ));
+        g_assert_nonnull(strstr(out, "org.freedesktop.UDisks2.Error.DeviceBusy"));
+        g_assert_nonnull(strstr(out, "Unmounted "));
+        g_assert_cmpint(harness_udev_settle(), ==, 0);
+        g_assert_cmpint(calls_count_loops_on(image), ==, 0);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+
+        /* read-only, and Autoclear (as gvfs sets it after a mount): the device goes with
+         * its mount */
+        script = g_strdup_printf("udisksctl loop-setup -r -f %s", image);
+        g_assert_cmpint(run_user1(script, &out), ==, 0);
+        g_clear_pointer(&device, g_free);
+        device = mapped_device(out);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+        script = g_strdup_printf("udisksctl mount -b %s && gdbus call --system "
+                                 "--dest org.freedesktop.UDisks2 --object-path "
+                                 "/org/freedesktop/UDisks2/block_devices/%s --method "
+                                 "org.freedesktop.UDisks2.Loop.SetAutoclear true {} && "
+                                 "udisksctl info -b %s | grep Autoclear",
+                                 device, device + strlen("/dev/"), device);
+        g_assert_cmpint(run_user1(script, &out), ==, 0);
+        g_assert_nonnull(strstr(out, "Autoclear:          true"));
+        line = mountinfo_line(MOUNT_POINT);
+        g_assert_nonnull(line);
+        g_assert_nonnull(strstr(line, " ro"));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+        script = g_strdup_printf("udisksctl unmount -b %s", device);
+        g_assert_cmpint(run_user1(script, &out), ==, 0);
+        for (int i = 0; calls_count_loops_on(image) > 0; i++) {
+                g_assert_cmpint(i, <, HARNESS_TIMEOUT_MS / 10);
+                g_usleep(10 * 1000);
+        }
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+
+        /* not a regular file: refused, nothing made */
+        g_assert_cmpint(run_user1("udisksctl loop-setup -f /dev/null", &out), ==, 1);
+        g_assert_nonnull(strstr(out, "regular file"));
+        g_assert_cmpint(harness_udev_settle(), ==, 0);
         calls_assert_clean(daemon_pid, &baseline);
 }
 
@@ -511,5 +691,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/udisks2/gio", test_gio);
         g_test_add_func("/udisks2/gio-userspace", test_gio_userspace);
         g_test_add_func("/udisks2/udiskie", test_udiskie);
+        g_test_add_func("/udisks2/loop", test_loop);
+        g_test_add_func("/udisks2/drive", test_drive);
         return g_test_run();
 }
