@@ -126,6 +126,8 @@ static const struct {
         { JOB_ATTACH, "ATTACH", run_attach },
         { JOB_DETACH, "DETACH", run_detach },
         { JOB_START_DRIVER, "START_DRIVER", run_refuse },
+        { JOB_LOOP_SETUP, "LOOP_SETUP", run_refuse },
+        { JOB_DRIVE_EJECT, "DRIVE_EJECT", run_refuse },
 };
 
 int main(int argc, char *argv[]) {
