@@ -321,6 +321,28 @@ static void test_refused(void) {
         calls_assert_clean(daemon_pid, &baseline);
 }
 
+/* polkit/50-usermount-from-udisks2.rules: an admin's udisks2 rule (a group may mount
+ * internal disks, filesystem-mount-system) answers usermount's mount-system. */
+static void test_polkit_from_udisks2(void) {
+        g_autofree char *rule = calls_example_rule("50-usermount-from-udisks2.rules", "GROUP",
+                                                   "\"" HARNESS_GROUP "\"");
+        g_autofree char *node = stick_new("mkfs.ext4 -q -L " LABEL);
+        g_autofree char *out = NULL, *script = NULL;
+
+        g_assert_cmpint(harness_set_rules(rule), ==, 0);
+        script = g_strdup_printf("udisksctl mount --no-user-interaction -b %s && "
+                                 "udisksctl unmount -b %s", node, node);
+        /* umtestadm is in the group; umtest2 is not */
+        g_assert_cmpint(run_as(HARNESS_UID_ADMIN, script, &out), ==, 0);
+        g_assert_nonnull(strstr(out, "Mounted "));
+        g_clear_pointer(&out, g_free);
+        g_assert_cmpint(run_as(HARNESS_UID_USER2, script, &out), ==, 1);
+        g_assert_nonnull(strstr(out, "Error mounting"));
+        g_assert_cmpint(harness_set_rules(CALLS_RULES_ALLOW_USER1), ==, 0);
+        stick_free(TAKE_PTR(node));
+        calls_assert_clean(daemon_pid, &baseline);
+}
+
 /* ---- gio and gvfs ------------------------------------------------------------------------ */
 
 static void test_gio(void) {
@@ -655,7 +677,7 @@ static void test_loop(void) {
 
 int main(int argc, char *argv[]) {
         const char *const args[] = { "--udisks2", NULL };
-        const uid_t users[] = { HARNESS_UID_USER1, HARNESS_UID_USER2 };
+        const uid_t users[] = { HARNESS_UID_USER1, HARNESS_UID_USER2, HARNESS_UID_ADMIN };
 
         g_test_init(&argc, &argv, NULL);
         harness_init_or_exit(NULL);
@@ -688,6 +710,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/udisks2/contract", test_contract);
         g_test_add_func("/udisks2/udisksctl", test_udisksctl);
         g_test_add_func("/udisks2/refused", test_refused);
+        g_test_add_func("/udisks2/polkit-from-udisks2", test_polkit_from_udisks2);
         g_test_add_func("/udisks2/gio", test_gio);
         g_test_add_func("/udisks2/gio-userspace", test_gio_userspace);
         g_test_add_func("/udisks2/udiskie", test_udiskie);
