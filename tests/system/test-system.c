@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -859,6 +860,123 @@ static void test_automount_user_unit(void) {
         assert_nothing_left();
 }
 
+/* ---- usermount's UDisks2 service -------------------------------------------------------- */
+
+/*
+ * A desktop switched over to usermount's UDisks2 service as the README says (the drop-in,
+ * and udisks2.service an alias of usermountd.service), and back. The desktop's first call
+ * activates it through udisks2's own activation file; a logind user mounts the stick with
+ * udisksctl and gio; another user is asked for the administrator's password by
+ * udisksctl's own agent on the terminal; the journal has the mounts' fields.
+ *
+ * No udevd runs in a container: the stick's udev database entry (what udevd's
+ * persistent-storage rules and usb_id would have written for a USB stick) is written by
+ * the test, before the service starts.
+ */
+static void test_udisks2(void) {
+        g_autofree char *out = NULL, *uuid = NULL, *cmd = NULL, *journal = NULL, *pid = NULL;
+        g_autofree char *name = g_path_get_basename(zram), *expect = NULL, *owner = NULL;
+        g_autofree char *cursor = NULL;
+        SystemSession s;
+        bool prompted = false;
+        struct stat st;
+        int r;
+
+        /* Where the journal is now: the journeys before mounted the same disk. */
+        cursor = check("journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p'");
+        g_strstrip(cursor);
+        g_assert_cmpstr(cursor, !=, "");
+        g_assert_cmpint(stat(zram, &st), ==, 0);
+        cmd = g_strdup_printf("blkid -s UUID -o value %s", zram);
+        g_assert_true(g_spawn_command_line_sync(cmd, &uuid, NULL, NULL, NULL));
+        g_strstrip(uuid);
+        g_free(check("mkdir -p /run/udev/data && printf '%%s\\n' I:1 E:ID_FS_USAGE=filesystem "
+                     "E:ID_FS_TYPE=ext4 E:ID_FS_LABEL=zramdisk E:ID_FS_UUID=%s E:ID_BUS=usb "
+                     "E:ID_VENDOR=usermount 'E:ID_MODEL=Test Stick' E:ID_REVISION=1.0 "
+                     "E:ID_SERIAL_SHORT=%s E:ID_SERIAL=usermount_Test_Stick_%s "
+                     "E:UDISKS_SYSTEM=0 E:UDISKS_AUTO=1 > /run/udev/data/b%u:%u",
+                     uuid, name, name, major(st.st_rdev), minor(st.st_rdev)));
+        /* Switching over: the README's commands. */
+        g_free(check("mkdir -p /etc/systemd/system/usermountd.service.d && "
+                     "cp /usr/share/usermount/udisks2/udisks2.conf "
+                     "/etc/systemd/system/usermountd.service.d/ && "
+                     "ln -sf /usr/lib/systemd/system/usermountd.service "
+                     "/etc/systemd/system/udisks2.service && "
+                     "systemctl daemon-reload && systemctl stop usermountd.service"));
+
+        /* The desktop's first call starts it; the user mounts with udisksctl. */
+        g_assert_cmpint(system_session_open(&host, USER1, &s), ==, 0);
+        cmd = (g_free(cmd), g_strdup_printf("udisksctl status && udisksctl mount -b %s && "
+                                            "stat -c %%U /run/media/" USER1 "/zramdisk",
+                                            zram));
+        r = system_session_run(&s, cmd, NULL, &prompted, &out);
+        g_test_message("udisksctl:\n%s", out);
+        g_assert_cmpint(r, ==, 0);
+        g_assert_false(prompted);
+        assert_contains(out, "Test Stick");
+        expect = g_strdup_printf("Mounted %s at /run/media/" USER1 "/zramdisk", zram);
+        assert_contains(out, expect);
+        assert_contains(out, USER1); /* id-mapped: the root directory is the user's */
+        /* Served by usermountd itself, started by the unit with the drop-in. */
+        pid = unit_property("MainPID");
+        owner = check("busctl status --no-pager org.freedesktop.UDisks2 | grep '^PID='");
+        g_assert_cmpstr(g_strstrip(owner) + strlen("PID="), ==, pid);
+        g_free(out);
+        out = check("cat /proc/%s/cmdline | tr '\\0' ' '", pid);
+        assert_contains(out, "--udisks2");
+
+        /* gio, through gvfs's volume monitor: the mount on its volume, unmounted, mounted */
+        g_free(out);
+        cmd = (g_free(cmd), g_strdup_printf("dbus-run-session -- sh -c 'gio mount -li; "
+                                            "gio mount -u /run/media/" USER1 "/zramdisk && "
+                                            "gio mount -d %s && echo remounted && "
+                                            "gio mount -u /run/media/" USER1 "/zramdisk && "
+                                            "echo unmounted'", zram));
+        r = system_session_run(&s, cmd, NULL, NULL, &out);
+        g_test_message("gio:\n%s", out);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "Drive(0): usermount Test Stick");
+        assert_contains(out, "Mount(0): zramdisk -> file:///run/media/" USER1 "/zramdisk");
+        assert_contains(out, "remounted");
+        assert_contains(out, "unmounted");
+        g_assert_cmpint(system_session_close(&s), ==, 0);
+
+        /* Another user: udisksctl's own agent asks for the administrator's password. */
+        g_assert_cmpint(system_session_open(&host, USER2, &s), ==, 0);
+        cmd = (g_free(cmd), g_strdup_printf("udisksctl mount -b %s", zram));
+        g_free(out);
+        r = system_session_run(&s, cmd, PASSWORD_ADMIN, &prompted, &out);
+        g_test_message("udisksctl, another user:\n%s", out);
+        g_assert_true(prompted);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "AUTHENTICATING FOR org.freedesktop.usermount1.mount-system");
+        assert_contains(out, "/run/media/" USER2 "/zramdisk");
+        cmd = (g_free(cmd), g_strdup_printf("udisksctl unmount -b %s", zram));
+        g_free(out);
+        g_assert_cmpint(system_session_run(&s, cmd, NULL, NULL, &out), ==, 0);
+        g_assert_cmpint(system_session_close(&s), ==, 0);
+
+        /* The journal: the mounts with usermount's fields, from the unit. */
+        journal = check("journalctl -u usermountd USERMOUNT_ACTION=mount USERMOUNT_DEVICE=%s "
+                        "USERMOUNT_MOUNT_POINT=/run/media/" USER1 "/zramdisk -o verbose "
+                        "--after-cursor='%s' --no-pager", zram, cursor);
+        g_test_message("journal:\n%s", journal);
+        g_assert_cmpuint(harness_count_substrings(journal, "USERMOUNT_ACTION=mount"), >=, 1);
+        assert_contains(journal, "USERMOUNT_FSTYPE=ext4");
+        assert_contains(journal, "_SYSTEMD_UNIT=usermountd.service");
+
+        /* Switching back: udisks2.service is udisks2's again (masked here). */
+        g_free(check("rm /etc/systemd/system/usermountd.service.d/udisks2.conf && "
+                     "ln -sf /dev/null /etc/systemd/system/udisks2.service && "
+                     "rm -f /run/udev/data/b%u:%u && "
+                     "systemctl daemon-reload && systemctl stop usermountd.service",
+                     major(st.st_rdev), minor(st.st_rdev)));
+        g_free(out);
+        r = system_host_run(&host, NULL, "busctl status org.freedesktop.UDisks2", &out);
+        g_assert_cmpint(r, !=, 0);
+        assert_nothing_left();
+}
+
 /* The exposure score systemd gives the unit as it runs (lower is better). */
 static void test_service_security_score(void) {
         g_autofree char *out = check("usermount list >/dev/null && "
@@ -916,6 +1034,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/system/15-service-idle-exit", test_service_idle_exit);
         g_test_add_func("/system/15b-userspace-driver-restart", test_userspace_restart);
         g_test_add_func("/system/15c-automount-user-unit", test_automount_user_unit);
+        g_test_add_func("/system/15d-udisks2", test_udisks2);
         g_test_add_func("/system/16-service-security-score", test_service_security_score);
         g_test_add_func("/system/17-service-no-warnings", test_service_no_warnings);
         r = g_test_run();
