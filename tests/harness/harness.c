@@ -1124,6 +1124,15 @@ static int start_polkit(const HarnessOptions *options) {
         if ((r = copy_file(HARNESS_POLKIT_POLICY, policy, 0644)) < 0 ||
                 (r = copy_file(HARNESS_PROBE_POLICY, probe, 0644)) < 0)
                 return r;
+        for (size_t i = 0; options->extra_polkit_policies && options->extra_polkit_policies[i];
+             i++) {
+                g_autofree char *base = g_path_get_basename(options->extra_polkit_policies[i]);
+                g_autofree char *to = g_build_filename(actions, base, NULL);
+
+                r = copy_file(options->extra_polkit_policies[i], to, 0644);
+                if (r < 0)
+                        return r;
+        }
         if (access("/etc/polkit-1/rules.d", F_OK) < 0 && harness.etc_overlay &&
                 g_mkdir_with_parents("/etc/polkit-1/rules.d", 0700) < 0)
                 return -errno;

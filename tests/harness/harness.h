@@ -117,6 +117,9 @@ typedef struct HarnessOptions {
         /* No systemd-udevd (see "udev" below): for tests of what the daemon does where
          * none runs, and for the benchmark, whose figures leave udev's work out. */
         bool without_udevd;
+        /* polkit action files to load besides the project's (NULL-terminated; NULL: none),
+         * e.g. udisks2's, for the benchmark that runs udisks2's own daemon. */
+        const char *const *extra_polkit_policies;
 } HarnessOptions;
 
 /* Builds the environment described above. Must be called once, as root, in the main
