@@ -336,6 +336,18 @@ static int request_decide_driver(Request *req, UmError *error) {
                     rule.driver == DRIVER_USERSPACE)
                         req->driver.kernel_override = true;
         }
+        /* A loop device of LoopSetup is an image the kernel would parse without the image
+         * path's checks (ImageCheck=, the recheck right before the mount, the claims that
+         * go by the image file): only a userspace driver reads it. */
+        if (r >= 0 && req->driver.driver == DRIVER_KERNEL && request_is_image(req) &&
+            req->source.type == SOURCE_BLOCK_DEVICE)
+                return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, EPERM,
+                                    "A loop device set up through the UDisks2 API is read by a "
+                                    "userspace driver only, not by the kernel's, which is the "
+                                    "one for %s here (Driver= in %s, or no userspace driver "
+                                    "installed); mount the image itself with \"usermount "
+                                    "mount\", which checks it before the kernel reads it.",
+                                    req->probe.fstype, req->conf->path ?: CONF_DEFAULT_PATH);
         if (r < 0 || req->driver.driver != DRIVER_USERSPACE)
                 return r;
         req->fuse_driver = d;
@@ -768,6 +780,8 @@ static void request_start_unmount(Request *req) {
                     !reconcile_mount_busy(m, m->registry->records[i]))
                         (void) reconcile_follow(m, m->registry->records[i]);
         rec = registry_find_mount_point(m->registry, mntns, req->call.unmount_point);
+        if (rec && req->unmount_devnum != 0 && rec->devnum != req->unmount_devnum)
+                rec = NULL; /* another device's mount at that place (the UDisks2 front) */
         if (!rec || reconcile_mount_busy(m, rec)) {
                 um_error_set(&e, UM_ERROR_KIND_NOT_MOUNTED, ENOENT,
                              "Nothing that usermount mounted is at %s.", req->call.unmount_point);

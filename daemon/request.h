@@ -97,6 +97,8 @@ struct Request {
         /* Unmount: the registered mount it is about, by id (records may go meanwhile). */
         uint64_t unmount_id;
         bool unmount_remove_dir;
+        uint64_t unmount_devnum; /* the UDisks2 front's: the mount must be of this device (0:
+                                  * any) */
         /* ListMounts: whether the caller may see every user's mounts. */
         bool list_all;
         /* An image request that will attach a loop device not yet in Manager.loops. */

@@ -147,13 +147,6 @@ static void block_remove(UDisksFront *f, UDisksBlock *b) {
                 drive_remove(f, d);
 }
 
-static uint64_t device_diskseq(sd_device *dev) {
-        const char *v = NULL;
-
-        return sd_device_get_property_value(dev, "DISKSEQ", &v) >= 0 && v ? strtoull(v, NULL, 10)
-                                                                           : 0;
-}
-
 /* Whether the front's loop device devnum is still the binding it made (sysfs now, not the
  * event's view: an event of the device's previous binding may come after it was made). */
 static bool loop_still_bound(UDisksFront *f, dev_t devnum) {
@@ -166,6 +159,56 @@ static bool loop_still_bound(UDisksFront *f, dev_t devnum) {
         if (!l || faccessat(f->sysfs_fd, path, F_OK, 0) < 0)
                 return false;
         return looptrack_diskseq(devnum, &seq) < 0 || l->diskseq == 0 || seq == l->diskseq;
+}
+
+/* A new drive, under a name no other drive has (udisks appends _1, _2, ...: identical
+ * sticks have the same vendor, model and serial), announced. */
+static void drive_add(UDisksFront *f, UDisksDrive *d) {
+        _cleanup_(udisks_drive_freep) UDisksDrive *owned = d;
+
+        for (unsigned i = 1; udisks_front_drive_by_path(f, d->path); i++) {
+                free(d->path);
+                d->path = NULL;
+                if (asprintf(&d->path, "%s/%s_%u", UDISKS_DRIVE_PREFIX, d->name, i) < 0) {
+                        d->path = NULL;
+                        return;
+                }
+        }
+        if (!f->coldplugged) {
+                free(d->sort_key);
+                d->sort_key = NULL;
+                if (asprintf(&d->sort_key, "00coldplug/%s/%s",
+                             d->media_removable ? "10removable" : "00fixed", d->disk) < 0) {
+                        d->sort_key = NULL;
+                        return;
+                }
+        }
+        if (array_add((void ***) &f->drives, &f->n_drives, d) < 0)
+                return;
+        TAKE_PTR(owned);
+        (void) sd_bus_emit_object_added(f->bus, d->path);
+}
+
+/* A change of a drive's disk: its properties anew (media inserted or removed, size), under
+ * its path, with the times it was detected, and the time of its media when they came. */
+static void drive_replace(UDisksFront *f, UDisksDrive *old, UDisksDrive *d) {
+        free(d->path);
+        d->path = strdup(old->path);
+        if (!d->path) {
+                udisks_drive_free(d);
+                return;
+        }
+        d->time_detected = old->time_detected;
+        if (old->media_available && d->media_available)
+                d->time_media_detected = old->time_media_detected;
+        free(d->sort_key);
+        d->sort_key = strdup(old->sort_key);
+        for (size_t i = 0; i < f->n_drives; i++)
+                if (f->drives[i] == old)
+                        f->drives[i] = d;
+        udisks_drive_free(old);
+        (void) sd_bus_emit_properties_changed_strv(f->bus, d->path,
+                                                   "org.freedesktop.UDisks2.Drive", NULL);
 }
 
 /* A uevent's or the enumeration's device: made, replaced or dropped, and announced. */
@@ -191,27 +234,24 @@ static void front_device_update(UDisksFront *f, sd_device *dev, bool removed) {
                 return;
         }
         r = udisks_block_new(dev, f->sysfs_fd, &nb);
+        /* The binding now (sysfs), not the event's: an event of the device's previous
+         * binding may arrive after the front made the new one. */
+        uint64_t seq = 0;
         if (r >= 0)
-                r = udisks_loops_apply(f, nb, device_diskseq(dev));
+                r = udisks_loops_apply(f, nb, looptrack_diskseq(devnum, &seq) >= 0 ? seq : 0);
         if (r < 0) {
                 log_debug("UDisks2 front: ignoring block device %s: %s", name, strerror(-r));
                 return;
         }
         /* The drive first, as udisks orders it: a whole disk with a product identity. */
-        if (streq(nb->name, nb->disk) && !drive_by_disk(f, nb->disk) &&
+        if (streq(nb->name, nb->disk) &&
             udisks_drive_new(dev, f->sysfs_fd, now_usec(CLOCK_REALTIME), &nd) >= 0) {
-                if (!f->coldplugged) {
-                        free(nd->sort_key);
-                        nd->sort_key = NULL;
-                        if (asprintf(&nd->sort_key, "00coldplug/%s/%s",
-                                     nd->media_removable ? "10removable" : "00fixed",
-                                     nd->disk) < 0)
-                                return;
-                }
-                if (array_add((void ***) &f->drives, &f->n_drives, nd) < 0)
-                        return;
-                UDisksDrive *d = TAKE_PTR(nd);
-                (void) sd_bus_emit_object_added(f->bus, d->path);
+                UDisksDrive *had = drive_by_disk(f, nb->disk);
+
+                if (had)
+                        drive_replace(f, had, TAKE_PTR(nd));
+                else
+                        drive_add(f, TAKE_PTR(nd));
         }
         UDisksDrive *drive = drive_by_disk(f, nb->disk);
         if (drive) {
@@ -348,6 +388,7 @@ UDisksFront *udisks_front_free(UDisksFront *f) {
                 f->manager->udisks = NULL;
                 f->manager->on_mounts_changed = NULL;
                 f->manager->udisks_busfds = NULL;
+                f->manager->udisks_bus = NULL;
         }
         udisks_loops_free(f);
         sd_device_monitor_unref(f->monitor);
@@ -393,12 +434,14 @@ int udisks_front_start(Manager *m, UDisksFront **ret) {
                 return log_error_errno(r, "UDisks2 front: cannot attach the bus: %m");
         busfds_set_owner_lookup(f->busfds, front_owner_of_sender, m);
         current = f;
-        r = front_enumerate(f);
-        if (r < 0)
-                return log_error_errno(r, "UDisks2 front: cannot list block devices: %m");
+        /* Watching first: a device that comes while the others are listed is not missed
+         * (its event updates what the listing made, or makes it). */
         r = front_watch(f);
         if (r < 0)
                 return log_error_errno(r, "UDisks2 front: cannot watch udev: %m");
+        r = front_enumerate(f);
+        if (r < 0)
+                return log_error_errno(r, "UDisks2 front: cannot list block devices: %m");
         m->udisks = f;
         m->udisks_bus = f->bus;
         m->udisks_busfds = f->busfds;

@@ -12,6 +12,7 @@
  * file, which may sit on the caller's own FUSE server.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,27 +34,36 @@ UDisksLoop *udisks_loops_find(UDisksFront *f, dev_t devnum) {
         return NULL;
 }
 
+/* Closes in flight, at most LOOP_CLOSERS_MAX at once: a close that hangs (a backing file
+ * on a network filesystem that does not answer) keeps its thread, never the main loop. */
+#define LOOP_CLOSERS_MAX 64
+static atomic_uint closers;
+
 static void *close_thread(void *p) {
         safe_close((int) (intptr_t) p);
+        atomic_fetch_sub(&closers, 1);
         return NULL;
 }
 
-/* Closes fd in a thread of its own (see above); in place if no thread can be made. */
+/* Closes fd in a thread of its own (see above). With every closer busy, or no thread to
+ * be had, the fd stays open (the device stays with it) rather than the main loop waiting:
+ * logged, and let go at exit. */
 static void close_off_loop(int fd) {
         pthread_attr_t attr;
         pthread_t t;
 
         if (fd < 0)
                 return;
-        if (pthread_attr_init(&attr) == 0) {
+        if (atomic_fetch_add(&closers, 1) < LOOP_CLOSERS_MAX && pthread_attr_init(&attr) == 0) {
                 (void) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-                if (pthread_create(&t, &attr, close_thread, (void *) (intptr_t) fd) == 0) {
-                        pthread_attr_destroy(&attr);
-                        return;
-                }
+                int r = pthread_create(&t, &attr, close_thread, (void *) (intptr_t) fd);
                 pthread_attr_destroy(&attr);
+                if (r == 0)
+                        return;
         }
-        safe_close(fd);
+        atomic_fetch_sub(&closers, 1);
+        log_warning("UDisks2 front: %u loop devices are being let go of already; fd %d is "
+                    "kept until usermountd exits.", (unsigned) LOOP_CLOSERS_MAX, fd);
 }
 
 void udisks_loops_forget(UDisksFront *f, dev_t devnum) {
@@ -213,12 +223,13 @@ static void on_loop_caller(void *userdata, int r, const UmError *error) {
         LoopCall *c = userdata;
         sd_bus_message *m = c->call.message;
         UDisksFront *f = c->front;
-        UDisksLoop *l = udisks_loops_find(f, c->devnum);
-        UDisksBlock *b = udisks_front_block_by_devnum(f, c->devnum);
         _cleanup_free_ const char **points = NULL;
 
+        /* Never answered by the bus: usermountd is stopping, the front may be gone. */
         if (r == -ECANCELED && !error)
                 return loop_call_free(c);
+        UDisksLoop *l = udisks_loops_find(f, c->devnum);
+        UDisksBlock *b = udisks_front_block_by_devnum(f, c->devnum);
         if (r < 0) {
                 (void) udisks_reply_error(m, error);
                 return loop_call_free(c);

@@ -12,6 +12,7 @@
 #include "caller.h"
 #include "jobproto.h"
 #include "log.h"
+#include "mountns.h"
 #include "pipeline.h"
 #include "removable.h"
 #include "request-dbus.h"
@@ -170,6 +171,28 @@ static const RequestFront udisks_request_front = {
         .loop_set_up = udisks_loops_set_up,
 };
 
+/* Unmount: the registered mount of the device in the caller's mount namespace, if it has
+ * one there (a mount of the same device elsewhere, or another device's mount at the same
+ * path there, is not the one asked for). */
+static void pick_unmount_point(Request *req) {
+        const Registry *reg = req->manager->registry;
+        uint64_t mntns;
+
+        if (mountns_id_of_process(req->call.caller.pidfd, req->call.caller.pid, &mntns) < 0)
+                return;
+        for (size_t i = 0; i < reg->n_records; i++) {
+                const MountRecord *rec = reg->records[i];
+                char *p;
+
+                if (rec->devnum != req->unmount_devnum || rec->mntns_id != mntns ||
+                    !rec->mount_point || !(p = strdup(rec->mount_point)))
+                        continue;
+                free(req->call.unmount_point);
+                req->call.unmount_point = p;
+                return;
+        }
+}
+
 static void on_caller_known(void *userdata, int r, const UmError *error) {
         Request *req = userdata;
 
@@ -187,6 +210,8 @@ static void on_caller_known(void *userdata, int r, const UmError *error) {
                 request_free(req);
                 return;
         }
+        if (req->call.method == METHOD_UNMOUNT)
+                pick_unmount_point(req);
         pipeline_start(req);
 }
 
@@ -262,9 +287,12 @@ int udisks_method_unmount(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         req = request_new(f->manager, METHOD_UNMOUNT, m);
         if (!req)
                 return -ENOMEM;
+        /* The mount of this device in the caller's namespace, once the caller is known
+         * (on_caller_known()); any until then. */
         req->call.unmount_point = strdup(points[0]);
         if (!req->call.unmount_point)
                 return -ENOMEM;
+        req->unmount_devnum = (uint64_t) b->devnum;
         req->call.force = o.force;
         req->call.params.interactive = !o.no_interaction;
         return udisks_start_request(f, TAKE_PTR(req));
@@ -309,6 +337,8 @@ static int drive_call(sd_bus_message *m, UDisksDrive *d, bool power_off) {
                 if (job->n_devices >= JOB_EJECT_MAX_DEVICES)
                         return sd_bus_reply_method_errorf(m, UDISKS_ERROR "Failed",
                                                           "The drive has too many devices.");
+                /* The binding polkit is asked about: the worker refuses another one. */
+                (void) looptrack_diskseq(b->devnum, &job->diskseqs[job->n_devices]);
                 job->devices[job->n_devices++] = (uint64_t) b->devnum;
                 if (streq(b->name, b->disk))
                         disk = b;
@@ -317,6 +347,7 @@ static int drive_call(sd_bus_message *m, UDisksDrive *d, bool power_off) {
                 return sd_bus_reply_method_errorf(m, UDISKS_ERROR "Failed",
                                                   "Unable to find block device for drive");
         job->disk = (uint64_t) disk->devnum;
+        (void) looptrack_diskseq(disk->devnum, &job->disk_diskseq);
         job->power_off = power_off;
         req = request_new(f->manager, METHOD_DRIVE_EJECT, m);
         if (!req)

@@ -317,9 +317,9 @@ static int drive_name(UDisksDrive *d) {
         for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
                 _cleanup_free_ char *p = name_part(parts[i]);
 
-                if (p)
-                        o += (size_t) snprintf(buf + o, o < sizeof(buf) ? sizeof(buf) - o : 0,
-                                               "%s%s", o ? "_" : "", p);
+                if (p && o < sizeof(buf))
+                        o += (size_t) snprintf(buf + o, sizeof(buf) - o, "%s%s", o ? "_" : "",
+                                               p);
         }
         d->name = strdup(o > 0 && o < sizeof(buf) ? buf : "drive");
         if (!d->name || asprintf(&d->path, "%s/%s", UDISKS_DRIVE_PREFIX, d->name) < 0)

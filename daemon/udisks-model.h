@@ -63,8 +63,8 @@ typedef struct UDisksBlock {
  * other byte as "_%02x" (bytes >= 0x80 as udisks writes them, "_ffffffXX"). */
 char *udisks_escape_name(const char *s);
 
-/* Whether d (a block device) is one the front shows: not a RAM disk, not an unbound loop
- * or an empty zram device, not a device of size 0 that is not removable media. */
+/* Whether d (a block device) is one the front shows: not a RAM disk, an unbound loop
+ * device or an empty zram device. */
 bool udisks_device_wanted(sd_device *d);
 
 /* The block of d (a wanted block device); sysfs_fd: "/sys" for removable_check(). */

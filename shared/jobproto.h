@@ -215,7 +215,10 @@ typedef struct LoopSetupReply {
 #define JOB_EJECT_MAX_DEVICES 64
 typedef struct DriveEjectJob {
         uint64_t disk;                          /* the whole disk's dev_t */
+        uint64_t disk_diskseq;                  /* and its disk sequence number (0: unknown) */
         uint64_t devices[JOB_EJECT_MAX_DEVICES]; /* every block device of the drive */
+        uint64_t diskseqs[JOB_EJECT_MAX_DEVICES]; /* theirs: the devices polkit was asked
+                                                   * about, not ones plugged in since */
         uint32_t n_devices;
         bool power_off;
 } DriveEjectJob;

@@ -9,16 +9,19 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <scsi/sg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "buildsource.h"
+#include "claim.h"
 
 #include "fd-util.h"
 #include "jobs-udisks.h"
@@ -34,6 +37,7 @@ int job_loop_setup(const LoopSetupJob *job, int backing_fd, LoopSetupReply *repl
         _cleanup_close_ int loop_fd = -EBADF;
         _cleanup_free_ char *device = NULL;
         char link[64];
+        struct statfs sfs;
         struct stat st;
         ssize_t n;
         int r;
@@ -47,6 +51,19 @@ int job_loop_setup(const LoopSetupJob *job, int backing_fd, LoopSetupReply *repl
                 return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EINVAL,
                                     "A loop device is set up for a disk image file; this is "
                                     "not a regular file.");
+        /* A file on FUSE reads as its server (possibly the caller) likes, from one read to
+         * the next: no loop device, whose filesystem would be parsed long after any check. */
+        if (fstatfs(backing_fd, &sfs) == 0 && sfs.f_type == FUSE_SUPER_MAGIC)
+                return um_error_set(error, UM_ERROR_KIND_INVALID_SOURCE, EPERM,
+                                    "The image is on a FUSE filesystem, whose contents are its "
+                                    "server's to change at any read; copy it to a local "
+                                    "filesystem, or mount it with \"usermount mount\".");
+        /* Not while it is mounted elsewhere in a way this one would conflict with (one
+         * writer per filesystem, claim.h). */
+        r = claim_image_check(backing_fd, job->offset, job->size, job->read_only,
+                              job->runtime_dir, error);
+        if (r < 0)
+                return r;
         if (job->offset >= (uint64_t) st.st_size)
                 return um_error_set(error, UM_ERROR_KIND_INVALID_ARGUMENT, EINVAL,
                                     "The offset (%llu) is not inside the file (%llu bytes).",
@@ -95,32 +112,78 @@ static int scsi_command(int fd, const unsigned char *cdb, unsigned char len) {
         return io.status == 0 && io.host_status == 0 && io.driver_status == 0 ? 0 : -EIO;
 }
 
-/* Every device of the drive: opened exclusively (nothing may hold it: no mount, no other
- * opener with O_EXCL) and its cache written out. */
+/* dev_t's device opened exclusively (nothing may hold it: no mount, no other opener with
+ * O_EXCL) and its cache written out; diskseq (0: any) must be the one polkit was asked
+ * about, not a device plugged in since under the same number. */
+static int flush_device(dev_t devnum, uint64_t diskseq, UmError *error) {
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t seq = 0;
+        char node[64];
+
+        block_device_node(devnum, -1, node, sizeof(node));
+        fd = open(node, O_RDONLY | O_NONBLOCK | O_EXCL | O_CLOEXEC);
+        if (fd < 0 && errno == EBUSY)
+                return um_error_set(error, UM_ERROR_KIND_DEVICE_BUSY, EBUSY, "%s is in use.",
+                                    node);
+        if (fd < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno, "Could not open %s: %s.",
+                                    node, strerror(errno));
+        if (diskseq != 0 && (ioctl(fd, BLKGETDISKSEQ, &seq) < 0 || seq != diskseq))
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ESTALE,
+                                    "%s is not the device it was: it was replaced meanwhile.",
+                                    node);
+        if (fsync(fd) < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not flush %s: %s.", node, strerror(errno));
+        return 0;
+}
+
 static int flush_devices(const DriveEjectJob *job, UmError *error) {
         for (uint32_t i = 0; i < job->n_devices; i++) {
-                _cleanup_close_ int fd = -EBADF;
-                char node[64];
+                int r = flush_device((dev_t) job->devices[i], job->diskseqs[i], error);
 
-                block_device_node((dev_t) job->devices[i], -1, node, sizeof(node));
-                fd = open(node, O_RDONLY | O_NONBLOCK | O_EXCL | O_CLOEXEC);
-                if (fd < 0 && errno == EBUSY)
-                        return um_error_set(error, UM_ERROR_KIND_DEVICE_BUSY, EBUSY,
-                                            "%s is in use.", node);
-                if (fd < 0)
-                        return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
-                                            "Could not open %s: %s.", node, strerror(errno));
-                if (fsync(fd) < 0)
-                        return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
-                                            "Could not flush %s: %s.", node, strerror(errno));
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
 
-/* The USB device the disk hangs off, as a sysfs directory fd (its "remove" powers the port
- * off), found by walking up from the disk; -ENODEV if it is on no USB device. */
-static int usb_parent(dev_t disk) {
-        char link[64], path[PATH_MAX];
+/* Every block device below the USB device at usb_path (a card reader's other slots, an
+ * enclosure's other bays: they lose their power too) flushed the same way. */
+static int flush_usb_siblings(const char *usb_path, UmError *error) {
+        _cleanup_(closedirp) DIR *d = opendir("/sys/class/block");
+        struct dirent *de;
+        size_t n = strlen(usb_path);
+
+        if (!d)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Could not list the block devices: %s.", strerror(errno));
+        while ((de = readdir(d))) {
+                char link[PATH_MAX], path[PATH_MAX], devfile[PATH_MAX + 8], buf[32];
+                unsigned maj, min;
+                _cleanup_(fclosep) FILE *f = NULL;
+                int r;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(link, sizeof(link), "/sys/class/block/%s", de->d_name);
+                if (!realpath(link, path) || strncmp(path, usb_path, n) != 0 || path[n] != '/')
+                        continue;
+                snprintf(devfile, sizeof(devfile), "%s/dev", path);
+                f = fopen(devfile, "re");
+                if (!f || !fgets(buf, sizeof(buf), f) || sscanf(buf, "%u:%u", &maj, &min) != 2)
+                        continue;
+                r = flush_device(makedev(maj, min), 0, error);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The sysfs directory of the USB device the disk hangs off (its "remove" powers the port
+ * off), found by walking up from the disk, into path; -ENODEV if it is on no USB device. */
+static int usb_parent(dev_t disk, char path[static PATH_MAX]) {
+        char link[64];
 
         snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(disk), minor(disk));
         if (!realpath(link, path))
@@ -133,7 +196,7 @@ static int usb_parent(dev_t disk) {
                 f = fopen(uevent, "re");
                 while (f && fgets(line, sizeof(line), f))
                         if (strcmp(line, "DEVTYPE=usb_device\n") == 0)
-                                return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                                return 0;
         }
         return -ENODEV;
 }
@@ -144,7 +207,7 @@ int job_drive_eject(const DriveEjectJob *job, UmError *error) {
         static const unsigned char stop[6] = { 0x1b, 0, 0, 0, 0x00, 0 };  /* !Start */
         static const unsigned char sync_cache[10] = { 0x35 };
         _cleanup_close_ int fd = -EBADF, usb = -EBADF;
-        char node[64];
+        char node[64], usb_path[PATH_MAX];
         int r;
 
         if (job->n_devices > JOB_EJECT_MAX_DEVICES)
@@ -158,6 +221,12 @@ int job_drive_eject(const DriveEjectJob *job, UmError *error) {
         if (fd < 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno, "Could not open %s: %s.",
                                     node, strerror(errno));
+        uint64_t seq = 0;
+        if (job->disk_diskseq != 0 &&
+            (ioctl(fd, BLKGETDISKSEQ, &seq) < 0 || seq != job->disk_diskseq))
+                return um_error_set(error, UM_ERROR_KIND_FAILED, ESTALE,
+                                    "%s is not the device it was: it was replaced meanwhile.",
+                                    node);
         if (!job->power_off) {
                 (void) scsi_command(fd, allow_removal, sizeof(allow_removal));
                 r = scsi_command(fd, eject, sizeof(eject));
@@ -172,12 +241,19 @@ int job_drive_eject(const DriveEjectJob *job, UmError *error) {
         /* As udisks2: the cache and the stop are best effort, the port's power is not. */
         (void) scsi_command(fd, sync_cache, sizeof(sync_cache));
         (void) scsi_command(fd, stop, sizeof(stop));
-        usb = usb_parent((dev_t) job->disk);
-        if (usb < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, -usb,
+        r = usb_parent((dev_t) job->disk, usb_path);
+        if (r < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
                                     "Error powering off %s: it is not on a USB port that can "
                                     "be switched off.", node);
         fd = safe_close(fd);
+        r = flush_usb_siblings(usb_path, error);
+        if (r < 0)
+                return r;
+        usb = open(usb_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (usb < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                    "Error powering off %s: %s.", node, strerror(errno));
         _cleanup_close_ int remove_fd = openat(usb, "remove", O_WRONLY | O_CLOEXEC);
         if (remove_fd < 0 || write(remove_fd, "1", 1) != 1)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,

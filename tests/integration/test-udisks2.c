@@ -412,6 +412,47 @@ static void test_gio_userspace(void) {
         calls_assert_clean(daemon_pid, &baseline);
 }
 
+/* ---- KDE's Solid ------------------------------------------------------------------------- */
+
+/* solid-hardware5, as Dolphin's device panel: lists by Introspect, reads with GetAll, mounts
+ * and unmounts (then asks the drive to power off, which this disk cannot: fire and forget).
+ * Solid tells its own processes that a mount is done over the session bus, hence one. */
+static void test_solid(void) {
+        g_autofree char *node = stick_new("mkfs.ext4 -q -L " LABEL);
+        g_autofree char *path = block_path(node), *out = NULL, *script = NULL;
+
+        if (access("/usr/bin/solid-hardware5", X_OK) < 0) {
+                g_test_skip("solid-hardware5 is not installed (libkf5solid-bin)");
+                stick_free(TAKE_PTR(node));
+                return;
+        }
+        script = g_strdup_printf("export QT_QPA_PLATFORM=offscreen; dbus-run-session -- sh -c '"
+                                 "solid-hardware5 list; echo ===; "
+                                 "solid-hardware5 details %s; echo ===; "
+                                 "solid-hardware5 mount %s; grep \" %s \" /proc/self/mountinfo; "
+                                 "solid-hardware5 details %s; echo ===; "
+                                 "solid-hardware5 unmount %s; "
+                                 "grep -c \" %s \" /proc/self/mountinfo'",
+                                 path, path, MOUNT_POINT, path, path, MOUNT_POINT);
+        /* (solid-hardware5's exit status says nothing here: what it did is checked) */
+        (void) run_user1(script, &out);
+        g_auto(GStrv) parts = g_strsplit(out, "===", -1);
+        g_assert_cmpuint(g_strv_length(parts), ==, 4);
+        g_assert_nonnull(strstr(parts[0], path));
+        g_assert_nonnull(strstr(parts[0], "/org/freedesktop/UDisks2/drives/usermount_Test_Stick"));
+        g_assert_nonnull(strstr(parts[1], "StorageVolume.label = '" LABEL "'"));
+        g_assert_nonnull(strstr(parts[1], "StorageVolume.fsType = 'ext4'"));
+        g_assert_nonnull(strstr(parts[1], "StorageAccess.accessible = false"));
+        /* mounted where gvfs would put it, found accessible there (by MountPoints) */
+        g_assert_nonnull(strstr(parts[2], " - ext4 "));
+        g_assert_nonnull(strstr(parts[2], "StorageAccess.accessible = true"));
+        g_assert_nonnull(strstr(parts[2], "StorageAccess.filePath = '" MOUNT_POINT "'"));
+        g_assert_cmpint(atoi(g_strstrip(parts[3])), ==, 0);
+        g_assert_null(mountinfo_line(MOUNT_POINT));
+        stick_free(TAKE_PTR(node));
+        calls_assert_clean(daemon_pid, &baseline);
+}
+
 /* ---- udiskie ----------------------------------------------------------------------------- */
 
 static int caller_udiskie(void *userdata) {
@@ -600,6 +641,27 @@ static void test_loop(void) {
         g_autofree char *image = user_image();
         g_autofree char *out = NULL, *script = NULL, *device = NULL, *line = NULL;
 
+        /* A loop device of LoopSetup is read by a userspace driver only (the kernel's would
+         * skip the image path's checks): with Driver=kernel, refused. */
+        script = g_strdup_printf("udisksctl loop-setup -f %s", image);
+        g_assert_cmpint(run_user1(script, &out), ==, 0);
+        device = mapped_device(out);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+        script = g_strdup_printf("udisksctl mount -b %s", device);
+        g_assert_cmpint(run_user1(script, &out), ==, 1);
+        g_assert_nonnull(strstr(out, "userspace driver only"));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+        script = g_strdup_printf("udisksctl loop-delete -b %s", device);
+        g_assert_cmpint(run_user1(script, &out), ==, 0);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+        g_clear_pointer(&device, g_free);
+        g_assert_cmpint(harness_write_etc("usermount/usermount.conf",
+                                          "[General]\nDriver=userspace\n"), ==, 0);
+        g_assert_cmpint(kill(daemon_pid, SIGHUP), ==, 0);
+
         /* loop-setup: the object is there when udisksctl looks (it reads Block.Device of the
          * reply's path at once), set up by the caller, with the image's filesystem */
         script = g_strdup_printf("udisksctl loop-setup -f %s", image);
@@ -672,6 +734,9 @@ static void test_loop(void) {
         g_assert_cmpint(run_user1("udisksctl loop-setup -f /dev/null", &out), ==, 1);
         g_assert_nonnull(strstr(out, "regular file"));
         g_assert_cmpint(harness_udev_settle(), ==, 0);
+        g_assert_cmpint(harness_write_etc("usermount/usermount.conf", HARNESS_CONF_DEFAULT), ==, 0);
+        g_assert_cmpint(kill(daemon_pid, SIGHUP), ==, 0);
+        calls_await_drivers(0);
         calls_assert_clean(daemon_pid, &baseline);
 }
 
@@ -713,6 +778,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/udisks2/polkit-from-udisks2", test_polkit_from_udisks2);
         g_test_add_func("/udisks2/gio", test_gio);
         g_test_add_func("/udisks2/gio-userspace", test_gio_userspace);
+        g_test_add_func("/udisks2/solid", test_solid);
         g_test_add_func("/udisks2/udiskie", test_udiskie);
         g_test_add_func("/udisks2/loop", test_loop);
         g_test_add_func("/udisks2/drive", test_drive);
