@@ -33,11 +33,30 @@ static const char *action_why(const char *action) {
         return "";
 }
 
+/* Whether the details of a "no" say that the user dismissed the agent's dialog (polkitd
+ * sets "polkit.dismissed"). */
+static int read_dismissed(sd_bus_message *reply, bool *ret) {
+        const char *key, *value;
+        int r;
+
+        *ret = false;
+        r = sd_bus_message_enter_container(reply, 'a', "{ss}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(reply, "{ss}", &key, &value)) > 0)
+                if (streq(key, "polkit.dismissed"))
+                        *ret = true;
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(reply);
+}
+
 static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         AuthorizeCall *call = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
         UmError error = {};
         int authorized, challenge;
+        bool dismissed = false;
         int r;
 
         if (e) {
@@ -49,6 +68,8 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         r = sd_bus_message_enter_container(reply, 'r', "bba{ss}");
         if (r >= 0)
                 r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
+        if (r >= 0 && !authorized)
+                r = read_dismissed(reply, &dismissed);
         if (r < 0) {
                 r = um_error_set(&error, UM_ERROR_KIND_FAILED, r,
                                  "polkit sent a malformed authorization reply.");
@@ -57,6 +78,12 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
 
         if (authorized)
                 r = 0;
+        else if (dismissed)
+                /* ECANCELED: the UDisks2 front's NotAuthorizedDismissed, which desktops show
+                 * no error dialog for (the user said no). */
+                r = um_error_set(&error, UM_ERROR_KIND_NOT_AUTHORIZED, ECANCELED,
+                                 "The authentication dialog for %s was dismissed.",
+                                 call->action);
         else if (challenge)
                 r = um_error_set(&error, UM_ERROR_KIND_NOT_AUTHORIZED_CAN_OBTAIN, EACCES,
                                  "Authentication is required for %s; retry with interactive "

@@ -224,6 +224,22 @@ int udisks_start_request(UDisksFront *f, Request *req) {
 
 /* ---- Filesystem ----------------------------------------------------------------------- */
 
+/* Mount's and Unmount's start: the options read (a refusal answered: 0) and the device's
+ * mount points now (*ret_points, never NULL on 1). */
+static int read_filesystem_call(sd_bus_message *m, UDisksFront *f, const UDisksBlock *b,
+                                UDisksOptions *o, const char ***ret_points) {
+        UmError e = {};
+        int r;
+
+        r = udisks_read_options(m, o, &e);
+        if (r < 0 && e.kind)
+                return udisks_reply_error(m, &e) < 0 ? -EIO : 0;
+        if (r < 0)
+                return r;
+        *ret_points = udisks_front_mount_points(f, b);
+        return *ret_points ? 1 : -ENOMEM;
+}
+
 int udisks_method_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         UDisksFront *f = udisks_front_current();
         UDisksBlock *b = userdata;
@@ -234,12 +250,9 @@ int udisks_method_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_err
         UmError e = {};
         int r;
 
-        r = udisks_read_options(m, &o, &e);
-        if (r < 0)
-                return e.kind ? udisks_reply_error(m, &e) : r;
-        points = udisks_front_mount_points(f, b);
-        if (!points)
-                return -ENOMEM;
+        r = read_filesystem_call(m, f, b, &o, &points);
+        if (r <= 0)
+                return r < 0 ? r : 1; /* refused, and answered */
         if (points[0])
                 return sd_bus_reply_method_errorf(m, UDISKS_ERROR "AlreadyMounted",
                                                   "Device %s is already mounted at `%s'.",
@@ -272,15 +285,11 @@ int udisks_method_unmount(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         _cleanup_(request_freep) Request *req = NULL;
         _cleanup_free_ const char **points = NULL;
         UDisksOptions o = {};
-        UmError e = {};
         int r;
 
-        r = udisks_read_options(m, &o, &e);
-        if (r < 0)
-                return e.kind ? udisks_reply_error(m, &e) : r;
-        points = udisks_front_mount_points(f, b);
-        if (!points)
-                return -ENOMEM;
+        r = read_filesystem_call(m, f, b, &o, &points);
+        if (r <= 0)
+                return r < 0 ? r : 1; /* refused, and answered */
         if (!points[0])
                 return sd_bus_reply_method_errorf(m, UDISKS_ERROR "NotMounted",
                                                   "Device `%s' is not mounted", b->device);

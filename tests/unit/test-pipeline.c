@@ -41,6 +41,7 @@ typedef struct Env {
         pid_t caller_pid;     /* the process the caller stage checks */
         uid_t caller_uid;
         bool polkit_yes;      /* what CheckAuthorization answers */
+        bool polkit_dismissed; /* and, when no, whether the user dismissed the dialog */
         GPtrArray *asked;     /* the actions polkit was asked about */
         unsigned name_requests;
 } Env;
@@ -84,6 +85,9 @@ static int method_check_authorization(sd_bus_message *m, void *userdata, sd_bus_
         g_assert_cmpint(sd_bus_message_skip(m, "(sa{sv})"), >=, 0);
         g_assert_cmpint(sd_bus_message_read(m, "s", &action), >, 0);
         g_ptr_array_add(env.asked, g_strdup(action));
+        if (env.polkit_dismissed)
+                return sd_bus_reply_method_return(m, "(bba{ss})", false, false, 1,
+                                                  "polkit.dismissed", "true");
         return sd_bus_reply_method_return(m, "(bba{ss})", env.polkit_yes, false, 0);
 }
 
@@ -354,6 +358,24 @@ static void test_polkit_no(void) {
         env_teardown();
 }
 
+/* polkit says the user dismissed its dialog: NotAuthorized, saying so (the UDisks2 front's
+ * NotAuthorizedDismissed, by its errno). */
+static void test_polkit_dismissed(void) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int fd;
+
+        env_setup(conf_kernel);
+        env.polkit_yes = false;
+        env.polkit_dismissed = true;
+        fd = make_source("image", "fstype=ext4\nlabel=NO\n");
+        reply = call_mount("OpenMount", fd, CALLER_NAME);
+        assert_error(reply, UM_ERROR_KIND_NOT_AUTHORIZED, "dialog for");
+        assert_nothing_in_flight();
+        close(fd);
+        env.polkit_dismissed = false;
+        env_teardown();
+}
+
 /* The probe refuses the source: its words reach the caller, polkit is never asked. */
 static void test_probe_fails(void) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -455,6 +477,7 @@ int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add_func("/pipeline/open-mount", test_open_mount);
         g_test_add_func("/pipeline/polkit-no", test_polkit_no);
+        g_test_add_func("/pipeline/polkit-dismissed", test_polkit_dismissed);
         g_test_add_func("/pipeline/probe-fails", test_probe_fails);
         g_test_add_func("/pipeline/build-fails", test_build_fails);
         g_test_add_func("/pipeline/type-not-allowed", test_type_not_allowed);
