@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The UDisks2 front (usermountd --udisks2, docs/udisks2.md) with the real clients others
- * wrote: udisksctl 2.9.4, gio with gvfs's UDisks2 volume monitor, udiskie; and the
+ * wrote: udisksctl 2.9.4, gio with gvfs's UDisks2 volume monitor, KDE's solid-hardware5,
+ * udiskie; and the
  * contract they rely on, read with sd-bus: every property typed as udisks' XML, byte
  * strings with their NUL, "/" for no object, the children of block_devices/ listed by
  * Introspect (Solid), NotSupported for what usermount does not do. Real zram disks stand
