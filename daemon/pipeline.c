@@ -30,6 +30,7 @@
 #include "authdetails.h"
 #include "authorize.h"
 #include "limitcount.h"
+#include "pipeline-private.h"
 #include "pipeline.h"
 #include "policy.h"
 #include "request-dbus.h"
@@ -46,13 +47,11 @@
 #include "time-util.h"
 
 static void request_probe(Request *req);
-static bool request_is_image(const Request *req);
 static void on_probe_done(Worker *w, int r, const void *out, const UmError *error, int fd,
                           void *userdata);
 static int request_decide(Request *req, UmError *error);
 static int request_decide_driver(Request *req, UmError *error);
 static int request_check_backing_limits(Request *req, UmError *error);
-static void request_authorize_next(Request *req);
 static void on_authorized(int r, const UmError *error, void *userdata);
 static void request_continue(Request *req);
 static void request_build(Request *req);
@@ -69,21 +68,10 @@ static void request_detach(Request *req);
 static void on_detach_done(Worker *w, int r, const void *reply, const UmError *error, int fd,
                            void *userdata);
 static void request_start_list(Request *req);
-static void request_start_loop_setup(Request *req);
-static void request_start_eject(Request *req);
-static void request_eject(Request *req);
-static void on_eject_done(Worker *w, int r, const void *reply, const UmError *error, int fd,
-                          void *userdata);
-static void request_loop_setup(Request *req);
-static void on_loop_setup_done(Worker *w, int r, const void *reply, const UmError *error,
-                               int fd, void *userdata);
 static void on_list_authorized(int r, const UmError *error, void *userdata);
 static void request_send_job(Request *req, RequestStage stage, JobType type, const void *input,
                              const int *fds, size_t n_fds, bool last, uint64_t timeout_usec,
                              WorkerDone done);
-static void request_send_job_timeout(Request *req, RequestStage stage, JobType type,
-                                     const void *input, const int *fds, size_t n_fds, bool last,
-                                     WorkerDone done);
 static void job_caller(const Request *req, JobCaller *c);
 static int request_build_job(Request *req, BuildJob *j);
 static int request_attach_job(Request *req, AttachJob *j);
@@ -184,7 +172,7 @@ static void request_probe(Request *req) {
 
 /* A worker's reply that its check refuses: the request fails with e, which *error then
  * points at. */
-static int reply_malformed(const UmError **error, UmError *e) {
+int reply_malformed(const UmError **error, UmError *e) {
         um_error_set(e, UM_ERROR_KIND_FAILED, EBADMSG, "The mount worker sent a malformed result.");
         *error = e;
         return -EBADMSG;
@@ -275,7 +263,7 @@ static int request_check_backing_limits(Request *req, UmError *error) {
 }
 
 /* A loop device the UDisks2 front set up for this caller is the caller's image. */
-static bool request_is_image(const Request *req) {
+bool request_is_image(const Request *req) {
         return req->source.type == SOURCE_IMAGE ||
                (req->loop_setup_by != (uid_t) -1 && req->loop_setup_by == req->call.caller.uid);
 }
@@ -438,7 +426,7 @@ static void request_auth_details(const Request *req, AuthDetails *d) {
 }
 
 /* Asks polkit for each action the request needs, one after the other; root needs none. */
-static void request_authorize_next(Request *req) {
+void request_authorize_next(Request *req) {
         AuthDetails d = {};
         const char *details[AUTH_DETAILS_LIST_MAX];
         int r;
@@ -847,94 +835,6 @@ static void on_detach_done(Worker *w, int r, const void *reply, const UmError *e
         request_free(req);
 }
 
-/* LoopSetup (the UDisks2 front): a loop device exists only to mount the image on it, so
- * it takes what mounting the image takes: a loop device within the limits, and polkit's
- * mount-image. */
-static void request_start_loop_setup(Request *req) {
-        UmError e = {};
-
-        req->source.type = SOURCE_IMAGE;
-        req->read_only = req->call.params.read_only || req->call.source_read_only;
-        if (limitcount_check_loops(req, &e) < 0)
-                return request_fail(req, &e);
-        req->wants_loop = true;
-        req->actions[0] = UM_ACTION_MOUNT_IMAGE;
-        request_authorize_next(req);
-}
-
-static void request_loop_setup(Request *req) {
-        LoopSetupJob job = {
-                .offset = req->call.loop_offset,
-                .size = req->call.loop_size,
-                .read_only = req->read_only,
-        };
-
-        if (JOB_SET_STRING(job.runtime_dir, req->manager->runtime_dir) < 0)
-                return request_fail_errno(req, -ENAMETOOLONG, "start setting up a loop device");
-        request_send_job_timeout(req, REQUEST_BUILDING, JOB_LOOP_SETUP, &job,
-                                 &req->call.source_fd, 1, true, on_loop_setup_done);
-}
-
-static void on_loop_setup_done(Worker *w, int r, const void *out, const UmError *error,
-                               int fd, void *userdata) {
-        Request *req = userdata;
-        const LoopSetupReply *reply = out;
-        UmError e = {};
-
-        req->worker = worker_release(w);
-        if (r >= 0 && (fd < 0 || !JOB_STRING_OK(reply->device) ||
-                       !JOB_STRING_OK(reply->backing_file) || !JOB_STRING_OK(reply->probe.fstype) ||
-                       !JOB_STRING_OK(reply->probe.label) || !JOB_STRING_OK(reply->probe.uuid)))
-                r = reply_malformed(&error, &e);
-        if (r < 0) {
-                safe_close(fd);
-                return request_fail(req, error);
-        }
-        /* Counted against the caller's loop devices from now on, as an image mount's. */
-        if (looptrack_add(&req->manager->loops, (dev_t) reply->devnum, reply->diskseq,
-                          req->owner) < 0) {
-                safe_close(fd);
-                return request_fail_errno(req, -ENOMEM, "count the loop device");
-        }
-        req->wants_loop = false;
-        log_request_mount(LOG_LEVEL_INFO, req->call.caller.uid, reply->device, "loop-setup",
-                          reply->probe.fstype[0] ? reply->probe.fstype : NULL, NULL,
-                          "Set up %s for uid %u (%s).", reply->device,
-                          (unsigned) req->call.caller.uid,
-                          req->read_only ? "read-only" : "read-write");
-        req->front->loop_set_up(req, reply, fd);
-        request_free(req);
-}
-
-/* Eject, PowerOff (the UDisks2 front): whoever may mount the drive may take it away
- * (mount-removable, or mount-system for a drive usermount does not judge removable). */
-static void request_start_eject(Request *req) {
-        req->actions[0] = req->source.removable ? UM_ACTION_MOUNT_REMOVABLE
-                                                : UM_ACTION_MOUNT_SYSTEM;
-        request_authorize_next(req);
-}
-
-static void request_eject(Request *req) {
-        request_send_job_timeout(req, REQUEST_DETACHING, JOB_DRIVE_EJECT, req->eject_job, NULL,
-                                 0, true, on_eject_done);
-}
-
-static void on_eject_done(Worker *w, int r, const void *out, const UmError *error, int fd,
-                          void *userdata) {
-        Request *req = userdata;
-
-        req->worker = worker_release(w);
-        safe_close(fd);
-        if (r < 0)
-                return request_fail(req, error);
-        log_request(LOG_LEVEL_INFO, req->call.caller.uid, req->source_path,
-                    req->eject_job->power_off ? "power-off" : "eject",
-                    "%s %s for uid %u.", req->eject_job->power_off ? "Powered off" : "Ejected",
-                    strempty(req->source_path), (unsigned) req->call.caller.uid);
-        req->front->done(req);
-        request_free(req);
-}
-
 static void request_start_list(Request *req) {
         const char *const details[] = { NULL };
         int r;
@@ -1063,9 +963,9 @@ static void request_send_job(Request *req, RequestStage stage, JobType type, con
         worker_set_unauthorized(req->worker, req->unauthorized);
 }
 
-static void request_send_job_timeout(Request *req, RequestStage stage, JobType type,
-                                     const void *input, const int *fds, size_t n_fds, bool last,
-                                     WorkerDone done) {
+void request_send_job_timeout(Request *req, RequestStage stage, JobType type,
+                              const void *input, const int *fds, size_t n_fds, bool last,
+                              WorkerDone done) {
         request_send_job(req, stage, type, input, fds, n_fds, last,
                          req->conf->limits.request_timeout_usec, done);
 }

@@ -3,7 +3,8 @@
  * The request pipeline (docs/architecture.md, "Request flow"): what happens to a call once
  * it is parsed and its caller known, from the limits through the probe, the policy,
  * polkit, the build and the attach to the reply; Unmount, ListMounts and Subscribe on
- * their own shorter ways. pipeline.c has the stages top-down.
+ * their own shorter ways; the UDisks2 front's LoopSetup and Eject/PowerOff too.
+ * pipeline.c has the stages top-down, pipeline-udisks.c those two.
  */
 #pragma once
 

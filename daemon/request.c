@@ -86,6 +86,7 @@ Request *request_free(Request *req) {
                                         req->driver_start);
         free(req->build_job);
         free(req->eject_job);
+        free(req->loop_reply);
         sd_bus_slot_unref(req->polkit_slot);
         request_drop_userns(req);
         /* The caller's fds are the message's: let go of off the main loop (busfds.h). */

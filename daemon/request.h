@@ -49,9 +49,11 @@ typedef struct RequestFront {
         void (*mounted)(Request *req, const MountRecord *rec); /* attached and registered */
         void (*done)(Request *req); /* Unmount, Eject, PowerOff: done */
         void (*failed)(Request *req, const UmError *error);
-        /* LoopSetup: the device made, and its fd, which the front takes (it keeps the
-         * device: auto-clearing, it goes when the fd and every mount of it are gone). */
-        void (*loop_set_up)(Request *req, const LoopSetupReply *reply, int loop_fd);
+        /* LoopSetup: the device made, its fd and the fd of the image's claim, which the
+         * front takes (it keeps the device: auto-clearing, it goes when the fd and every
+         * mount of it are gone; and the claim as long). */
+        void (*loop_set_up)(Request *req, const LoopSetupReply *reply, int loop_fd,
+                            int claim_fd);
 } RequestFront;
 
 struct Request {
@@ -121,6 +123,9 @@ struct Request {
         uint64_t loop_diskseq;  /* and its binding, the one the worker may open */
         /* Eject, PowerOff (the UDisks2 front): the drive's devices, owned. */
         DriveEjectJob *eject_job;
+        /* LoopSetup: the device made, between its job and the claim's (owned); its fd is
+         * mount_fd meanwhile. */
+        LoopSetupReply *loop_reply;
         /* NULL: the answers are org.freedesktop.UserMount1's (request-dbus.h). */
         const RequestFront *front;
         void *front_data;     /* the front's, for its answers; never freed here */

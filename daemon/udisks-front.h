@@ -25,6 +25,7 @@ typedef struct UDisksLoop {
         uint64_t diskseq;       /* of this binding: a later one of the same device is not it */
         uid_t uid;              /* who set it up (SetupByUID) */
         int fd;
+        int claim_fd;           /* the image's claim (claim.h), held as long */
         bool autoclear;         /* Loop.Autoclear: let go of it when its last mount goes */
         SourceProbe probe;      /* what it holds (udev does not probe a marked device) */
 } UDisksLoop;
@@ -79,7 +80,8 @@ void udisks_loops_mounts_changed(UDisksFront *f, dev_t devnum);
 void udisks_loops_forget(UDisksFront *f, dev_t devnum);
 void udisks_loops_free(UDisksFront *f);
 /* The front's answer to a LoopSetup request (RequestFront.loop_set_up). */
-void udisks_loops_set_up(Request *req, const LoopSetupReply *reply, int loop_fd);
+void udisks_loops_set_up(Request *req, const LoopSetupReply *reply, int loop_fd,
+                         int claim_fd);
 
 /* The a{sv} every method takes: the keys clients send, typed as udisks reads them; other
  * keys are ignored, as udisks does. -errno with error set (InvalidArgument) for a known key

@@ -72,12 +72,16 @@ void udisks_loops_forget(UDisksFront *f, dev_t devnum) {
         if (!l)
                 return;
         close_off_loop(l->fd);
+        /* A lock file of the runtime directory: its close waits on nobody. */
+        safe_close(l->claim_fd);
         *l = f->loops[--f->n_loops];
 }
 
 void udisks_loops_free(UDisksFront *f) {
-        for (size_t i = 0; i < f->n_loops; i++)
+        for (size_t i = 0; i < f->n_loops; i++) {
                 close_off_loop(f->loops[i].fd);
+                safe_close(f->loops[i].claim_fd);
+        }
         free(f->loops);
         f->loops = NULL;
         f->n_loops = 0;
@@ -139,7 +143,8 @@ void udisks_loops_mounts_changed(UDisksFront *f, dev_t devnum) {
 
 /* ---- Manager.LoopSetup ------------------------------------------------------------------ */
 
-void udisks_loops_set_up(Request *req, const LoopSetupReply *reply, int loop_fd) {
+void udisks_loops_set_up(Request *req, const LoopSetupReply *reply, int loop_fd,
+                         int claim_fd) {
         UDisksFront *f = req->front_data;
         UDisksLoop *l;
         UDisksBlock *b;
@@ -149,6 +154,7 @@ void udisks_loops_set_up(Request *req, const LoopSetupReply *reply, int loop_fd)
 
         if (!a) {
                 close_off_loop(loop_fd);
+                safe_close(claim_fd);
                 um_error_set(&e, UM_ERROR_KIND_FAILED, ENOMEM, "Out of memory.");
                 (void) udisks_reply_error(req->call.message, &e);
                 return;
@@ -160,6 +166,7 @@ void udisks_loops_set_up(Request *req, const LoopSetupReply *reply, int loop_fd)
                 .diskseq = reply->diskseq,
                 .uid = req->call.caller.uid,
                 .fd = loop_fd,
+                .claim_fd = claim_fd,
                 .probe = reply->probe,
         };
         /* The object first (InterfacesAdded), then the reply: udisksctl looks the path up

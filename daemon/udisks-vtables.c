@@ -352,7 +352,13 @@ static const sd_bus_vtable manager_vtable[] = {
 
 /* ---- finding objects ----------------------------------------------------------------- */
 
-typedef enum BlockKind { KIND_BLOCK, KIND_FILESYSTEM, KIND_PARTITION, KIND_TABLE, KIND_LOOP } BlockKind;
+typedef enum BlockKind {
+        KIND_BLOCK,
+        KIND_FILESYSTEM,
+        KIND_PARTITION,
+        KIND_TABLE,
+        KIND_LOOP,
+} BlockKind;
 
 static int find_block_kind(const char *path, void *userdata, void **found, BlockKind kind) {
         UDisksBlock *b = udisks_front_block_by_path(userdata, path);

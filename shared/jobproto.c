@@ -16,6 +16,7 @@ const WorkerJobLayout job_layouts[] = {
         { JOB_START_DRIVER, sizeof(BuildJob), sizeof(DriverStartReply), 2 },
         { JOB_LOOP_SETUP, sizeof(LoopSetupJob), sizeof(LoopSetupReply), 1 },
         { JOB_DRIVE_EJECT, sizeof(DriveEjectJob), 0, 0 },
+        { JOB_LOOP_CLAIM, 0, 0, 0 },
 };
 const size_t job_n_layouts = ELEMENTSOF(job_layouts);
 

@@ -47,6 +47,7 @@ typedef enum JobType {
         JOB_START_DRIVER,
         JOB_LOOP_SETUP,
         JOB_DRIVE_EJECT,
+        JOB_LOOP_CLAIM,
 } JobType;
 
 #define JOB_PATH_MAX 4096
@@ -193,7 +194,9 @@ int detach_job_init(DetachJob *j, const char *mount_point, uint64_t mount_id, bo
 
 /* LOOP_SETUP (the UDisks2 front's Manager.LoopSetup): a loop device of the caller's image
  * (fds[0]), marked for udev as usermount's own, auto-clearing: it lasts while the daemon
- * holds the returned fd or a mount uses it. */
+ * holds the returned fd or a mount uses it. The worker also takes the image's claim
+ * (claim.h) and waits: LOOP_CLAIM (no input) hands it over, for the daemon to hold as long
+ * as the device (one fd per reply). */
 typedef struct LoopSetupJob {
         uint64_t offset;                /* byte range of the file; size 0: to its end */
         uint64_t size;

@@ -32,9 +32,13 @@
 #define BLKGETDISKSEQ _IOR(0x12, 128, uint64_t)
 #endif
 
+/* The claim LOOP_SETUP took, until LOOP_CLAIM hands it over (state of the process: one
+ * request per worker). */
+static int loop_claim = -EBADF;
+
 int job_loop_setup(const LoopSetupJob *job, int backing_fd, LoopSetupReply *reply,
                    UmError *error, int *ret_fd) {
-        _cleanup_close_ int loop_fd = -EBADF;
+        _cleanup_close_ int loop_fd = -EBADF, claim_fd = -EBADF;
         _cleanup_free_ char *device = NULL;
         char link[64];
         struct statfs sfs;
@@ -58,10 +62,11 @@ int job_loop_setup(const LoopSetupJob *job, int backing_fd, LoopSetupReply *repl
                                     "The image is on a FUSE filesystem, whose contents are its "
                                     "server's to change at any read; copy it to a local "
                                     "filesystem, or mount it with \"usermount mount\".");
-        /* Not while it is mounted elsewhere in a way this one would conflict with (one
-         * writer per filesystem, claim.h). */
-        r = claim_image_check(backing_fd, job->offset, job->size, job->read_only,
-                              job->runtime_dir, error);
+        /* One writer per filesystem (claim.h): the image's claim, held with the device
+         * (LOOP_CLAIM hands it to the daemon). */
+        loop_claim = safe_close(loop_claim);
+        r = claim_image(backing_fd, job->offset, job->size, job->read_only, job->runtime_dir,
+                        &claim_fd, error);
         if (r < 0)
                 return r;
         if (job->offset >= (uint64_t) st.st_size)
@@ -88,7 +93,16 @@ int job_loop_setup(const LoopSetupJob *job, int backing_fd, LoopSetupReply *repl
         UmError ignored = {};
         if (source_probe(loop_fd, &reply->probe, &ignored) < 0)
                 reply->probe = (SourceProbe) {};
+        loop_claim = TAKE_FD(claim_fd);
         *ret_fd = TAKE_FD(loop_fd);
+        return 0;
+}
+
+int job_loop_claim(UmError *error, int *ret_fd) {
+        if (loop_claim < 0)
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EBADMSG,
+                                    "The worker holds no claim of a loop device's image.");
+        *ret_fd = TAKE_FD(loop_claim);
         return 0;
 }
 

@@ -416,6 +416,11 @@ static int job_loop(const void *input, int *fds, size_t n_fds, void *out, UmErro
         return job_loop_setup(job, fds[0], out, error, ret_fd);
 }
 
+static int job_claim(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
+                     int *ret_fd) {
+        return job_loop_claim(error, ret_fd);
+}
+
 static int job_eject(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
                      int *ret_fd) {
         return job_drive_eject(input, error);
@@ -539,6 +544,7 @@ static const WorkerJobType job_types[] = {
         { .layout = { JOB_START_DRIVER }, .name = "start-driver", .run = job_start },
         { .layout = { JOB_LOOP_SETUP }, .name = "loop-setup", .run = job_loop },
         { .layout = { JOB_DRIVE_EJECT }, .name = "drive-eject", .run = job_eject },
+        { .layout = { JOB_LOOP_CLAIM }, .name = "loop-claim", .run = job_claim },
 };
 
 const WorkerJobType *jobs_worker_table(size_t *ret_n) {

@@ -731,6 +731,31 @@ static void test_loop(void) {
         g_clear_pointer(&out, g_free);
         g_clear_pointer(&script, g_free);
 
+        /* One writer per filesystem: the device holds the image's claim, so a writable
+         * mount of the image beside it is refused, and so is the device beside a writable
+         * mount of the image. */
+        script = g_strdup_printf("udisksctl loop-setup -f %s", image);
+        g_assert_cmpint(run_user1(script, &out), ==, 0);
+        device = mapped_device(out);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+        script = g_strdup_printf("%s mount %s; udisksctl loop-delete -b %s && "
+                                 "%s mount %s && udisksctl loop-setup -f %s; "
+                                 "%s unmount %s",
+                                 g_getenv("UM_USERMOUNT"), image, device,
+                                 g_getenv("UM_USERMOUNT"), image, image,
+                                 g_getenv("UM_USERMOUNT"), image);
+        g_assert_cmpint(run_user1(script, &out), ==, 0);
+        g_assert_cmpuint(harness_count_substrings(out, "in use"), ==, 2);
+        g_assert_nonnull(strstr(out, "Error setting up loop device"));
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+        g_clear_pointer(&device, g_free);
+        for (int i = 0; calls_count_loops_on(image) > 0; i++) {
+                g_assert_cmpint(i, <, HARNESS_TIMEOUT_MS / 10);
+                g_usleep(10 * 1000);
+        }
+
         /* not a regular file: refused, nothing made */
         g_assert_cmpint(run_user1("udisksctl loop-setup -f /dev/null", &out), ==, 1);
         g_assert_nonnull(strstr(out, "regular file"));

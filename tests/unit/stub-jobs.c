@@ -128,6 +128,7 @@ static const struct {
         { JOB_START_DRIVER, "START_DRIVER", run_refuse },
         { JOB_LOOP_SETUP, "LOOP_SETUP", run_refuse },
         { JOB_DRIVE_EJECT, "DRIVE_EJECT", run_refuse },
+        { JOB_LOOP_CLAIM, "LOOP_CLAIM", run_refuse },
 };
 
 int main(int argc, char *argv[]) {
