@@ -736,6 +736,7 @@ static void test_loop(void) {
          * mount of the image. */
         script = g_strdup_printf("udisksctl loop-setup -f %s", image);
         g_assert_cmpint(run_user1(script, &out), ==, 0);
+        g_clear_pointer(&device, g_free);
         device = mapped_device(out);
         g_clear_pointer(&out, g_free);
         g_clear_pointer(&script, g_free);

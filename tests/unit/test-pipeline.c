@@ -120,8 +120,14 @@ static char *stub_jobs_path(void) {
         return g_build_filename(dir, "stub-jobs", NULL);
 }
 
-/* A process that only waits: the caller the bus names. As root, it runs as nobody. */
+/* A process that only waits: the caller the bus names. As root, it runs as nobody, and
+ * is only the caller once it does (the caller stage checks that the process runs as the
+ * uid the bus says: a call made while the child still ran as root was refused). */
 static void start_caller(void) {
+        int ready[2];
+        char c;
+
+        g_assert_cmpint(pipe2(ready, O_CLOEXEC), ==, 0);
         env.caller_uid = getuid() == 0 ? 65534 : getuid();
         env.caller_pid = fork();
         g_assert_cmpint(env.caller_pid, >=, 0);
@@ -132,9 +138,14 @@ static void start_caller(void) {
                 /* After setuid(), which clears it: the caller dies with the test. */
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
                         _exit(1);
+                if (write(ready[1], "x", 1) != 1)
+                        _exit(1);
                 for (;;)
                         pause();
         }
+        close(ready[1]);
+        g_assert_cmpint(read(ready[0], &c, 1), ==, 1);
+        close(ready[0]);
 }
 
 static void env_setup(const char *conf_text) {
