@@ -77,21 +77,29 @@ static int get_no_object(sd_bus *bus, const char *path, const char *interface,
         return sd_bus_message_append(reply, "o", "/");
 }
 
-static int get_empty(sd_bus *bus, const char *path, const char *interface,
-                     const char *property, sd_bus_message *reply, void *userdata,
-                     sd_bus_error *error) {
-        const char *sig = NULL;
-        int r;
+/* The empty values: no fstab or crypttab items, no options, no media compatibility list. */
+static int append_empty(sd_bus_message *reply, const char *element) {
+        int r = sd_bus_message_open_container(reply, 'a', element);
 
-        /* The property's own element type, from the vtable: as, a{sv}, a(sa{sv}). */
-        if (streq(property, "Configuration") && streq(interface, "org.freedesktop.UDisks2.Block"))
-                sig = "(sa{sv})";
-        else if (streq(property, "Configuration"))
-                sig = "{sv}";
-        else
-                sig = "s";
-        r = sd_bus_message_open_container(reply, 'a', sig);
         return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
+static int get_empty_items(sd_bus *bus, const char *path, const char *interface,
+                           const char *property, sd_bus_message *reply, void *userdata,
+                           sd_bus_error *error) {
+        return append_empty(reply, "(sa{sv})");
+}
+
+static int get_empty_dict(sd_bus *bus, const char *path, const char *interface,
+                          const char *property, sd_bus_message *reply, void *userdata,
+                          sd_bus_error *error) {
+        return append_empty(reply, "{sv}");
+}
+
+static int get_empty_strings(sd_bus *bus, const char *path, const char *interface,
+                             const char *property, sd_bus_message *reply, void *userdata,
+                             sd_bus_error *error) {
+        return append_empty(reply, "s");
 }
 
 static int get_false(sd_bus *bus, const char *path, const char *interface,
@@ -164,7 +172,7 @@ static const sd_bus_vtable block_vtable[] = {
         SD_BUS_PROPERTY("IdVersion", "s", NULL, B(id_version), EC),
         SD_BUS_PROPERTY("IdLabel", "s", NULL, B(id_label), EC),
         SD_BUS_PROPERTY("IdUUID", "s", NULL, B(id_uuid), EC),
-        SD_BUS_PROPERTY("Configuration", "a(sa{sv})", get_empty, 0, EC),
+        SD_BUS_PROPERTY("Configuration", "a(sa{sv})", get_empty_items, 0, EC),
         SD_BUS_PROPERTY("CryptoBackingDevice", "o", get_no_object, 0, EC),
         SD_BUS_PROPERTY("HintPartitionable", "b", get_bool, B(hint_partitionable), EC),
         SD_BUS_PROPERTY("HintSystem", "b", get_bool, B(hint_system), EC),
@@ -173,7 +181,7 @@ static const sd_bus_vtable block_vtable[] = {
         SD_BUS_PROPERTY("HintName", "s", NULL, B(hint_name), EC),
         SD_BUS_PROPERTY("HintIconName", "s", NULL, B(hint_icon_name), EC),
         SD_BUS_PROPERTY("HintSymbolicIconName", "s", NULL, B(hint_symbolic_icon_name), EC),
-        SD_BUS_PROPERTY("UserspaceMountOptions", "as", get_empty, 0, EC),
+        SD_BUS_PROPERTY("UserspaceMountOptions", "as", get_empty_strings, 0, EC),
         NOT_SUPPORTED("AddConfigurationItem", "(sa{sv})a{sv}", ""),
         NOT_SUPPORTED("RemoveConfigurationItem", "(sa{sv})a{sv}", ""),
         NOT_SUPPORTED("UpdateConfigurationItem", "(sa{sv})(sa{sv})a{sv}", ""),
@@ -252,9 +260,9 @@ static const sd_bus_vtable drive_vtable[] = {
         SD_BUS_PROPERTY("Serial", "s", NULL, D(serial), EC),
         SD_BUS_PROPERTY("WWN", "s", NULL, D(wwn), EC),
         SD_BUS_PROPERTY("Id", "s", NULL, D(id), EC),
-        SD_BUS_PROPERTY("Configuration", "a{sv}", get_empty, 0, EC),
+        SD_BUS_PROPERTY("Configuration", "a{sv}", get_empty_dict, 0, EC),
         SD_BUS_PROPERTY("Media", "s", NULL, D(media), EC),
-        SD_BUS_PROPERTY("MediaCompatibility", "as", get_empty, 0, EC),
+        SD_BUS_PROPERTY("MediaCompatibility", "as", get_empty_strings, 0, EC),
         SD_BUS_PROPERTY("MediaRemovable", "b", get_bool, D(media_removable), EC),
         SD_BUS_PROPERTY("MediaAvailable", "b", get_bool, D(media_available), EC),
         SD_BUS_PROPERTY("MediaChangeDetected", "b", get_bool, D(media_available), EC),
@@ -335,7 +343,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", get_version, 0, CONST),
         SD_BUS_PROPERTY("SupportedFilesystems", "as", get_supported_filesystems, 0, EC),
-        SD_BUS_PROPERTY("SupportedEncryptionTypes", "as", get_empty, 0, CONST),
+        SD_BUS_PROPERTY("SupportedEncryptionTypes", "as", get_empty_strings, 0, CONST),
         SD_BUS_PROPERTY("DefaultEncryptionType", "s", get_empty_string, 0, CONST),
         SD_BUS_METHOD("LoopSetup", "ha{sv}", "o", udisks_method_loop_setup, UNPRIV),
         SD_BUS_METHOD("GetBlockDevices", "a{sv}", "ao", method_get_block_devices, UNPRIV),

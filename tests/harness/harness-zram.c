@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -70,6 +71,31 @@ static void umount_device(dev_t devnum) {
                 if (g_strv_length(f) >= 5)
                         (void) umount2(f[4], MNT_DETACH);
         }
+}
+
+int harness_zram_new_fs(const char *size, const char *mkfs, char **ret_node) {
+        g_autofree char *node = NULL, *cmd = NULL;
+        int r;
+
+        r = harness_zram_new(size, &node);
+        if (r < 0)
+                return r;
+        cmd = g_strdup_printf("%s %s >&2", mkfs, node);
+        r = system(cmd);
+        if (r != 0) {
+                harness_log("'%s' failed (status %d)", cmd, r);
+                (void) harness_zram_free(node);
+                return -EIO;
+        }
+        r = harness_udev_trigger(node, "change");
+        if (r >= 0)
+                r = harness_udev_settle();
+        if (r < 0) {
+                (void) harness_zram_free(node);
+                return r;
+        }
+        *ret_node = TAKE_PTR(node);
+        return 0;
 }
 
 int harness_zram_free(const char *node) {

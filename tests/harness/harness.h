@@ -362,6 +362,10 @@ int harness_umount(const char *mountpoint);
  * Mount by path. Removed by harness_zram_free(), or by the supervisor and teardown if the
  * test does not get that far. ret_node: "/dev/zramN". -ENODEV without zram. */
 int harness_zram_new(const char *size, char **ret_node);
+/* The same with a filesystem: the shell command mkfs (e.g. "mkfs.ext4 -q -L STICK") run
+ * with the node appended, then a "change" uevent and udevd settled, so that udevd (and
+ * whoever listens to it) knows the filesystem. */
+int harness_zram_new_fs(const char *size, const char *mkfs, char **ret_node);
 /* Unmounts (lazily) what uses it in this namespace, turns swap off, and removes it. */
 int harness_zram_free(const char *node);
 

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "harness-fuse.h"
 #include "harness.h"
 #include "macro.h"
 #include "calls.h"
@@ -100,14 +101,9 @@ static char *mountinfo_line(const char *mount_point) {
 
 /* A zram disk with a filesystem labelled LABEL, as udevd (and so the front) sees it. */
 static char *stick_new(const char *mkfs) {
-        g_autofree char *cmd = NULL;
         char *node = NULL;
 
-        g_assert_cmpint(harness_zram_new("64M", &node), ==, 0);
-        cmd = g_strdup_printf("%s %s >/dev/null 2>&1", mkfs, node);
-        g_assert_cmpint(system(cmd), ==, 0);
-        g_assert_cmpint(harness_udev_trigger(node, "change"), ==, 0);
-        g_assert_cmpint(harness_udev_settle(), ==, 0);
+        g_assert_cmpint(harness_zram_new_fs("64M", mkfs, &node), ==, 0);
         return node;
 }
 
@@ -641,6 +637,7 @@ static char *mapped_device(const char *out) {
 static void test_loop(void) {
         g_autofree char *image = user_image();
         g_autofree char *out = NULL, *script = NULL, *device = NULL, *line = NULL;
+        g_autoptr(HarnessFuse) fuse = NULL;
 
         /* A loop device of LoopSetup is read by a userspace driver only (the kernel's would
          * skip the image path's checks): with Driver=kernel, refused. */
@@ -756,6 +753,17 @@ static void test_loop(void) {
                 g_assert_cmpint(i, <, HARNESS_TIMEOUT_MS / 10);
                 g_usleep(10 * 1000);
         }
+
+        /* An image on FUSE (its server may change what the kernel reads at any time):
+         * refused, nothing made. */
+        g_assert_cmpint(harness_fuse_new(image, &fuse), ==, 0);
+        script = g_strdup_printf("udisksctl loop-setup -f %s", harness_fuse_image_path(fuse));
+        g_assert_cmpint(run_user1(script, &out), ==, 1);
+        g_assert_nonnull(strstr(out, "FUSE filesystem"));
+        g_assert_cmpint(calls_count_loops_on(harness_fuse_image_path(fuse)), ==, 0);
+        g_clear_pointer(&out, g_free);
+        g_clear_pointer(&script, g_free);
+        fuse = harness_fuse_free(g_steal_pointer(&fuse));
 
         /* not a regular file: refused, nothing made */
         g_assert_cmpint(run_user1("udisksctl loop-setup -f /dev/null", &out), ==, 1);
