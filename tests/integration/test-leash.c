@@ -230,6 +230,10 @@ static void test_stall(void) {
         g_assert_cmpstr(report_get(t, "result"), ==, UM_ERROR_FAILED);
         g_assert_nonnull(strstr(report_get(t, "message"), FUSE2FS));
         calls_await_drivers(0);
+        /* The daemon writes the table once it has seen the driver's exit (its pidfd), a
+         * moment after the process is gone. */
+        for (int i = 0; i < WAIT_MS / 20 && drivers_file_has(g_array_index(pids, pid_t, 0)); i++)
+                g_usleep(20 * 1000);
         g_assert_false(drivers_file_has(g_array_index(pids, pid_t, 0)));
         stop_daemon();
 }
