@@ -18,16 +18,18 @@
 #include "macro.h"
 #include "usermount-names.h"
 
-static int client_fail(ClientJob *job, int r, const sd_bus_error *error, const char *what) {
-        ClientResult *res = job->result;
-
-        res->failed = true;
+/* Fails with what into buf: the D-Bus error's name and message, or r's. */
+static int set_error(char *buf, size_t size, int r, const sd_bus_error *error, const char *what) {
         if (error && sd_bus_error_is_set(error))
-                snprintf(res->error, sizeof(res->error), "%s: %s: %s", what, error->name,
-                         strempty(error->message));
+                snprintf(buf, size, "%s: %s: %s", what, error->name, strempty(error->message));
         else
-                snprintf(res->error, sizeof(res->error), "%s: %s", what, strerror(-r));
+                snprintf(buf, size, "%s: %s", what, strerror(-r));
         return r;
+}
+
+static int client_fail(ClientJob *job, int r, const sd_bus_error *error, const char *what) {
+        job->result->failed = true;
+        return set_error(job->result->error, sizeof(job->result->error), r, error, what);
 }
 
 /* info["driver"] of an OpenMount reply, read past the fd; "" when it has none. */
@@ -52,10 +54,9 @@ static int read_info_driver(sd_bus_message *reply, char *buf, size_t size) {
         return r;
 }
 
-/* One OpenMount with params["driver"] if the job names one; the reply (which owns the
- * mount fd) in *ret_reply, the fd in *ret_fd. */
-static int call_open_mount(ClientJob *job, sd_bus *bus, int image_fd, sd_bus_message **ret_reply,
-                           int *ret_fd, uint64_t *ret_ns) {
+int bench_open_mount(sd_bus *bus, int source_fd, const char *fstype, const char *options,
+                     const char *driver, sd_bus_message **ret_reply, int *ret_fd,
+                     uint64_t *ret_ns, char *err, size_t err_size) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
         char served[32];
@@ -65,36 +66,35 @@ static int call_open_mount(ClientJob *job, sd_bus *bus, int image_fd, sd_bus_mes
         r = sd_bus_message_new_method_call(bus, &call, UM_BUS_NAME, UM_OBJECT_PATH,
                                            UM_MANAGER_INTERFACE, "OpenMount");
         if (r >= 0)
-                r = sd_bus_message_append(call, "hss", image_fd, job->fstype, "");
-        if (r >= 0 && job->driver)
-                r = sd_bus_message_append(call, "a{sv}", 1, "driver", "s", job->driver);
+                r = sd_bus_message_append(call, "hss", source_fd, fstype, strempty(options));
+        if (r >= 0 && driver)
+                r = sd_bus_message_append(call, "a{sv}", 1, "driver", "s", driver);
         else if (r >= 0)
                 r = sd_bus_message_append(call, "a{sv}", 0);
         if (r < 0)
-                return client_fail(job, r, NULL, "building the OpenMount call");
+                return set_error(err, err_size, r, NULL, "building the OpenMount call");
 
         /* Every request passes the same open file, and a userspace driver reads the source
          * through a duplicate of it, sharing its offset: fusefat read()s its boot sector
          * from wherever the last one left the offset (and dies of a division by zero). */
-        if (lseek(image_fd, 0, SEEK_SET) < 0)
-                return client_fail(job, -errno, NULL, "rewinding the image");
+        if (lseek(source_fd, 0, SEEK_SET) < 0)
+                return set_error(err, err_size, -errno, NULL, "rewinding the source");
         t0 = stats_now_ns();
         r = sd_bus_call(bus, call, 60 * 1000000ULL, &error, &reply);
         if (r < 0)
-                return client_fail(job, r, &error, "OpenMount");
+                return set_error(err, err_size, r, &error, "OpenMount");
         t1 = stats_now_ns();
         r = sd_bus_message_read(reply, "h", &fd);
         if (r <= 0)
-                return client_fail(job, r < 0 ? r : -EBADMSG, NULL, "OpenMount reply");
-        if (job->driver) {
+                return set_error(err, err_size, r < 0 ? r : -EBADMSG, NULL, "OpenMount reply");
+        if (driver) {
                 r = read_info_driver(reply, served, sizeof(served));
                 if (r < 0)
-                        return client_fail(job, r, NULL, "OpenMount reply's info");
-                if (!streq(served, job->driver)) {
-                        job->result->failed = true;
-                        snprintf(job->result->error, sizeof(job->result->error),
+                        return set_error(err, err_size, r, NULL, "OpenMount reply's info");
+                if (!streq(served, driver)) {
+                        snprintf(err, err_size,
                                  "OpenMount: asked for the %s driver, served by the %s one",
-                                 job->driver, served[0] ? served : "(unnamed)");
+                                 driver, served[0] ? served : "(unnamed)");
                         return -EPROTO;
                 }
         }
@@ -104,29 +104,40 @@ static int call_open_mount(ClientJob *job, sd_bus *bus, int image_fd, sd_bus_mes
         return 0;
 }
 
-/* The one userspace driver that runs now: the one serving the mount this client holds.
- * Each cycle waits for its driver's exit, so there is no other. */
-static int find_driver(ClientJob *job, int *ret_pidfd) {
+static int call_open_mount(ClientJob *job, sd_bus *bus, int image_fd, sd_bus_message **ret_reply,
+                           int *ret_fd, uint64_t *ret_ns) {
+        int r;
+
+        r = bench_open_mount(bus, image_fd, job->fstype, "", job->driver, ret_reply, ret_fd,
+                             ret_ns, job->result->error, sizeof(job->result->error));
+        if (r < 0)
+                job->result->failed = true;
+        return r;
+}
+
+int bench_find_driver(const char *cgroup, int *ret_pidfd, pid_t *ret_pid, char *err,
+                      size_t err_size) {
         ProcUidScan scan;
         int r, pidfd;
 
-        r = proc_scan_uids(job->cgroup, CONF_DEFAULT_DRIVER_UID_FIRST,
-                           CONF_DEFAULT_DRIVER_UID_COUNT, &scan);
+        r = proc_scan_uids(cgroup, CONF_DEFAULT_DRIVER_UID_FIRST, CONF_DEFAULT_DRIVER_UID_COUNT,
+                           &scan);
         if (r < 0)
-                return client_fail(job, r, NULL, "looking for the driver in /proc");
+                return set_error(err, err_size, r, NULL, "looking for the driver in /proc");
         if (scan.alive != 1)
-                return client_fail(job, -ESRCH, NULL, scan.alive == 0 ?
-                                   "no userspace driver runs while its mount is held" :
-                                   "more than one userspace driver runs");
+                return set_error(err, err_size, -ESRCH, NULL, scan.alive == 0 ?
+                                 "no userspace driver runs while its mount is held" :
+                                 "more than one userspace driver runs");
         pidfd = pidfd_open(scan.alive_pid, 0);
         if (pidfd < 0)
-                return client_fail(job, -errno, NULL, "pidfd_open of the driver");
+                return set_error(err, err_size, -errno, NULL, "pidfd_open of the driver");
         *ret_pidfd = pidfd;
+        if (ret_pid)
+                *ret_pid = scan.alive_pid;
         return 0;
 }
 
-/* A pidfd polls readable once its process has exited. */
-static int await_exit(ClientJob *job, int pidfd) {
+int bench_await_exit(int pidfd, char *err, size_t err_size) {
         struct pollfd p = { .fd = pidfd, .events = POLLIN };
         int r;
 
@@ -134,9 +145,29 @@ static int await_exit(ClientJob *job, int pidfd) {
                 r = poll(&p, 1, HARNESS_TIMEOUT_MS);
         while (r < 0 && errno == EINTR);
         if (r <= 0)
-                return client_fail(job, r < 0 ? -errno : -ETIMEDOUT, NULL,
-                                   "waiting for the driver to exit after the close");
+                return set_error(err, err_size, r < 0 ? -errno : -ETIMEDOUT, NULL,
+                                 "waiting for the driver to exit after the close");
         return 0;
+}
+
+/* The one userspace driver that runs now: the one serving the mount this client holds.
+ * Each cycle waits for its driver's exit, so there is no other. */
+static int find_driver(ClientJob *job, int *ret_pidfd) {
+        int r = bench_find_driver(job->cgroup, ret_pidfd, NULL, job->result->error,
+                                  sizeof(job->result->error));
+
+        if (r < 0)
+                job->result->failed = true;
+        return r;
+}
+
+/* A pidfd polls readable once its process has exited. */
+static int await_exit(ClientJob *job, int pidfd) {
+        int r = bench_await_exit(pidfd, job->result->error, sizeof(job->result->error));
+
+        if (r < 0)
+                job->result->failed = true;
+        return r;
 }
 
 /* One OpenMount whose fd is closed at once; with cycle_ns, that close timed too, and for

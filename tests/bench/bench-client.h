@@ -7,7 +7,11 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include <systemd/sd-bus.h>
 
 typedef enum ClientMode {
         CLIENT_OPEN_MOUNT,    /* OpenMount of the image, the mount fd closed at once */
@@ -53,3 +57,19 @@ typedef struct ClientJob {
 /* A HarnessCallerFunc: runs job (a ClientJob *) in the forked caller; exit status 0, or
  * 1 when a request failed (the reason is in job->result->error). */
 int client_main(void *userdata);
+
+/* One OpenMount of source_fd (rewound first) with options and params["driver"] if driver
+ * is not NULL (the reply's info["driver"] must say the same): the reply (which owns the
+ * mount fd) in *ret_reply, the fd in *ret_fd, send to reply in *ret_ns. On failure the
+ * D-Bus error (or what failed) in err, and -errno. */
+int bench_open_mount(sd_bus *bus, int source_fd, const char *fstype, const char *options,
+                     const char *driver, sd_bus_message **ret_reply, int *ret_fd,
+                     uint64_t *ret_ns, char *err, size_t err_size);
+
+/* The one userspace driver of the daemon's cgroup (NULL: of the machine) that runs now, as
+ * a pidfd (and its pid, if ret_pid); more or fewer than one is a failure, said in err. */
+int bench_find_driver(const char *cgroup, int *ret_pidfd, pid_t *ret_pid, char *err,
+                      size_t err_size);
+
+/* Until the process of pidfd has exited (HARNESS_TIMEOUT_MS at most). */
+int bench_await_exit(int pidfd, char *err, size_t err_size);

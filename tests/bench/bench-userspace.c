@@ -1,0 +1,779 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The userspace drivers' benchmark (issue 25): the sandboxed userspace drivers, the
+ * default for untrusted media, against the kernel's drivers on the same filesystem, in one
+ * run. Per medium (the image in memory, the filesystem on a zram disk), type and driver:
+ * OpenMount latency and CPU per mount, the first byte of a file, a sequential read and
+ * write, random 4 KiB reads, a small-files job (create, stat, read, delete), an archive
+ * unpack and the driver's memory; then read-write OpenMount of ext4 at 64 MiB, 64 GiB and
+ * 512 GiB. Every job runs in a forked unprivileged caller on a fresh mount
+ * (bench-workload.c); bench-userspace-report.c prints the tables and the targets.
+ *
+ * Runs in the integration harness (private bus, real polkitd and daemon); leaves nothing
+ * behind. Exit status 0, 1 when a job failed, 2 on a setup or usage error, 77 when not
+ * root.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/fs.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench-proc.h"
+#include "bench-userspace.h"
+#include "conf.h"
+#include "drivertable.h"
+#include "harness.h"
+#include "macro.h"
+
+#define EXIT_FAILED 1
+#define EXIT_SETUP 2
+#define EXIT_SKIP 77
+
+#define MIB ((uint64_t) 1 << 20)
+#define BIG_FILE "big.bin"
+#define STRV(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+static const char rules[] =
+        "polkit.addRule(function(action, subject) {\n"
+        "        if (action.id.indexOf('org.freedesktop.usermount1.') == 0 &&\n"
+        "            subject.user == 'umtest1')\n"
+        "                return polkit.Result.YES;\n"
+        "        return polkit.Result.NOT_HANDLED;\n"
+        "});\n";
+
+typedef struct Options {
+        uint64_t file_mib;
+        unsigned files, iterations, random_reads;
+        bool media[_MEDIUM_MAX];
+        bool sizes;
+        bool quick;
+} Options;
+
+/* The types, in the order of the tables. */
+typedef struct TypeCase {
+        const char *fstype;
+        const char *const *mkfs; /* NULL: made by the harness with the big file in it; else
+                                  * the command that makes it empty, the image appended */
+        bool writable;
+} TypeCase;
+
+static const TypeCase types[] = {
+        { "ext4", NULL, true },
+        { "vfat", STRV("mkfs.vfat", "-F", "32", "-n", "BENCHVFAT"), true },
+        { "exfat", STRV("mkfs.exfat", "-L", "benchexfat"), true },
+        { "ntfs3", STRV("mkntfs", "-Q", "-q", "-F", "-L", "benchntfs"), true },
+        { "squashfs", NULL, false },
+        { "erofs", NULL, false },
+};
+
+typedef struct Run {
+        Options opt;
+        UsReport rep;
+        char *cgroup;
+        char *target;  /* where the callers attach their mounts (each in its own namespace) */
+        char *staging; /* the big file, before it goes into the images */
+        char *tarball;
+} Run;
+
+/* ---- helpers --------------------------------------------------------------------------- */
+
+static int fail(Run *run, int r, const char *what) {
+        if (!run->rep.error[0])
+                snprintf(run->rep.error, sizeof(run->rep.error), "%s: %s", what, strerror(-r));
+        return r;
+}
+
+static bool kernel_has(const char *fstype) {
+        g_autofree char *text = NULL;
+        g_autofree char *needle = g_strdup_printf("\t%s\n", fstype);
+
+        return g_file_get_contents("/proc/filesystems", &text, NULL, NULL) &&
+               strstr(text, needle);
+}
+
+static uint64_t xorshift(uint64_t *x) {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        return *x;
+}
+
+/* size bytes of xorshift output: incompressible, so squashfs and zram store it as it is. */
+static int write_random_file(const char *path, uint64_t size) {
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t x = 0x9e3779b97f4a7c15ull, buf[8192];
+
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        for (uint64_t done = 0; done < size; done += sizeof(buf)) {
+                for (size_t i = 0; i < ELEMENTSOF(buf); i++)
+                        buf[i] = xorshift(&x);
+                if (write(fd, buf, sizeof(buf)) != (ssize_t) sizeof(buf))
+                        return -EIO;
+        }
+        return 0;
+}
+
+static int spawn_quiet(const char *const *argv, const char *what) {
+        GError *error = NULL;
+        int status;
+
+        if (!g_spawn_sync(NULL, (char **) argv, NULL,
+                          G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                          NULL, &status, &error) ||
+            !g_spawn_check_wait_status(status, &error)) {
+                fprintf(stderr, "bench-userspace: %s failed: %s\n", what, error->message);
+                g_error_free(error);
+                return -EIO;
+        }
+        return 0;
+}
+
+/* A source-like tree under one top directory, "project" (text files of 0.5 to 8 KiB, every tenth 48 KiB, 20 per directory)
+ * packed by GNU tar with fixed names, times and owners: the same archive in every run. */
+static int make_tarball(Run *run, unsigned files) {
+        g_autofree char *tree = g_build_filename(harness_tmpdir(), "project", NULL);
+        uint64_t x = 99;
+        char line[80];
+        int r;
+
+        run->tarball = g_build_filename(harness_tmpdir(), "bench-tree.tar", NULL);
+        if (mkdir(tree, 0755) < 0)
+                return -errno;
+        for (unsigned i = 0; i < files; i++) {
+                g_autofree char *dir = g_strdup_printf("%s/src%03u", tree, i / 20);
+                g_autofree char *path = g_strdup_printf("%s/unit%04u.c", dir, i);
+                g_autoptr(GString) text = g_string_new(NULL);
+                size_t len = i % 10 == 9 ? 48 * 1024 : 512 + xorshift(&x) % (8192 - 512);
+
+                if (i % 20 == 0 && mkdir(dir, 0755) < 0)
+                        return -errno;
+                while (text->len < len) {
+                        snprintf(line, sizeof(line), "static int f%llu(void) { return %llu; }\n",
+                                 (unsigned long long) (xorshift(&x) % 100000),
+                                 (unsigned long long) (xorshift(&x) % 1000));
+                        g_string_append(text, line);
+                }
+                g_string_truncate(text, len);
+                if (!g_file_set_contents(path, text->str, (gssize) text->len, NULL))
+                        return -EIO;
+                run->rep.tar_bytes += len;
+        }
+        run->rep.tar_files = files;
+        r = spawn_quiet(STRV("tar", "--sort=name", "--mtime=@0", "--owner=0", "--group=0",
+                             "-C", harness_tmpdir(), "-cf", run->tarball, "project"),
+                        "tar -c");
+        (void) spawn_quiet(STRV("rm", "-rf", tree), "rm");
+        if (r >= 0 && chmod(run->tarball, 0644) < 0)
+                r = -errno;
+        return r;
+}
+
+/* An image of c's type: with the big file where the harness makes it, else empty. */
+static int make_image(Run *run, const TypeCase *c, char **ret_path) {
+        const HarnessEntry entries[] = {
+                { HARNESS_ENTRY_COPY, BIG_FILE, run->staging },
+                {},
+        };
+        /* At least 600 MiB: mkfs.ext4 gives a smaller filesystem 1 KiB blocks, which the
+         * kernel cannot mount from a zram disk (4 KiB sectors). Sparse either way. */
+        uint64_t size = MAX(2 * run->opt.file_mib * MIB + 256 * MIB, 600 * MIB);
+        g_autofree char *path = NULL;
+        g_autoptr(GPtrArray) argv = g_ptr_array_new();
+        _cleanup_close_ int fd = -EBADF;
+
+        if (!c->mkfs) {
+                const HarnessImageSpec spec = {
+                        .label = streq(c->fstype, "squashfs") ? NULL : "bench",
+                        .size = c->writable ? size : 0,
+                        .root_uid = HARNESS_UID_USER1,
+                        .root_gid = HARNESS_GID_USER1,
+                        .entries = entries,
+                };
+
+                return harness_make_image(c->fstype, &spec, ret_path);
+        }
+        path = g_strdup_printf("%s/images/bench-%s.img", harness_tmpdir(), c->fstype);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        if (ftruncate(fd, (off_t) size) < 0)
+                return -errno;
+        fd = safe_close(fd);
+        for (size_t i = 0; c->mkfs[i]; i++)
+                g_ptr_array_add(argv, (char *) c->mkfs[i]);
+        g_ptr_array_add(argv, path);
+        g_ptr_array_add(argv, NULL);
+        if (spawn_quiet((const char *const *) argv->pdata, c->mkfs[0]) < 0)
+                return -EIO;
+        *ret_path = g_steal_pointer(&path);
+        return 0;
+}
+
+/* The image's bytes onto a zram disk of its size (holes skipped: the disk reads zeros). */
+static int image_to_zram(const char *image, char **ret_node) {
+        _cleanup_close_ int in = -EBADF, out = -EBADF;
+        g_autofree char *node = NULL, *size = NULL;
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        off_t data = 0, hole;
+        int r;
+
+        in = open(image, O_RDONLY | O_CLOEXEC);
+        if (in < 0 || fstat(in, &st) < 0)
+                return -errno;
+        size = g_strdup_printf("%" PRIu64, (uint64_t) st.st_size);
+        r = harness_zram_new(size, &node);
+        if (r < 0)
+                return r;
+        out = open(node, O_WRONLY | O_CLOEXEC);
+        buf = malloc(MIB);
+        if (out < 0 || !buf) {
+                r = out < 0 ? -errno : -ENOMEM;
+                (void) harness_zram_free(node);
+                return r;
+        }
+        while ((data = lseek(in, data, SEEK_DATA)) >= 0) {
+                hole = lseek(in, data, SEEK_HOLE);
+                for (off_t o = data; o < hole;) {
+                        ssize_t n = pread(in, buf, (size_t) MIN((off_t) MIB, hole - o), o);
+
+                        if (n <= 0 || pwrite(out, buf, (size_t) n, o) != n) {
+                                (void) harness_zram_free(node);
+                                return -EIO;
+                        }
+                        o += n;
+                }
+                data = hole;
+        }
+        if (fsync(out) < 0) {
+                r = -errno;
+                (void) harness_zram_free(node);
+                return r;
+        }
+        *ret_node = g_steal_pointer(&node);
+        return 0;
+}
+
+/* A block device's page cache dropped, so that the next mount reads the medium. */
+static void drop_caches(const char *source) {
+        _cleanup_close_ int fd = open(source, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+
+        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISBLK(st.st_mode))
+                (void) ioctl(fd, BLKFLSBUF, 0);
+}
+
+/* ---- one job ----------------------------------------------------------------------------- */
+
+static int job_failed(Run *run, WorkJob *job, const char *what) {
+        if (!run->rep.error[0])
+                snprintf(run->rep.error, sizeof(run->rep.error), "%s",
+                         job->result->error[0] ? job->result->error : what);
+        (void) munmap(job->result, sizeof(WorkResult));
+        job->result = NULL;
+        return -EIO;
+}
+
+/* The next line of caller must be expect. */
+static bool caller_says(HarnessCaller *caller, const char *expect) {
+        g_autofree char *line = NULL;
+
+        return harness_caller_read_line(caller, HARNESS_CALLER_TIMEOUT_MS * 5, &line) >= 0 &&
+               streq(line, expect);
+}
+
+/* A job on a mount: its userspace driver found once the caller has it mounted, its peak
+ * memory read once the job is done, its exit awaited after the caller's. */
+static int run_mounted_job(Run *run, WorkJob *job, double *driver_hwm_mib) {
+        g_autoptr(HarnessCaller) caller = NULL;
+        _cleanup_close_ int pidfd = -EBADF;
+        ProcUidScan scan = {};
+        uint64_t hwm = 0;
+        int r, status;
+
+        r = harness_caller_spawn(HARNESS_UID_USER1, HARNESS_GID_USER1, HARNESS_NEW_USERNS,
+                                 work_main, job, &caller);
+        if (r < 0)
+                return job_failed(run, job, "spawning a caller");
+        if (!caller_says(caller, "mounted"))
+                return job_failed(run, job, "the caller did not mount");
+        if (job->driver && streq(job->driver, "userspace")) {
+                r = proc_scan_uids(run->cgroup, CONF_DEFAULT_DRIVER_UID_FIRST,
+                                   CONF_DEFAULT_DRIVER_UID_COUNT, &scan);
+                if (r < 0 || scan.alive != 1)
+                        return job_failed(run, job, "not exactly one driver runs for the mount");
+                pidfd = pidfd_open(scan.alive_pid, 0);
+                if (pidfd < 0)
+                        return job_failed(run, job, "pidfd_open of the driver");
+        }
+        if (!caller_says(caller, "measured"))
+                return job_failed(run, job, "the job failed");
+        if (pidfd >= 0 && proc_status_kib(scan.alive_pid, "VmHWM", &hwm) >= 0)
+                *driver_hwm_mib = MAX(*driver_hwm_mib, (double) hwm / 1024.0);
+        (void) harness_caller_release(caller);
+        status = harness_caller_wait(caller, HARNESS_CALLER_TIMEOUT_MS, NULL);
+        if (status != 0 || job->result->failed)
+                return job_failed(run, job, "the caller failed");
+        if (pidfd >= 0) {
+                struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+                if (poll(&p, 1, HARNESS_TIMEOUT_MS) <= 0)
+                        return job_failed(run, job, "the driver still runs after its mount went");
+        }
+        return 0;
+}
+
+static int run_job(Run *run, WorkJob *job, double *driver_hwm_mib) {
+        int status;
+
+        job->result = mmap(NULL, sizeof(WorkResult), PROT_READ | PROT_WRITE,
+                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (job->result == MAP_FAILED) {
+                job->result = NULL;
+                return fail(run, -errno, "mmap");
+        }
+        job->cgroup = run->cgroup;
+        job->target = run->target;
+        drop_caches(job->source);
+        if (job->kind != WORK_MOUNT)
+                return run_mounted_job(run, job, driver_hwm_mib);
+        status = harness_run_as(HARNESS_UID_USER1, HARNESS_GID_USER1, 0, work_main, job, NULL);
+        if (status != 0 || job->result->failed)
+                return job_failed(run, job, "a caller failed");
+        return 0;
+}
+
+static void done_job(WorkJob *job) {
+        if (job->result)
+                (void) munmap(job->result, sizeof(WorkResult));
+        job->result = NULL;
+}
+
+static int measure_mounts(Run *run, const char *source, bool read_only, UsRow *row,
+                          Summary *ret) {
+        WorkJob job = {
+                .kind = WORK_MOUNT, .source = source, .read_only = read_only,
+                .fstype = row->fstype, .driver = row->userspace ? "userspace" : "kernel",
+                .count = run->opt.iterations, .warmup = run->opt.quick ? 1 : 3,
+        };
+        uint64_t before = 0, after = 0;
+        bool cpu = harness_cgroup_cpu_usec(&before) >= 0;
+        int r;
+
+        r = run_job(run, &job, NULL);
+        if (r < 0)
+                return r;
+        cpu = cpu && harness_cgroup_cpu_usec(&after) >= 0;
+        stats_summarize(job.result->samples_ns, job.result->n_samples, ret);
+        row->cpu_ms = cpu ? (double) (after - before) / 1000.0 /
+                                            (job.count + job.warmup)
+                                  : -1;
+        done_job(&job);
+        return 0;
+}
+
+/* ---- one row: a driver on a type on a medium --------------------------------------------- */
+
+static int measure_row(Run *run, const TypeCase *c, const char *source, bool has_big,
+                       UsRow *row) {
+        const char *driver = row->userspace ? "userspace" : "kernel";
+        const uint64_t size = run->opt.file_mib * MIB;
+        int r;
+
+        r = measure_mounts(run, source, !c->writable, row, &row->mount);
+        if (r < 0)
+                return r;
+        if (c->writable) {
+                WorkJob job = { .kind = WORK_WRITE, .source = source, .fstype = c->fstype,
+                                .driver = driver, .size = size,
+                                .keep_as = has_big ? NULL : BIG_FILE };
+
+                r = run_job(run, &job, &row->driver_hwm_mib);
+                if (r < 0)
+                        return r;
+                row->write_mibs = (double) size / MIB / ((double) job.result->ns / 1e9);
+                done_job(&job);
+        }
+        {
+                WorkJob job = { .kind = WORK_READ, .source = source, .read_only = true,
+                                .fstype = c->fstype, .driver = driver,
+                                .read_path = BIG_FILE, .size = size };
+
+                r = run_job(run, &job, &row->driver_hwm_mib);
+                if (r < 0)
+                        return r;
+                row->first_byte_ms = stats_ms(job.result->first_byte_ns);
+                row->read_mibs = (double) size / MIB / ((double) job.result->ns / 1e9);
+                done_job(&job);
+        }
+        {
+                WorkJob job = { .kind = WORK_RANDOM, .source = source, .read_only = true,
+                                .fstype = c->fstype, .driver = driver, .read_path = BIG_FILE,
+                                .size = size, .count = run->opt.random_reads };
+
+                r = run_job(run, &job, &row->driver_hwm_mib);
+                if (r < 0)
+                        return r;
+                row->random_iops = job.count / ((double) job.result->ns / 1e9);
+                done_job(&job);
+        }
+        if (!c->writable)
+                return 0;
+        {
+                WorkJob job = { .kind = WORK_META, .source = source, .fstype = c->fstype,
+                                .driver = driver, .count = run->opt.files };
+
+                r = run_job(run, &job, &row->driver_hwm_mib);
+                if (r < 0)
+                        return r;
+                row->meta_s = (double) job.result->ns / 1e9;
+                for (int i = 0; i < _META_MAX; i++)
+                        row->meta_phase_s[i] = (double) job.result->phase_ns[i] / 1e9;
+                done_job(&job);
+        }
+        {
+                WorkJob job = { .kind = WORK_UNPACK, .source = source, .fstype = c->fstype,
+                                .driver = driver, .tarball = run->tarball };
+
+                r = run_job(run, &job, &row->driver_hwm_mib);
+                if (r < 0)
+                        return r;
+                row->unpack_s = (double) job.result->ns / 1e9;
+                done_job(&job);
+        }
+        return 0;
+}
+
+static UsRow *new_row(Run *run, Medium m, const TypeCase *c, bool userspace) {
+        UsRow *row = &run->rep.rows[run->rep.n_rows++];
+        const FuseDriver *d = fusedriver_find(c->fstype);
+
+        *row = (UsRow) {
+                .medium = m, .fstype = c->fstype, .userspace = userspace,
+                .driver = userspace ? (d ? d->name : "-") : "kernel",
+                .kernel_in_kernel = kernel_has(c->fstype),
+                .cpu_ms = -1, .first_byte_ms = -1, .read_mibs = -1, .write_mibs = -1,
+                .random_iops = -1, .meta_s = -1, .unpack_s = -1,
+        };
+        if (userspace && !d)
+                row->skipped = "no userspace driver for the type in Debian 12";
+        else if (userspace && !fusedriver_fuse_present())
+                row->skipped = "no /dev/fuse";
+        else if (!userspace && !row->kernel_in_kernel)
+                row->skipped = "not in this kernel";
+        return row;
+}
+
+static int measure_type(Run *run, Medium m, const TypeCase *c) {
+        g_autofree char *image = NULL, *node = NULL;
+        const char *source;
+        bool has_big = !c->mkfs;
+        int r;
+
+        r = make_image(run, c, &image);
+        if (r < 0)
+                return fail(run, r, "making an image");
+        if (m == MEDIUM_BLOCKDEV) {
+                r = image_to_zram(image, &node);
+                (void) unlink(image);
+                if (r < 0)
+                        return fail(run, r, "a zram disk");
+        }
+        source = node ?: image;
+        if (chown(source, HARNESS_UID_USER1, HARNESS_GID_USER1) < 0 || chmod(source, 0600) < 0) {
+                r = fail(run, -errno, source);
+                goto out;
+        }
+        /* Where the kernel has no driver, the userspace one writes the big file first. */
+        for (int userspace = 0; userspace <= 1; userspace++) {
+                UsRow *row = new_row(run, m, c, userspace);
+
+                if (row->skipped)
+                        continue;
+                r = measure_row(run, c, source, has_big, row);
+                if (r < 0)
+                        goto out;
+                has_big = true;
+        }
+out:
+        if (node)
+                (void) harness_zram_free(node);
+        else
+                (void) unlink(image);
+        return r;
+}
+
+/* ---- mount time by size ------------------------------------------------------------------ */
+
+static int measure_sizes(Run *run) {
+        static const struct {
+                const char *name;
+                uint64_t bytes;
+        } sizes[US_SIZES] = {
+                { "64 MiB", 64 * MIB }, { "64 GiB", 64ull << 30 }, { "512 GiB", 512ull << 30 },
+        };
+        int r = 0;
+
+        for (unsigned i = 0; i < US_SIZES && r >= 0; i++) {
+                g_autofree char *path = g_strdup_printf("%s/images/bench-size-%u.img",
+                                                        harness_tmpdir(), i);
+                SizeRow *s = &run->rep.sizes[run->rep.n_sizes++];
+                UsRow row = { .fstype = "ext4" };
+                _cleanup_close_ int fd = -EBADF;
+
+                *s = (SizeRow) { .name = sizes[i].name, .bytes = sizes[i].bytes };
+                fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                if (fd < 0 || ftruncate(fd, (off_t) sizes[i].bytes) < 0)
+                        return fail(run, -errno, path);
+                fd = safe_close(fd);
+                /* Inode tables marked zeroed (punched holes, not written), so that no lazy
+                 * init thread writes gigabytes of zeros into memory behind the figures. */
+                r = spawn_quiet(STRV("mkfs.ext4", "-q", "-F", "-E",
+                                     "lazy_itable_init=0,lazy_journal_init=1", path),
+                                "mkfs.ext4");
+                if (r >= 0 && chown(path, HARNESS_UID_USER1, HARNESS_GID_USER1) < 0)
+                        r = -errno;
+                if (r >= 0)
+                        r = measure_mounts(run, path, false, &row, &s->kernel);
+                row.userspace = true;
+                if (r >= 0 && fusedriver_find("ext4") && fusedriver_fuse_present())
+                        r = measure_mounts(run, path, false, &row, &s->fuse);
+                (void) unlink(path);
+        }
+        return r < 0 ? fail(run, r, "mount time by size") : 0;
+}
+
+/* ---- setup -------------------------------------------------------------------------------- */
+
+static int write_config(char **ret_path) {
+        g_autofree char *path = g_build_filename(harness_tmpdir(), "bench-userspace.conf", NULL);
+        static const char text[] = "[General]\nDriver=kernel\n[Limits]\nMaxRequests=64\n"
+                                   "MaxRequestsPerUser=64\nMaxLoopDevices=64\n"
+                                   "MaxLoopDevicesPerUser=64\nMaxDrivers=64\n"
+                                   "MaxDriversPerUser=64\n";
+
+        if (!g_file_set_contents(path, text, -1, NULL) || chmod(path, 0644) < 0)
+                return -EIO;
+        *ret_path = g_steal_pointer(&path);
+        return 0;
+}
+
+static int setup(Run *run, pid_t *ret_daemon) {
+        g_autofree char *conf = NULL, *conf_arg = NULL;
+        int r;
+
+        r = harness_set_rules(rules);
+        if (r < 0)
+                return r;
+        r = write_config(&conf);
+        if (r < 0)
+                return r;
+        run->target = g_build_filename(harness_tmpdir(), "bench-us-mnt", NULL);
+        if (mkdir(run->target, 0755) < 0 ||
+            chown(run->target, HARNESS_UID_USER1, HARNESS_GID_USER1) < 0)
+                return -errno;
+        run->staging = g_build_filename(harness_tmpdir(), "bench-" BIG_FILE, NULL);
+        r = write_random_file(run->staging, run->opt.file_mib * MIB);
+        if (r < 0)
+                return r;
+        r = make_tarball(run, run->opt.quick ? 200 : 3000);
+        if (r < 0)
+                return r;
+        if (!harness_daemon_path())
+                return -ENOENT;
+        conf_arg = g_strconcat("--config=", conf, NULL);
+        const char *const args[] = { conf_arg, NULL };
+        r = harness_start_daemon(harness_daemon_path(), args, ret_daemon);
+        if (r < 0)
+                return r;
+        /* The daemon in a cgroup of its own, with its workers and drivers: CPU per mount. */
+        if (harness_cgroup_new("bench-userspace") >= 0 && harness_cgroup_move(*ret_daemon) >= 0)
+                run->cgroup = harness_cgroup_unified_dir();
+        return 0;
+}
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+static void help(void) {
+        printf("bench-userspace [OPTIONS]\n\n"
+               "Measures the sandboxed userspace drivers against the kernel's on the same\n"
+               "filesystem, with the image in memory and on a zram disk: OpenMount latency\n"
+               "and CPU, first byte, sequential read and write, random 4 KiB reads, a\n"
+               "small-files job, an archive unpack, the driver's memory, and read-write\n"
+               "mount time of ext4 at 64 MiB, 64 GiB and 512 GiB; prints the targets of\n"
+               "issue 25 as met or MISSED. Needs root.\n\n"
+               "  -h --help         show this help\n"
+               "     --size=MIB     the sequential file (default 1024)\n"
+               "     --files=N      files of the small-files job (default 10000)\n"
+               "     --iterations=N OpenMount cycles per row (default 30)\n"
+               "     --media=LIST   memory,blockdev (default both)\n"
+               "     --no-sizes     leave out the mount time by size\n"
+               "     --quick        a smoke run: --size=32 --files=300 --iterations=3\n\n"
+               "Exit status: 0, 1 when a job failed, 2 on a setup or usage error, 77 when\n"
+               "not run as root.\n");
+}
+
+static int parse_uint(const char *s, unsigned max, unsigned *ret) {
+        char *end;
+        unsigned long v;
+
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        if (errno || end == s || *end || *s == '-' || v < 1 || v > max)
+                return -EINVAL;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+static int parse_argv(int argc, char *argv[], Options *o) {
+        enum { ARG_SIZE = 0x100, ARG_FILES, ARG_ITERATIONS, ARG_MEDIA, ARG_NO_SIZES,
+               ARG_QUICK };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "size", required_argument, NULL, ARG_SIZE },
+                { "files", required_argument, NULL, ARG_FILES },
+                { "iterations", required_argument, NULL, ARG_ITERATIONS },
+                { "media", required_argument, NULL, ARG_MEDIA },
+                { "no-sizes", no_argument, NULL, ARG_NO_SIZES },
+                { "quick", no_argument, NULL, ARG_QUICK },
+                {},
+        };
+        unsigned size = 0, files = 0, iterations = 0;
+        int c;
+
+        *o = (Options) { .media = { true, true }, .sizes = true, .random_reads = 16384 };
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 1;
+                case ARG_SIZE:
+                        if (parse_uint(optarg, 8192, &size) < 0)
+                                goto bad;
+                        break;
+                case ARG_FILES:
+                        if (parse_uint(optarg, 1000000, &files) < 0)
+                                goto bad;
+                        break;
+                case ARG_ITERATIONS:
+                        if (parse_uint(optarg, WORK_MAX_SAMPLES, &iterations) < 0)
+                                goto bad;
+                        break;
+                case ARG_MEDIA: {
+                        g_auto(GStrv) items = g_strsplit(optarg, ",", -1);
+
+                        o->media[MEDIUM_MEMORY] = o->media[MEDIUM_BLOCKDEV] = false;
+                        for (size_t i = 0; items[i]; i++) {
+                                if (streq(items[i], "memory"))
+                                        o->media[MEDIUM_MEMORY] = true;
+                                else if (streq(items[i], "blockdev"))
+                                        o->media[MEDIUM_BLOCKDEV] = true;
+                                else
+                                        goto bad;
+                        }
+                        break;
+                }
+                case ARG_NO_SIZES:
+                        o->sizes = false;
+                        break;
+                case ARG_QUICK:
+                        o->quick = true;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "bench-userspace: unexpected argument '%s' (see --help).\n",
+                        argv[optind]);
+                return -EINVAL;
+        }
+        o->file_mib = size ?: (o->quick ? 32 : 1024);
+        o->files = files ?: (o->quick ? 300 : 10000);
+        o->iterations = iterations ?: (o->quick ? 3 : 30);
+        if (o->quick)
+                o->random_reads = 1024;
+        return 0;
+bad:
+        fprintf(stderr, "bench-userspace: invalid value '%s' for --%s (see --help).\n", optarg,
+                options[c - ARG_SIZE + 1].name);
+        return -EINVAL;
+}
+
+/* ---- main --------------------------------------------------------------------------------- */
+
+static int measure(Run *run) {
+        int r;
+
+        for (Medium m = 0; m < _MEDIUM_MAX; m++) {
+                if (!run->opt.media[m])
+                        continue;
+                for (size_t i = 0; i < ELEMENTSOF(types); i++) {
+                        r = measure_type(run, m, &types[i]);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return run->opt.sizes ? measure_sizes(run) : 0;
+}
+
+static void run_done(Run *run) {
+        if (run->staging)
+                (void) unlink(run->staging);
+        if (run->tarball)
+                (void) unlink(run->tarball);
+        if (run->target)
+                (void) rmdir(run->target);
+        g_free(run->staging);
+        g_free(run->tarball);
+        g_free(run->target);
+        g_free(run->cgroup);
+}
+
+int main(int argc, char *argv[]) {
+        static const HarnessOptions harness_options = { .without_udevd = true };
+        _cleanup_(run_done) Run run = {};
+        pid_t daemon = 0;
+        int r;
+
+        r = parse_argv(argc, argv, &run.opt);
+        if (r != 0)
+                return r > 0 ? EXIT_SUCCESS : EXIT_SETUP;
+        r = harness_init(&harness_options);
+        if (r == -EPERM) {
+                fprintf(stderr, "bench-userspace: mounts real filesystems and needs root.\n");
+                return EXIT_SKIP;
+        }
+        if (r < 0) {
+                fprintf(stderr, "bench-userspace: the harness failed: %s\n", strerror(-r));
+                return EXIT_SETUP;
+        }
+        r = setup(&run, &daemon);
+        if (r < 0) {
+                fprintf(stderr, "bench-userspace: setup failed: %s\n", strerror(-r));
+                return EXIT_SETUP;
+        }
+        run.rep.file_size = run.opt.file_mib * MIB;
+        run.rep.files = run.opt.files;
+        run.rep.random_reads = run.opt.random_reads;
+        run.rep.iterations = run.opt.iterations;
+        r = measure(&run);
+        (void) harness_stop_daemon(daemon, NULL);
+        us_report_print(&run.rep);
+        if (r < 0) {
+                printf("\nFAILED: %s\n", run.rep.error[0] ? run.rep.error : strerror(-r));
+                return EXIT_FAILED;
+        }
+        return EXIT_SUCCESS;
+}
