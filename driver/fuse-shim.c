@@ -34,6 +34,14 @@
  *    start without one.
  *  - mknod("/dev/fuse") returns 0: ntfs-3g creates the node when it is missing, and would
  *    log an error for a node it does not need.
+ *  - fuse_main_real() (what fuse_main() calls in libfuse 2 and 3) gets the options of
+ *    USERMOUNT_FUSE_OPTIONS appended as a last "-o": the driver table's cache settings
+ *    (drivertable.c, CACHING), which then win over the driver's own defaults (libfuse
+ *    keeps an option's last value), however much of libfuse's options the driver's own
+ *    command line lets through (mount.exfat-fuse: none; fuse2fs appends attr_timeout=0
+ *    after what it is given). fuse2fs, mount.exfat-fuse, fusefat (FUSE_2.6) and
+ *    squashfuse (FUSE_3.0) import it; ntfs-3g's fuse-lite does not, and takes its
+ *    options on its command line.
  *  - fuse_daemonize() does not fork: mount.exfat-fuse has no foreground option (it runs
  *    in the foreground only with -d, which logs every request), and a driver that forks
  *    and exits leaves the sandbox's PID namespace without its init, which kills the
@@ -249,6 +257,36 @@ SHIM_EXPORT int fuse_daemonize(int foreground) {
         if (chdir("/") < 0)
                 return -1;
         return 0;
+}
+
+/* libfuse's int fuse_main_real(int argc, char *argv[], const struct fuse_operations *op,
+ * size_t op_size, void *user_data), the same in libfuse 2.6+ and 3. */
+typedef int (*fuse_main_fn)(int, char **, const void *, size_t, void *);
+SHIM_EXPORT int fuse_main_real(int argc, char *argv[], const void *op, size_t op_size,
+                               void *user_data);
+SHIM_EXPORT int fuse_main_real(int argc, char *argv[], const void *op, size_t op_size,
+                               void *user_data) {
+        /* The library's default version (FUSE_2.6, FUSE_3.0): the one the driver's
+         * reference was bound to had there been no shim. */
+        fuse_main_fn next = (fuse_main_fn) dlsym(RTLD_NEXT, "fuse_main_real");
+        const char *extra = shim_active() ? getenv("USERMOUNT_FUSE_OPTIONS") : NULL;
+        char **args;
+
+        if (!next) {
+                errno = ENOSYS;
+                return 1;
+        }
+        if (!extra || !*extra || argc < 0)
+                return next(argc, argv, op, op_size, user_data);
+        args = calloc((size_t) argc + 3, sizeof(char *));
+        if (!args)
+                return 1;
+        for (int i = 0; i < argc; i++)
+                args[i] = argv[i];
+        args[argc] = (char *) "-o";
+        args[argc + 1] = (char *) extra;
+        /* Not freed: libfuse may keep pointers into argv for as long as it runs. */
+        return next(argc + 2, args, op, op_size, user_data);
 }
 
 static bool is_source(const char *path) {

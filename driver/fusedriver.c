@@ -103,8 +103,9 @@ static int fuse_superblock(const FuseDriverSpec *spec, int conn_fd, int *ret_mou
 
 typedef struct DriverExec {
         char *argv[16];
-        char *envp[8];
+        char *envp[10];
         char options[256];
+        char fuse_options[256]; /* "USERMOUNT_FUSE_OPTIONS=..." */
 } DriverExec;
 
 static int driver_exec_build(const FuseDriverSpec *spec, DriverExec *x) {
@@ -158,6 +159,13 @@ static int driver_exec_build(const FuseDriverSpec *spec, DriverExec *x) {
         x->envp[n++] = (char *) "USERMOUNT_FUSE_FD=4";
         x->envp[n++] = (char *) "USERMOUNT_FUSE_SOURCE=" FUSEDRIVER_SOURCE;
         x->envp[n++] = (char *) "USERMOUNT_FUSE_SOURCE_FD=5";
+        if (d->fuse_options) {
+                w = snprintf(x->fuse_options, sizeof(x->fuse_options),
+                             "USERMOUNT_FUSE_OPTIONS=%s", d->fuse_options);
+                if (w < 0 || (size_t) w >= sizeof(x->fuse_options))
+                        return -E2BIG;
+                x->envp[n++] = x->fuse_options;
+        }
         x->envp[n++] = (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
         x->envp[n++] = (char *) "LANG=C";
         x->envp[n] = NULL;

@@ -38,7 +38,23 @@
  *
  * A read-write mount of a read-only source fd is refused before any driver starts
  * (-EROFS), rather than relying on each driver's fallback (only exfat has one).
+ *
+ * CACHING. Every change to the filesystem goes through this one mount while it exists (one
+ * writer per source: worker/claim.h), so the kernel may keep what the driver told it:
+ * attributes, names and missing names for FUSE_CACHE_TIMEOUT, and file pages across opens
+ * (kernel_cache). Without that, fuse2fs (attr_timeout=0 by default) and ntfs-3g answer a
+ * GETATTR for every directory of every path the kernel checks (default_permissions), and
+ * the kernel asks for each stat() again. big_writes lets fusefat take 128 KiB writes
+ * instead of 4 KiB ones (ntfs-3g has its own option of that name). The timeouts are the
+ * ones lowntfs-3g ships with. tests/kernel/test-kernel-fusedriver.c counts the requests
+ * each driver gets for repeated stat()s and for a 1 MiB write, so a driver that loses
+ * these settings fails there.
  */
+#define FUSE_CACHE_TIMEOUT "10"
+#define FUSE_CACHE_OPTIONS                                                              \
+        "attr_timeout=" FUSE_CACHE_TIMEOUT ",entry_timeout=" FUSE_CACHE_TIMEOUT          \
+        ",negative_timeout=" FUSE_CACHE_TIMEOUT ",kernel_cache"
+
 static FuseDriver drivers[] = {
         {
                 .name = "fuse2fs",
@@ -52,6 +68,7 @@ static FuseDriver drivers[] = {
                 /* fuse2fs compares the caller with the owners on disk, unless it pretends
                  * that every caller is root. */
                 .as_caller_options = "fakeroot",
+                .fuse_options = FUSE_CACHE_OPTIONS,
                 .quiet_prefixes = STRV("fuse2fs: Warning:", "FUSE2FS (", "Mounting read-only."),
         },
         {
@@ -64,6 +81,7 @@ static FuseDriver drivers[] = {
                 .ownerless = true,
                 .writable = true,
                 .rw_option = "rw",
+                .fuse_options = FUSE_CACHE_OPTIONS,
                 .quiet_prefixes = STRV("FUSE exfat "),
         },
         {
@@ -75,6 +93,7 @@ static FuseDriver drivers[] = {
                 .ownerless = true,
                 .writable = true,
                 .rw_option = "rw+",
+                .fuse_options = FUSE_CACHE_OPTIONS ",big_writes",
         },
         {
                 .name = "ntfs-3g",
@@ -85,7 +104,7 @@ static FuseDriver drivers[] = {
                 .ownerless = true,
                 .writable = true,
                 .rw_option = "rw",
-                .extra_options = "no_detach",
+                .extra_options = "no_detach,big_writes",
                 .quiet_prefixes = STRV("ntfs-3g 2", "Configuration type", "Copyright",
                                        "Version ", "Mounted ", "Cmdline options:",
                                        "Mount options:", "Ownership and permissions",
@@ -99,6 +118,7 @@ static FuseDriver drivers[] = {
                 .argv = STRV("squashfuse", "-f", "-o", "{options}", "{source}",
                              "{mountpoint}"),
                 .has_offset = true,
+                .fuse_options = FUSE_CACHE_OPTIONS,
         },
 };
 

@@ -36,6 +36,11 @@ typedef struct FuseDriver {
         bool writable;                 /* can write; else read_only is required */
         const char *rw_option;         /* option for read-write ("rw", "rw+") */
         const char *extra_options;     /* always given, or NULL */
+        /* Options of the driver's FUSE library (libfuse 2 or 3), or NULL: the shim appends
+         * them as the last "-o" of what the driver passes to fuse_main_real(), so that they
+         * win over the driver's own defaults (the library keeps an option's last value),
+         * whatever the driver's command line can carry. See CACHING in drivertable.c. */
+        const char *fuse_options;
         /* Given when every file appears as the caller's (files_as_caller), or NULL: a
          * driver that checks permissions itself against the ids on disk would refuse the
          * caller what the modes it shows allow (the kernel checks those: default_permissions). */

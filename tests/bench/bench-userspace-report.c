@@ -109,6 +109,24 @@ static void print_data_table(const UsReport *rep, Medium m) {
         }
 }
 
+/* The rows whose write or small-files job ran out of its time budget. */
+static void print_budget_notes(const UsReport *rep, Medium m) {
+        for (unsigned i = 0; i < rep->n_rows; i++) {
+                const UsRow *r = &rep->rows[i];
+
+                if (r->medium != m || r->skipped)
+                        continue;
+                if (r->write_mibs >= 0 && r->written < rep->file_size)
+                        printf("  (%s %s: the write stopped after %u s, at %" PRIu64 " MiB; "
+                               "the reads read that file)\n", r->fstype, r->driver,
+                               rep->budget_s, r->written >> 20);
+                if (r->meta_s >= 0 && r->meta_files < rep->files)
+                        printf("  (%s %s: %u of the %u small files made within %u s; its "
+                               "times are scaled up to all of them)\n", r->fstype, r->driver,
+                               r->meta_files, rep->files, rep->budget_s);
+        }
+}
+
 static void print_meta_phases(const UsReport *rep, Medium m) {
         printf("  small files by phase (s): create+write+syncfs, stat, open+read, "
                "unlink+rmdir+syncfs\n");
@@ -211,9 +229,9 @@ void us_report_print(const UsReport *rep) {
                "(written, then read on a fresh mount), %u random 4 KiB reads, %u small files "
                "in %u directories, an archive of %u files (%.1f MiB), %u OpenMount cycles per "
                "row; every job on a fresh mount, as an unprivileged caller in its own user and "
-               "mount namespace\n",
+               "mount namespace; write, read and random reads: the median of %u runs\n",
                rep->file_size >> 20, rep->random_reads, rep->files, (rep->files + 99) / 100,
-               rep->tar_files, (double) rep->tar_bytes / (1 << 20), rep->iterations);
+               rep->tar_files, (double) rep->tar_bytes / (1 << 20), rep->iterations, rep->reps);
         if (rep->loop_note[0])
                 printf("%s\n", rep->loop_note);
         if (rep->fuse_note[0])
@@ -229,6 +247,7 @@ void us_report_print(const UsReport *rep) {
                 print_mount_table(rep, m);
                 printf("\n");
                 print_data_table(rep, m);
+                print_budget_notes(rep, m);
                 printf("\n");
                 print_meta_phases(rep, m);
         }

@@ -40,6 +40,10 @@
 
 #define MIB ((uint64_t) 1 << 20)
 #define BIG_FILE "big.bin"
+/* Each on a fresh mount: this VM hands memory that was freed back to its host (virtio
+ * balloon free page reporting), and touching it again costs a fault in the host, so the
+ * first job after a pause allocates page cache at a fraction of the speed of the next. */
+#define MAX_REPS 3
 #define STRV(...) ((const char *const[]) { __VA_ARGS__, NULL })
 
 static const char rules[] =
@@ -52,10 +56,12 @@ static const char rules[] =
 
 typedef struct Options {
         uint64_t file_mib;
-        unsigned files, iterations, random_reads;
+        unsigned files, iterations, random_reads, budget_s;
+        unsigned reps; /* of the write, read and random jobs: the median is reported */
         bool media[_MEDIUM_MAX];
         bool sizes;
         bool quick;
+        char **types; /* NULL: all */
 } Options;
 
 /* The types, in the order of the tables. */
@@ -187,7 +193,13 @@ static int make_image(Run *run, const TypeCase *c, char **ret_path) {
         };
         /* At least 600 MiB: mkfs.ext4 gives a smaller filesystem 1 KiB blocks, which the
          * kernel cannot mount from a zram disk (4 KiB sectors). Sparse either way. */
-        uint64_t size = MAX(2 * run->opt.file_mib * MIB + 256 * MIB, 600 * MIB);
+        uint64_t size = MAX((2 * run->opt.reps + 1) * run->opt.file_mib * MIB + 256 * MIB,
+                            600 * MIB);
+
+        /* ntfs-3g takes 128 KiB writes (big_writes) only on volumes of 4 GiB or more, as
+         * most sticks are. */
+        if (streq(c->fstype, "ntfs3"))
+                size = MAX(size, (uint64_t) 5 << 30);
         g_autofree char *path = NULL;
         g_autoptr(GPtrArray) argv = g_ptr_array_new();
         _cleanup_close_ int fd = -EBADF;
@@ -385,61 +397,93 @@ static int measure_mounts(Run *run, const char *source, bool read_only, UsRow *r
 
 /* ---- one row: a driver on a type on a medium --------------------------------------------- */
 
-static int measure_row(Run *run, const TypeCase *c, const char *source, bool has_big,
+/* The median of n figures (sorted in place); n odd, or the upper middle. */
+static double median(double *v, unsigned n) {
+        for (unsigned i = 1; i < n; i++)
+                for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
+                        double t = v[j];
+
+                        v[j] = v[j - 1];
+                        v[j - 1] = t;
+                }
+        return v[n / 2];
+}
+
+/* *big_size: the size of BIG_FILE on the filesystem, 0 while it has none (the write job
+ * then leaves its file there as BIG_FILE). */
+static int measure_row(Run *run, const TypeCase *c, const char *source, uint64_t *big_size,
                        UsRow *row) {
         const char *driver = row->userspace ? "userspace" : "kernel";
         const uint64_t size = run->opt.file_mib * MIB;
+        double write[MAX_REPS], read[MAX_REPS], first[MAX_REPS], random[MAX_REPS];
         int r;
 
         r = measure_mounts(run, source, !c->writable, row, &row->mount);
         if (r < 0)
                 return r;
-        if (c->writable) {
+        /* Every written file is kept (the image has room for them): fusefat 0.1a breaks
+         * the filesystem when a large file is deleted and a directory made after it (the
+         * directory's first file then fails with ENOENT). */
+        for (unsigned i = 0; c->writable && i < run->opt.reps; i++) {
+                g_autofree char *keep = g_strdup_printf("written-%s-%u.bin", driver, i);
                 WorkJob job = { .kind = WORK_WRITE, .source = source, .fstype = c->fstype,
                                 .driver = driver, .size = size,
-                                .keep_as = has_big ? NULL : BIG_FILE };
+                                .keep_as = *big_size ? keep : BIG_FILE,
+                                .budget_ns = run->opt.budget_s * 1000000000ull };
 
                 r = run_job(run, &job, &row->driver_hwm_mib);
                 if (r < 0)
                         return r;
-                row->write_mibs = (double) size / MIB / ((double) job.result->ns / 1e9);
+                row->written = job.result->bytes;
+                write[i] = (double) row->written / MIB / ((double) job.result->ns / 1e9);
+                if (!*big_size)
+                        *big_size = row->written;
                 done_job(&job);
         }
-        {
+        for (unsigned i = 0; i < run->opt.reps; i++) {
                 WorkJob job = { .kind = WORK_READ, .source = source, .read_only = true,
                                 .fstype = c->fstype, .driver = driver,
-                                .read_path = BIG_FILE, .size = size };
+                                .read_path = BIG_FILE, .size = *big_size };
 
                 r = run_job(run, &job, &row->driver_hwm_mib);
                 if (r < 0)
                         return r;
-                row->first_byte_ms = stats_ms(job.result->first_byte_ns);
-                row->read_mibs = (double) size / MIB / ((double) job.result->ns / 1e9);
+                first[i] = stats_ms(job.result->first_byte_ns);
+                read[i] = (double) *big_size / MIB / ((double) job.result->ns / 1e9);
                 done_job(&job);
         }
-        {
+        for (unsigned i = 0; i < run->opt.reps; i++) {
                 WorkJob job = { .kind = WORK_RANDOM, .source = source, .read_only = true,
                                 .fstype = c->fstype, .driver = driver, .read_path = BIG_FILE,
-                                .size = size, .count = run->opt.random_reads };
+                                .size = *big_size, .count = run->opt.random_reads,
+                                .budget_ns = run->opt.budget_s * 1000000000ull };
 
                 r = run_job(run, &job, &row->driver_hwm_mib);
                 if (r < 0)
                         return r;
-                row->random_iops = job.count / ((double) job.result->ns / 1e9);
+                random[i] = job.result->n_done / ((double) job.result->ns / 1e9);
                 done_job(&job);
         }
+        row->write_mibs = c->writable ? median(write, run->opt.reps) : -1;
+        row->read_mibs = median(read, run->opt.reps);
+        row->first_byte_ms = median(first, run->opt.reps);
+        row->random_iops = median(random, run->opt.reps);
         if (!c->writable)
                 return 0;
         {
                 WorkJob job = { .kind = WORK_META, .source = source, .fstype = c->fstype,
-                                .driver = driver, .count = run->opt.files };
+                                .driver = driver, .count = run->opt.files,
+                                .budget_ns = run->opt.budget_s * 1000000000ull };
+                double scale;
 
                 r = run_job(run, &job, &row->driver_hwm_mib);
                 if (r < 0)
                         return r;
-                row->meta_s = (double) job.result->ns / 1e9;
+                row->meta_files = job.result->n_done;
+                scale = (double) run->opt.files / MAX(row->meta_files, 1u);
+                row->meta_s = (double) job.result->ns / 1e9 * scale;
                 for (int i = 0; i < _META_MAX; i++)
-                        row->meta_phase_s[i] = (double) job.result->phase_ns[i] / 1e9;
+                        row->meta_phase_s[i] = (double) job.result->phase_ns[i] / 1e9 * scale;
                 done_job(&job);
         }
         {
@@ -478,7 +522,7 @@ static UsRow *new_row(Run *run, Medium m, const TypeCase *c, bool userspace) {
 static int measure_type(Run *run, Medium m, const TypeCase *c) {
         g_autofree char *image = NULL, *node = NULL;
         const char *source;
-        bool has_big = !c->mkfs;
+        uint64_t big_size = c->mkfs ? 0 : run->opt.file_mib * MIB;
         int r;
 
         r = make_image(run, c, &image);
@@ -501,10 +545,9 @@ static int measure_type(Run *run, Medium m, const TypeCase *c) {
 
                 if (row->skipped)
                         continue;
-                r = measure_row(run, c, source, has_big, row);
+                r = measure_row(run, c, source, &big_size, row);
                 if (r < 0)
                         goto out;
-                has_big = true;
         }
 out:
         if (node)
@@ -597,9 +640,15 @@ static int setup(Run *run, pid_t *ret_daemon) {
         r = harness_start_daemon(harness_daemon_path(), args, ret_daemon);
         if (r < 0)
                 return r;
-        /* The daemon in a cgroup of its own, with its workers and drivers: CPU per mount. */
-        if (harness_cgroup_new("bench-userspace") >= 0 && harness_cgroup_move(*ret_daemon) >= 0)
+        /* The daemon in a cgroup of its own, with its workers (those it made at start too)
+         * and their drivers: CPU per mount, and where the drivers are looked for. */
+        if (harness_cgroup_new("bench-userspace") >= 0 && harness_cgroup_move(*ret_daemon) >= 0) {
+                g_autoptr(GArray) workers = harness_children(*ret_daemon, NULL, NULL);
+
+                for (guint i = 0; workers && i < workers->len; i++)
+                        (void) harness_cgroup_move(g_array_index(workers, pid_t, i));
                 run->cgroup = harness_cgroup_unified_dir();
+        }
         return 0;
 }
 
@@ -618,6 +667,7 @@ static void help(void) {
                "     --files=N      files of the small-files job (default 10000)\n"
                "     --iterations=N OpenMount cycles per row (default 30)\n"
                "     --media=LIST   memory,blockdev (default both)\n"
+               "     --types=LIST   of ext4,vfat,exfat,ntfs3,squashfs,erofs (default all)\n"
                "     --no-sizes     leave out the mount time by size\n"
                "     --quick        a smoke run: --size=32 --files=300 --iterations=3\n\n"
                "Exit status: 0, 1 when a job failed, 2 on a setup or usage error, 77 when\n"
@@ -638,7 +688,7 @@ static int parse_uint(const char *s, unsigned max, unsigned *ret) {
 
 static int parse_argv(int argc, char *argv[], Options *o) {
         enum { ARG_SIZE = 0x100, ARG_FILES, ARG_ITERATIONS, ARG_MEDIA, ARG_NO_SIZES,
-               ARG_QUICK };
+               ARG_QUICK, ARG_TYPES };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "size", required_argument, NULL, ARG_SIZE },
@@ -647,12 +697,14 @@ static int parse_argv(int argc, char *argv[], Options *o) {
                 { "media", required_argument, NULL, ARG_MEDIA },
                 { "no-sizes", no_argument, NULL, ARG_NO_SIZES },
                 { "quick", no_argument, NULL, ARG_QUICK },
+                { "types", required_argument, NULL, ARG_TYPES },
                 {},
         };
         unsigned size = 0, files = 0, iterations = 0;
         int c;
 
-        *o = (Options) { .media = { true, true }, .sizes = true, .random_reads = 16384 };
+        *o = (Options) { .media = { true, true }, .sizes = true, .random_reads = 16384,
+                         .budget_s = 30, .reps = MAX_REPS };
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
@@ -690,6 +742,18 @@ static int parse_argv(int argc, char *argv[], Options *o) {
                 case ARG_QUICK:
                         o->quick = true;
                         break;
+                case ARG_TYPES:
+                        g_strfreev(o->types);
+                        o->types = g_strsplit(optarg, ",", -1);
+                        for (size_t i = 0; o->types[i]; i++) {
+                                bool known = false;
+
+                                for (size_t k = 0; k < ELEMENTSOF(types); k++)
+                                        known = known || streq(types[k].fstype, o->types[i]);
+                                if (!known)
+                                        goto bad;
+                        }
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -702,8 +766,11 @@ static int parse_argv(int argc, char *argv[], Options *o) {
         o->file_mib = size ?: (o->quick ? 32 : 1024);
         o->files = files ?: (o->quick ? 300 : 10000);
         o->iterations = iterations ?: (o->quick ? 3 : 30);
-        if (o->quick)
+        if (o->quick) {
                 o->random_reads = 1024;
+                o->budget_s = 5;
+                o->reps = 1;
+        }
         return 0;
 bad:
         fprintf(stderr, "bench-userspace: invalid value '%s' for --%s (see --help).\n", optarg,
@@ -720,6 +787,10 @@ static int measure(Run *run) {
                 if (!run->opt.media[m])
                         continue;
                 for (size_t i = 0; i < ELEMENTSOF(types); i++) {
+                        if (run->opt.types &&
+                            !g_strv_contains((const char *const *) run->opt.types,
+                                             types[i].fstype))
+                                continue;
                         r = measure_type(run, m, &types[i]);
                         if (r < 0)
                                 return r;
@@ -739,6 +810,7 @@ static void run_done(Run *run) {
         g_free(run->tarball);
         g_free(run->target);
         g_free(run->cgroup);
+        g_strfreev(run->opt.types);
 }
 
 int main(int argc, char *argv[]) {
@@ -768,6 +840,8 @@ int main(int argc, char *argv[]) {
         run.rep.files = run.opt.files;
         run.rep.random_reads = run.opt.random_reads;
         run.rep.iterations = run.opt.iterations;
+        run.rep.budget_s = run.opt.budget_s;
+        run.rep.reps = run.opt.reps;
         r = measure(&run);
         (void) harness_stop_daemon(daemon, NULL);
         us_report_print(&run.rep);

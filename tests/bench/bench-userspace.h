@@ -26,6 +26,9 @@ typedef struct UsRow {
         double first_byte_ms; /* OpenMount sent to the first 4 KiB of a file read */
         double read_mibs, write_mibs, random_iops;
         double meta_s, unpack_s;
+        uint64_t written;      /* bytes the write job got to within its budget */
+        unsigned meta_files;   /* files the small-files job got to within its budget; fewer
+                                * than asked: meta_s is scaled up to all of them */
         double meta_phase_s[_META_MAX];
         double driver_hwm_mib; /* the driver's peak RSS over the row's jobs */
 } UsRow;
@@ -51,6 +54,8 @@ typedef struct UsReport {
         unsigned tar_files;     /* in the archive */
         uint64_t tar_bytes;
         unsigned iterations;    /* mount cycles per row */
+        unsigned budget_s;      /* of a write, random-read or small-files job */
+        unsigned reps;          /* runs of the write, read and random jobs (median) */
         char loop_note[160];    /* the kernel path's loop device: direct I/O, read-ahead */
         char fuse_note[160];    /* the FUSE connection: read-ahead, requests */
         char error[480];        /* the first failure */

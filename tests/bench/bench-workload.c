@@ -163,11 +163,14 @@ static int job_random(WorkJob *job) {
         for (unsigned i = 0; i < job->count; i++) {
                 off_t off = (off_t) ((xorshift(&x) % blocks) * SMALL);
 
+                if (i % 64 == 0 && job->budget_ns && stats_now_ns() - t0 > job->budget_ns)
+                        break;
                 if (pread(fd, buf, SMALL, off) != SMALL)
                         return work_fail(job, -EIO, "pread");
+                job->result->n_done = i + 1;
         }
         job->result->ns = stats_now_ns() - t0;
-        job->result->bytes = (uint64_t) job->count * SMALL;
+        job->result->bytes = (uint64_t) job->result->n_done * SMALL;
         return 0;
 }
 
@@ -186,15 +189,17 @@ static int job_write(WorkJob *job) {
         if (fd < 0)
                 return work_fail(job, -errno, "creating the file");
         for (uint64_t done = 0; done < job->size; done += STEP) {
+                if (job->budget_ns && stats_now_ns() - t0 > job->budget_ns)
+                        break;
                 buf[0] = done; /* no two steps alike */
                 if (write(fd, buf, STEP) != STEP)
                         return work_fail(job, errno ? -errno : -ENOSPC, "writing");
+                job->result->bytes = done + STEP;
         }
         if (fsync(fd) < 0)
                 return work_fail(job, -errno, "fsync");
         fd = safe_close(fd);
         job->result->ns = stats_now_ns() - t0;
-        job->result->bytes = job->size;
         if (job->keep_as) {
                 _cleanup_free_ char *to = in_mount(job, job->keep_as);
 
@@ -213,14 +218,20 @@ static void meta_file(unsigned i, char *path, size_t size, uint64_t *x, size_t *
         *ret_len = 512 + (size_t) (xorshift(x) % (8192 - 512));
 }
 
+/* Stops at a directory's end once the budget is spent: job->count is then what was made. */
 static int meta_create(WorkJob *job, int root, const char *data) {
-        uint64_t x = 42;
+        uint64_t x = 42, t0 = stats_now_ns();
         char path[64];
         size_t len;
 
         for (unsigned i = 0; i < job->count; i++) {
                 _cleanup_close_ int fd = -EBADF;
 
+                if (i % FILES_PER_DIR == 0 && i > 0 && job->budget_ns &&
+                    stats_now_ns() - t0 > job->budget_ns) {
+                        job->count = i;
+                        break;
+                }
                 if (i % FILES_PER_DIR == 0) {
                         snprintf(path, sizeof(path), "d%03u", i / FILES_PER_DIR);
                         if (mkdirat(root, path, 0755) < 0)
@@ -316,6 +327,7 @@ static int job_meta(WorkJob *job) {
                 return r;
         for (int i = 0; i < _META_MAX; i++)
                 job->result->phase_ns[i] = t[i + 1] - t[i];
+        job->result->n_done = job->count;
         job->result->ns = t[_META_MAX] - t[0];
         return 0;
 }

@@ -36,6 +36,7 @@ typedef struct WorkResult {
         uint64_t ns;             /* the job: open of the file to its close; META: all phases */
         uint64_t phase_ns[_META_MAX];
         uint64_t bytes;          /* moved by the job */
+        unsigned n_done;         /* WORK_META: files, WORK_RANDOM: reads done within the budget */
         unsigned n_samples;      /* WORK_MOUNT: cycles timed */
         uint64_t samples_ns[WORK_MAX_SAMPLES]; /* WORK_MOUNT: OpenMount send to fd received */
 } WorkResult;
@@ -54,6 +55,11 @@ typedef struct WorkJob {
         uint64_t size;         /* WORK_READ: expected size; WORK_WRITE: bytes to write */
         unsigned count;        /* cycles, reads or files */
         unsigned warmup;       /* WORK_MOUNT: untimed cycles first */
+        /* WORK_WRITE, WORK_RANDOM, WORK_META: once this much time went by, stop writing
+         * (the bytes written so far count), reading (the reads so far count) or creating
+         * files (the phases then take the files made); 0: no limit. fusefat needs minutes
+         * for what the others do in seconds (it walks a file's FAT chain for every read). */
+        uint64_t budget_ns;
         WorkResult *result;    /* shared memory */
 } WorkJob;
 

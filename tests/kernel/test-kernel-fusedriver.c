@@ -8,6 +8,7 @@
  * are attached only in the private mount namespace each test runs in.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <grp.h>
 #include <sched.h>
 #include <stdio.h>
@@ -72,6 +73,16 @@ static void run(const char *const *argv) {
         g_assert_cmpint(status, ==, 0);
 }
 
+/* ext4 holds the 64 MiB file of the throughput test; ntfs-3g takes 128 KiB writes only on
+ * a volume of 4 GiB or more (the settings test); sparse. */
+static uint64_t image_size(const char *fstype) {
+        if (streq(fstype, "ext4"))
+                return (uint64_t) 128 << 20;
+        if (streq(fstype, "ntfs"))
+                return (uint64_t) 5 << 30;
+        return (uint64_t) 64 << 20;
+}
+
 /* Every image holds "file" with CONTENT; squashfs and ext4 from a tree, the others are
  * written by the driver itself in test_basic first. */
 static void make_fuse_images(void) {
@@ -96,8 +107,7 @@ static void make_fuse_images(void) {
                 if (!streq(f->fstype, "squashfs")) {
                         fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
                         g_assert_cmpint(fd, >=, 0);
-                        /* ext4 holds the 64 MiB file of the throughput test. */
-                        g_assert_cmpint(ftruncate(fd, streq(f->fstype, "ext4") ? 128 << 20 : 64 << 20), ==, 0);
+                        g_assert_cmpint(ftruncate(fd, (off_t) image_size(f->fstype)), ==, 0);
                         close(fd);
                 }
                 if (streq(f->fstype, "ext4"))
@@ -723,6 +733,63 @@ static void test_timeout(const char *arg) {
         close(fd);
 }
 
+/* The read() calls of the driver so far (/proc/PID/io, all its threads): one per FUSE
+ * request it takes, plus its own reads of the source. */
+static uint64_t driver_reads(pid_t pid) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/io", (int) pid);
+        g_autofree char *text = NULL;
+        const char *p;
+
+        g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+        p = strstr(text, "syscr: ");
+        g_assert_nonnull(p);
+        return g_ascii_strtoull(p + strlen("syscr: "), NULL, 10);
+}
+
+/* The FUSE settings of the driver table (drivertable.c, CACHING) as the kernel sees them:
+ * 200 stat()s of a file whose attributes the kernel has cached cost the driver no request
+ * (with attr_timeout=0, as fuse2fs and ntfs-3g default to, each is at least one GETATTR),
+ * and a 1 MiB write() reaches it in 128 KiB requests (without big_writes, 256 of 4 KiB). */
+static void test_settings(const char *fstype) {
+        g_autofree char *image = NULL;
+        const FuseDriver *d = driver_or_skip(fstype, &image);
+        /* ntfs-3g caches nothing on a read-write mount: only its writes are checked. */
+        bool cached = !streq(fstype, "ntfs");
+        static char buf[1 << 20];
+        struct stat st;
+        uint64_t before;
+        Mounted m;
+        int fd;
+
+        if (!d)
+                return;
+        m = mount_image(d, fstype, image, !d->writable);
+        if (d->writable) {
+                fd = openat(m.mount_fd, "settings", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                            0644);
+                g_assert_cmpint(fd, >=, 0);
+                memset(buf, 's', sizeof(buf));
+                before = driver_reads(m.pid);
+                g_assert_cmpint(write(fd, buf, sizeof(buf)), ==, (ssize_t) sizeof(buf));
+                ku_note("%s: a 1 MiB write() cost the driver %" PRIu64 " reads", fstype,
+                        driver_reads(m.pid) - before);
+                g_assert_cmpuint(driver_reads(m.pid) - before, <, 64);
+                close(fd);
+        }
+        if (cached) {
+                const char *name = d->writable ? "settings" : "file";
+
+                g_assert_cmpint(fstatat(m.mount_fd, name, &st, 0), ==, 0);
+                before = driver_reads(m.pid);
+                for (int i = 0; i < 200; i++)
+                        g_assert_cmpint(fstatat(m.mount_fd, name, &st, 0), ==, 0);
+                ku_note("%s: 200 stat()s cost the driver %" PRIu64 " reads", fstype,
+                        driver_reads(m.pid) - before);
+                g_assert_cmpuint(driver_reads(m.pid) - before, <, 20);
+        }
+        unmount_and_await(&m);
+}
+
 /* Sequential read of a 64 MiB file through fuse2fs: for the report, not a threshold. */
 static void test_throughput(const char *arg) {
         g_autofree char *image = NULL;
@@ -794,6 +861,8 @@ int main(int argc, char **argv) {
                 ku_add(p2, test_killed, t, NULL);
                 g_autofree char *p4 = g_strdup_printf("/fusedriver/%s/ids", t);
                 ku_add(p4, test_ids, t, NULL);
+                g_autofree char *p5 = g_strdup_printf("/fusedriver/%s/settings", t);
+                ku_add(p5, test_settings, t, NULL);
                 if (fuse_images[i].writable) {
                         g_autofree char *p3 = g_strdup_printf("/fusedriver/%s/rw-attributes", t);
                         ku_add(p3, test_rw_attributes, t, NULL);
