@@ -138,7 +138,7 @@ static void mount_help(void) {
                "                         when it has several. Not for block devices: a disk's\n"
                "                         partitions are devices of their own (/dev/sdb2).\n"
                "      --driver=DRIVER    Which driver parses the filesystem: 'userspace' (a\n"
-               "                         sandboxed FUSE driver such as fuse2fs or ntfs-3g, which\n"
+               "                         sandboxed FUSE driver such as fuse2fs or lowntfs-3g, which\n"
                "                         runs as a uid of its own, so that a hostile image can\n"
                "                         at worst crash it; slower) or 'kernel' (the kernel's\n"
                "                         own driver; faster, and every option of the type). By\n"

@@ -164,7 +164,7 @@ static DriverKind policy_choice(const DriverInput *in, DriverSetting s) {
 static int no_userspace(const DriverInput *in, const char *why, UmError *error) {
         return um_error_set(error, UM_ERROR_KIND_FILESYSTEM_NOT_ALLOWED, ENOENT,
                             "%s needs a userspace driver for '%s', and none is installed "
-                            "(fuse2fs, exfat-fuse, fusefat, ntfs-3g or squashfuse, by type).",
+                            "(fuse2fs, exfat-fuse, fusefat, lowntfs-3g or squashfuse, by type).",
                             why, in->fstype);
 }
 

@@ -11,7 +11,7 @@
 #define STRV(...) ((const char *const[]) { __VA_ARGS__, NULL })
 
 /*
- * Verified on Debian 12 (fuse2fs 1.47.0, exfat-fuse 1.3.0, fusefat 0.1a, ntfs-3g 2022.10.3,
+ * Verified on Debian 12 (fuse2fs 1.47.0, exfat-fuse 1.3.0, fusefat 0.1a, lowntfs-3g 2022.10.3,
  * squashfuse 0.1.105; libfuse 2.9.9, libfuse 3.14.0), each run by fusedriver_mount() as an
  * unprivileged uid in the sandbox (tests/kernel/test-kernel-fusedriver.c). Every driver opens the
  * source through the shim and gets the connection as the shim's or libfuse 3's answer;
@@ -28,11 +28,12 @@
  *  - fusefat (libfuse 2, -f): writes only with "rw+" (without "ro" or "rw+" it exits with
  *    "This is experimental code, opening rw a real file system could be dangerous");
  *    uid=/gid= as for exfat. No offset option.
- *  - ntfs-3g (integrated fuse-lite; setuid root, which no_new_privs and the nosuid tree
- *    make inert: it runs as the sandbox's uid with no capabilities): read-write;
- *    no_detach keeps it in the foreground (it has no -f); uid=/gid= as for exfat. Its
- *    mount point must be a directory it owns (/tmp/mnt), and it canonicalizes the source
- *    path (the shim's realpath()). No offset option.
+ *  - lowntfs-3g (the low-level-API build of ntfs-3g, same package; integrated fuse-lite):
+ *    read-write; no_detach keeps it in the foreground (it has no -f); uid=/gid= as for
+ *    exfat. Its mount point must be a directory it owns (/tmp/mnt), and it canonicalizes
+ *    the source path (the shim's realpath()). No offset option. Chosen over ntfs-3g,
+ *    whose read-write mounts cache no attributes (attr_timeout=0, see CACHING):
+ *    lowntfs-3g keeps them 10 s and looks names up by inode, not by path.
  *  - squashfuse (libfuse 3, -f): read-only; the mount point "/dev/fd/4" makes libfuse 3
  *    use the connection fd; files show their stored ids; offset=<bytes> takes a partition.
  *
@@ -45,8 +46,9 @@
  * (kernel_cache). Without that, fuse2fs (attr_timeout=0 by default) and ntfs-3g answer a
  * GETATTR for every directory of every path the kernel checks (default_permissions), and
  * the kernel asks for each stat() again. big_writes lets fusefat take 128 KiB writes
- * instead of 4 KiB ones (ntfs-3g has its own option of that name). The timeouts are the
- * ones lowntfs-3g ships with. tests/kernel/test-kernel-fusedriver.c counts the requests
+ * instead of 4 KiB ones (lowntfs-3g has its own option of that name, honoured on volumes
+ * of 4 GiB or more). The timeouts are the ones lowntfs-3g ships with (it takes no libfuse
+ * options: its fuse-lite is built in). tests/kernel/test-kernel-fusedriver.c counts the requests
  * each driver gets for repeated stat()s and for a 1 MiB write, so a driver that loses
  * these settings fails there.
  */
@@ -96,16 +98,16 @@ static FuseDriver drivers[] = {
                 .fuse_options = FUSE_CACHE_OPTIONS ",big_writes",
         },
         {
-                .name = "ntfs-3g",
+                .name = "lowntfs-3g",
                 .fstypes = STRV("ntfs", "ntfs3"),
-                .paths = STRV("/usr/bin/ntfs-3g", "/bin/ntfs-3g"),
+                .paths = STRV("/usr/bin/lowntfs-3g", "/bin/lowntfs-3g"),
                 .generation = FUSE_GENERATION_FUSELITE,
-                .argv = STRV("ntfs-3g", "-o", "{options}", "{source}", "{mountpoint}"),
+                .argv = STRV("lowntfs-3g", "-o", "{options}", "{source}", "{mountpoint}"),
                 .ownerless = true,
                 .writable = true,
                 .rw_option = "rw",
                 .extra_options = "no_detach,big_writes",
-                .quiet_prefixes = STRV("ntfs-3g 2", "Configuration type", "Copyright",
+                .quiet_prefixes = STRV("lowntfs-3g 2", "Configuration type", "Copyright",
                                        "Version ", "Mounted ", "Cmdline options:",
                                        "Mount options:", "Ownership and permissions",
                                        "Global ownership"),

@@ -125,7 +125,7 @@ static bool table_is_empty(blkid_probe pr) {
 
 /*
  * libblkid's name of a type and usermount's differ for NTFS: libblkid says "ntfs", the
- * kernel's driver, the configuration and the policy say "ntfs3" (and ntfs-3g serves it).
+ * kernel's driver, the configuration and the policy say "ntfs3" (and lowntfs-3g serves it).
  */
 static const struct {
         const char *blkid, *usermount;

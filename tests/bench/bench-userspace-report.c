@@ -116,7 +116,11 @@ static void print_budget_notes(const UsReport *rep, Medium m) {
 
                 if (r->medium != m || r->skipped)
                         continue;
-                if (r->write_mibs >= 0 && r->written < rep->file_size)
+                if (r->file_bytes < rep->file_size)
+                        printf("  (%s %s: a file of %" PRIu64 " MiB: the driver breaks the "
+                               "filesystem past 2 GiB of data)\n", r->fstype, r->driver,
+                               r->file_bytes >> 20);
+                if (r->write_mibs >= 0 && r->written < r->file_bytes)
                         printf("  (%s %s: the write stopped after %u s, at %" PRIu64 " MiB; "
                                "the reads read that file)\n", r->fstype, r->driver,
                                rep->budget_s, r->written >> 20);

@@ -26,6 +26,7 @@ typedef struct UsRow {
         double first_byte_ms; /* OpenMount sent to the first 4 KiB of a file read */
         double read_mibs, write_mibs, random_iops;
         double meta_s, unpack_s;
+        uint64_t file_bytes;   /* the sequential file's size asked for on this type */
         uint64_t written;      /* bytes the write job got to within its budget */
         unsigned meta_files;   /* files the small-files job got to within its budget; fewer
                                 * than asked: meta_s is scaled up to all of them */

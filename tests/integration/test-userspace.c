@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Userspace drivers end to end (issue 14): the real usermountd with the shipped
- * Driver=auto, the real polkitd, and the real fuse2fs, fusefat, exfat-fuse, ntfs-3g and
+ * Driver=auto, the real polkitd, and the real fuse2fs, fusefat, exfat-fuse, lowntfs-3g and
  * squashfuse, each on an image made by its real mkfs, for unprivileged callers. Every
  * mount is locked like a kernel one and needs no loop device; a driver killed mid-use
  * takes its registered mount with it (MountRemoved); drivers outlive a daemon restart and
@@ -41,7 +41,7 @@ static FsCase cases[] = {
         { "ext4", "fuse2fs", true, false, NULL },
         { "vfat", "fusefat", true, true, NULL },
         { "exfat", "exfat", true, true, NULL },
-        { "ntfs3", "ntfs-3g", true, true, NULL },
+        { "ntfs3", "lowntfs-3g", true, true, NULL },
         { "squashfs", "squashfuse", false, false, NULL },
 };
 

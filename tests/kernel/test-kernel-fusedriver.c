@@ -753,8 +753,7 @@ static uint64_t driver_reads(pid_t pid) {
 static void test_settings(const char *fstype) {
         g_autofree char *image = NULL;
         const FuseDriver *d = driver_or_skip(fstype, &image);
-        /* ntfs-3g caches nothing on a read-write mount: only its writes are checked. */
-        bool cached = !streq(fstype, "ntfs");
+        bool cached = true;
         static char buf[1 << 20];
         struct stat st;
         uint64_t before;
