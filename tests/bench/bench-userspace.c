@@ -149,8 +149,9 @@ static int spawn_quiet(const char *const *argv, const char *what) {
         return 0;
 }
 
-/* A source-like tree under one top directory, "project" (text files of 0.5 to 8 KiB, every tenth 48 KiB, 20 per directory)
- * packed by GNU tar with fixed names, times and owners: the same archive in every run. */
+/* A source-like tree under one top directory, "project" (text files of 0.5 to 8 KiB,
+ * every tenth 48 KiB, 20 per directory) packed by GNU tar with fixed names, times and
+ * owners: the same archive in every run. */
 static int make_tarball(Run *run, unsigned files) {
         g_autofree char *tree = g_build_filename(harness_tmpdir(), "project", NULL);
         uint64_t x = 99;
