@@ -71,14 +71,16 @@ typedef struct TypeCase {
                                   * the command that makes it empty, the image appended */
         bool writable;
         uint64_t max_data;       /* bytes the jobs may write in all, 0: no limit */
+        bool keep_written;       /* the written files are kept, not deleted */
 } TypeCase;
 
 static const TypeCase types[] = {
         { "ext4", NULL, true },
         /* fusefat 0.1a breaks a FAT32 filesystem once data lies past its first 2 GiB
-         * (a directory made there cannot hold a file: ENOENT): the jobs stay below. */
+         * (a directory made there cannot hold a file: ENOENT): the jobs stay below, and
+         * keep what they wrote, as it also breaks after a large file was deleted. */
         { "vfat", STRV("mkfs.vfat", "-F", "32", "-n", "BENCHVFAT"), true,
-          (uint64_t) 1800 << 20 },
+          (uint64_t) 1800 << 20, true },
         { "exfat", STRV("mkfs.exfat", "-L", "benchexfat"), true },
         { "ntfs3", STRV("mkntfs", "-Q", "-q", "-F", "-L", "benchntfs"), true },
         { "squashfs", NULL, false },
@@ -198,8 +200,7 @@ static int make_image(Run *run, const TypeCase *c, char **ret_path) {
         };
         /* At least 600 MiB: mkfs.ext4 gives a smaller filesystem 1 KiB blocks, which the
          * kernel cannot mount from a zram disk (4 KiB sectors). Sparse either way. */
-        uint64_t size = MAX((2 * run->opt.reps + 1) * run->opt.file_mib * MIB + 256 * MIB,
-                            600 * MIB);
+        uint64_t size = MAX(3 * run->opt.file_mib * MIB + 256 * MIB, 600 * MIB);
 
         /* ntfs-3g takes 128 KiB writes (big_writes) only on volumes of 4 GiB or more, as
          * most sticks are. */
@@ -437,14 +438,11 @@ static int measure_row(Run *run, const TypeCase *c, const char *source, uint64_t
         r = measure_mounts(run, source, !c->writable, row, &row->mount);
         if (r < 0)
                 return r;
-        /* Every written file is kept (the image has room for them): fusefat 0.1a breaks
-         * the filesystem when a large file is deleted and a directory made after it (the
-         * directory's first file then fails with ENOENT). */
         for (unsigned i = 0; c->writable && i < run->opt.reps; i++) {
                 g_autofree char *keep = g_strdup_printf("written-%s-%u.bin", driver, i);
                 WorkJob job = { .kind = WORK_WRITE, .source = source, .fstype = c->fstype,
                                 .driver = driver, .size = size,
-                                .keep_as = *big_size ? keep : BIG_FILE,
+                                .keep_as = !*big_size ? BIG_FILE : c->keep_written ? keep : NULL,
                                 .budget_ns = run->opt.budget_s * 1000000000ull };
 
                 r = run_job(run, &job, &row->driver_hwm_mib);

@@ -2,6 +2,7 @@
 /* What a user does with a mount, timed in the caller (see bench-workload.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,9 +192,19 @@ static int job_write(WorkJob *job) {
         for (uint64_t done = 0; done < job->size; done += STEP) {
                 if (job->budget_ns && stats_now_ns() - t0 > job->budget_ns)
                         break;
+                ssize_t n;
+
                 buf[0] = done; /* no two steps alike */
-                if (write(fd, buf, STEP) != STEP)
-                        return work_fail(job, errno ? -errno : -ENOSPC, "writing");
+                n = write(fd, buf, STEP);
+                if (n < 0)
+                        return work_fail(job, -errno, "writing");
+                if (n != STEP) {
+                        snprintf(job->result->error, sizeof(job->result->error),
+                                 "%s %s, write: %zd of %d bytes written at %" PRIu64 " MiB",
+                                 job->fstype, job->driver, n, STEP, done >> 20);
+                        job->result->failed = true;
+                        return -ENOSPC;
+                }
                 job->result->bytes = done + STEP;
         }
         if (fsync(fd) < 0)
@@ -241,8 +252,9 @@ static int meta_create(WorkJob *job, int root, const char *data) {
                 fd = openat(root, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
                 if (fd < 0)
                         return work_fail(job, -errno, "creating a file");
+                errno = ENOSPC; /* a short write sets none */
                 if (write(fd, data, len) != (ssize_t) len)
-                        return work_fail(job, errno ? -errno : -ENOSPC, "writing a file");
+                        return work_fail(job, -errno, "writing a file");
         }
         return syncfs(root) < 0 ? work_fail(job, -errno, "syncfs") : 0;
 }
