@@ -46,28 +46,6 @@ static unsigned read_repetitions(const Options *o) {
 
 /* ---- Images ------------------------------------------------------------------------ */
 
-/* READ_SIZE bytes of xorshift64 output at path: incompressible, so that squashfs stores
- * the blocks as they are and both drivers read as many bytes from the image. */
-static int write_random_file(const char *path) {
-        _cleanup_close_ int fd = -EBADF;
-        uint64_t x = 0x9e3779b97f4a7c15ull, buf[8192];
-
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return -errno;
-        for (uint64_t done = 0; done < READ_SIZE; done += sizeof(buf)) {
-                for (size_t i = 0; i < ELEMENTSOF(buf); i++) {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        buf[i] = x;
-                }
-                if (write(fd, buf, sizeof(buf)) != (ssize_t) sizeof(buf))
-                        return -EIO;
-        }
-        return 0;
-}
-
 /* An empty image of c's type, made by its mkfs; -ENOENT when that is not installed. */
 static int make_empty_image(const DriverCase *c, char **ret_path) {
         g_autofree char *path = g_strdup_printf("%s/images/bench-%s.img", harness_tmpdir(),
@@ -112,7 +90,7 @@ static int make_images(Bench *b, char **images) {
         };
         int r;
 
-        r = write_random_file(staging);
+        r = stats_write_random_file(staging, READ_SIZE);
         if (r < 0)
                 return bench_step_failed(b, "writing the file to read", r);
         for (size_t i = 0; i < ELEMENTSOF(cases) && r >= 0; i++) {

@@ -112,30 +112,6 @@ static bool kernel_has(const char *fstype) {
                strstr(text, needle);
 }
 
-static uint64_t xorshift(uint64_t *x) {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        return *x;
-}
-
-/* size bytes of xorshift output: incompressible, so squashfs and zram store it as it is. */
-static int write_random_file(const char *path, uint64_t size) {
-        _cleanup_close_ int fd = -EBADF;
-        uint64_t x = 0x9e3779b97f4a7c15ull, buf[8192];
-
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return -errno;
-        for (uint64_t done = 0; done < size; done += sizeof(buf)) {
-                for (size_t i = 0; i < ELEMENTSOF(buf); i++)
-                        buf[i] = xorshift(&x);
-                if (write(fd, buf, sizeof(buf)) != (ssize_t) sizeof(buf))
-                        return -EIO;
-        }
-        return 0;
-}
-
 static int spawn_quiet(const char *const *argv, const char *what) {
         GError *error = NULL;
         int status;
@@ -167,14 +143,14 @@ static int make_tarball(Run *run, unsigned files) {
                 g_autofree char *dir = g_strdup_printf("%s/src%03u", tree, i / 20);
                 g_autofree char *path = g_strdup_printf("%s/unit%04u.c", dir, i);
                 g_autoptr(GString) text = g_string_new(NULL);
-                size_t len = i % 10 == 9 ? 48 * 1024 : 512 + xorshift(&x) % (8192 - 512);
+                size_t len = i % 10 == 9 ? 48 * 1024 : 512 + stats_xorshift(&x) % (8192 - 512);
 
                 if (i % 20 == 0 && mkdir(dir, 0755) < 0)
                         return -errno;
                 while (text->len < len) {
                         snprintf(line, sizeof(line), "static int f%llu(void) { return %llu; }\n",
-                                 (unsigned long long) (xorshift(&x) % 100000),
-                                 (unsigned long long) (xorshift(&x) % 1000));
+                                 (unsigned long long) (stats_xorshift(&x) % 100000),
+                                 (unsigned long long) (stats_xorshift(&x) % 1000));
                         g_string_append(text, line);
                 }
                 g_string_truncate(text, len);
@@ -641,7 +617,7 @@ static int setup(Run *run, pid_t *ret_daemon) {
             chown(run->target, HARNESS_UID_USER1, HARNESS_GID_USER1) < 0)
                 return -errno;
         run->staging = g_build_filename(harness_tmpdir(), "bench-" BIG_FILE, NULL);
-        r = write_random_file(run->staging, run->opt.file_mib * MIB);
+        r = stats_write_random_file(run->staging, run->opt.file_mib * MIB);
         if (r < 0)
                 return r;
         r = make_tarball(run, run->opt.quick ? 200 : 3000);
