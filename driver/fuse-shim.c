@@ -40,7 +40,7 @@
  *    keeps an option's last value), however much of libfuse's options the driver's own
  *    command line lets through (mount.exfat-fuse: none; fuse2fs appends attr_timeout=0
  *    after what it is given). fuse2fs, mount.exfat-fuse, fusefat (FUSE_2.6) and
- *    squashfuse (FUSE_3.0) import it; ntfs-3g's fuse-lite does not, and takes its
+ *    squashfuse (FUSE_3.0) import it; lowntfs-3g's fuse-lite does not, and takes its
  *    options on its command line.
  *  - fuse_daemonize() does not fork: mount.exfat-fuse has no foreground option (it runs
  *    in the foreground only with -d, which logs every request), and a driver that forks
