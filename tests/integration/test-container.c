@@ -511,6 +511,10 @@ typedef struct Podman {
         char *rootfs;
         char *env_home, *env_runtime;
         const char *env[5];
+        /* The lock file rootless podman keeps in /dev/shm for the user, whatever its
+         * configuration says; removed at the end unless it was there before. */
+        char *shm_lock;
+        bool shm_lock_existed;
 } Podman;
 
 static int podman(Podman *p, char **ret_output, ...) {
@@ -563,6 +567,9 @@ static void podman_setup(Podman *p) {
 
         p->base = g_build_filename(harness_tmpdir(), "podman", NULL);
         p->rootfs = g_build_filename(p->base, "rootfs", NULL);
+        p->shm_lock = g_strdup_printf("/dev/shm/libpod_rootless_lock_%u",
+                                      (unsigned) HARNESS_UID_USER1);
+        p->shm_lock_existed = access(p->shm_lock, F_OK) == 0;
         conf = g_build_filename(p->base, "home", ".config", "containers", NULL);
         bin = g_build_filename(p->rootfs, "bin", NULL);
         g_assert_cmpint(g_mkdir_with_parents(conf, 0755), ==, 0);
@@ -648,6 +655,9 @@ static void podman_teardown(Podman *p) {
                 g_usleep(50 * 1000);
         }
         run_root((const char *const[]) { "rm", "-rf", "--one-file-system", p->base, NULL });
+        if (!p->shm_lock_existed)
+                (void) unlink(p->shm_lock);
+        g_free(p->shm_lock);
         g_free(p->base);
         g_free(p->rootfs);
         g_free(p->env_home);
