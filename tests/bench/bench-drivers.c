@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bench-drivers.h"
+#include "bench-image.h"
 #include "bench-proc.h"
 #include "conf.h"
 #include "fusedriver.h"
@@ -48,36 +49,9 @@ static unsigned read_repetitions(const Options *o) {
 
 /* An empty image of c's type, made by its mkfs; -ENOENT when that is not installed. */
 static int make_empty_image(const DriverCase *c, char **ret_path) {
-        g_autofree char *path = g_strdup_printf("%s/images/bench-%s.img", harness_tmpdir(),
-                                                c->fstype);
-        g_autofree char *mkfs = g_find_program_in_path(c->mkfs[0]);
-        g_autoptr(GPtrArray) argv = g_ptr_array_new();
-        _cleanup_close_ int fd = -EBADF;
-        GError *error = NULL;
-        int status;
+        g_autofree char *name = g_strdup_printf("bench-%s", c->fstype);
 
-        if (!mkfs)
-                return -ENOENT;
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return -errno;
-        if (ftruncate(fd, (off_t) EMPTY_IMAGE_SIZE) < 0)
-                return -errno;
-        fd = safe_close(fd);
-        g_ptr_array_add(argv, mkfs);
-        for (size_t i = 1; c->mkfs[i]; i++)
-                g_ptr_array_add(argv, (char *) c->mkfs[i]);
-        g_ptr_array_add(argv, path);
-        g_ptr_array_add(argv, NULL);
-        if (!g_spawn_sync(NULL, (char **) argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
-                          NULL, NULL, NULL, &status, &error) ||
-            !g_spawn_check_wait_status(status, &error)) {
-                fprintf(stderr, "bench: %s failed: %s\n", c->mkfs[0], error->message);
-                g_error_free(error);
-                return -EIO;
-        }
-        *ret_path = g_steal_pointer(&path);
-        return 0;
+        return bench_make_empty_image(name, c->mkfs, EMPTY_IMAGE_SIZE, ret_path);
 }
 
 /* The images, in the order of cases; NULL where the mkfs is not installed. */
@@ -90,7 +64,7 @@ static int make_images(Bench *b, char **images) {
         };
         int r;
 
-        r = stats_write_random_file(staging, READ_SIZE);
+        r = bench_write_random_file(staging, READ_SIZE);
         if (r < 0)
                 return bench_step_failed(b, "writing the file to read", r);
         for (size_t i = 0; i < ELEMENTSOF(cases) && r >= 0; i++) {

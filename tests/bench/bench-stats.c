@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Latency samples and their summary, the clock, random data (see bench-stats.h). */
-#include <errno.h>
-#include <fcntl.h>
+/* Latency samples and their summary (see bench-stats.h). */
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "bench-stats.h"
 
@@ -43,23 +40,4 @@ void stats_summarize(uint64_t *samples_ns, size_t n, Summary *ret) {
         ret->p99_ns = percentile(samples_ns, n, 99);
         ret->max_ns = samples_ns[n - 1];
         ret->mean_ns = sum / n;
-}
-
-int stats_write_random_file(const char *path, uint64_t size) {
-        static uint64_t buf[8192];
-        uint64_t x = 0x9e3779b97f4a7c15ull;
-        int fd, r = 0;
-
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return -errno;
-        for (uint64_t done = 0; done < size && r == 0; done += sizeof(buf)) {
-                for (size_t i = 0; i < sizeof(buf) / sizeof(buf[0]); i++)
-                        buf[i] = stats_xorshift(&x);
-                if (write(fd, buf, sizeof(buf)) != (ssize_t) sizeof(buf))
-                        r = -EIO;
-        }
-        if (close(fd) < 0 && r == 0)
-                r = -errno;
-        return r;
 }

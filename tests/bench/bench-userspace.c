@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench-image.h"
 #include "bench-proc.h"
 #include "bench-userspace.h"
 #include "conf.h"
@@ -112,21 +113,6 @@ static bool kernel_has(const char *fstype) {
                strstr(text, needle);
 }
 
-static int spawn_quiet(const char *const *argv, const char *what) {
-        GError *error = NULL;
-        int status;
-
-        if (!g_spawn_sync(NULL, (char **) argv, NULL,
-                          G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                          NULL, &status, &error) ||
-            !g_spawn_check_wait_status(status, &error)) {
-                fprintf(stderr, "bench-userspace: %s failed: %s\n", what, error->message);
-                g_error_free(error);
-                return -EIO;
-        }
-        return 0;
-}
-
 /* A source-like tree under one top directory, "project" (text files of 0.5 to 8 KiB,
  * every tenth 48 KiB, 20 per directory) packed by GNU tar with fixed names, times and
  * owners: the same archive in every run. */
@@ -143,14 +129,14 @@ static int make_tarball(Run *run, unsigned files) {
                 g_autofree char *dir = g_strdup_printf("%s/src%03u", tree, i / 20);
                 g_autofree char *path = g_strdup_printf("%s/unit%04u.c", dir, i);
                 g_autoptr(GString) text = g_string_new(NULL);
-                size_t len = i % 10 == 9 ? 48 * 1024 : 512 + stats_xorshift(&x) % (8192 - 512);
+                size_t len = i % 10 == 9 ? 48 * 1024 : 512 + bench_xorshift(&x) % (8192 - 512);
 
                 if (i % 20 == 0 && mkdir(dir, 0755) < 0)
                         return -errno;
                 while (text->len < len) {
                         snprintf(line, sizeof(line), "static int f%llu(void) { return %llu; }\n",
-                                 (unsigned long long) (stats_xorshift(&x) % 100000),
-                                 (unsigned long long) (stats_xorshift(&x) % 1000));
+                                 (unsigned long long) (bench_xorshift(&x) % 100000),
+                                 (unsigned long long) (bench_xorshift(&x) % 1000));
                         g_string_append(text, line);
                 }
                 g_string_truncate(text, len);
@@ -159,10 +145,10 @@ static int make_tarball(Run *run, unsigned files) {
                 run->rep.tar_bytes += len;
         }
         run->rep.tar_files = files;
-        r = spawn_quiet(STRV("tar", "--sort=name", "--mtime=@0", "--owner=0", "--group=0",
+        r = bench_run_quiet(STRV("tar", "--sort=name", "--mtime=@0", "--owner=0", "--group=0",
                              "-C", harness_tmpdir(), "-cf", run->tarball, "project"),
                         "tar -c");
-        (void) spawn_quiet(STRV("rm", "-rf", tree), "rm");
+        (void) bench_run_quiet(STRV("rm", "-rf", tree), "rm");
         if (r >= 0 && chmod(run->tarball, 0644) < 0)
                 r = -errno;
         return r;
@@ -178,14 +164,12 @@ static int make_image(Run *run, const TypeCase *c, char **ret_path) {
          * kernel cannot mount from a zram disk (4 KiB sectors). Sparse either way. */
         uint64_t size = MAX(3 * run->opt.file_mib * MIB + 256 * MIB, 600 * MIB);
 
-        /* ntfs-3g takes 128 KiB writes (big_writes) only on volumes of 4 GiB or more, as
-         * most sticks are. */
+        g_autofree char *name = g_strdup_printf("bench-%s", c->fstype);
+
+        /* lowntfs-3g takes 128 KiB writes (big_writes) only on volumes of 4 GiB or more,
+         * as most sticks are. */
         if (streq(c->fstype, "ntfs3"))
                 size = MAX(size, (uint64_t) 5 << 30);
-        g_autofree char *path = NULL;
-        g_autoptr(GPtrArray) argv = g_ptr_array_new();
-        _cleanup_close_ int fd = -EBADF;
-
         if (!c->mkfs) {
                 const HarnessImageSpec spec = {
                         .label = streq(c->fstype, "squashfs") ? NULL : "bench",
@@ -197,21 +181,7 @@ static int make_image(Run *run, const TypeCase *c, char **ret_path) {
 
                 return harness_make_image(c->fstype, &spec, ret_path);
         }
-        path = g_strdup_printf("%s/images/bench-%s.img", harness_tmpdir(), c->fstype);
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return -errno;
-        if (ftruncate(fd, (off_t) size) < 0)
-                return -errno;
-        fd = safe_close(fd);
-        for (size_t i = 0; c->mkfs[i]; i++)
-                g_ptr_array_add(argv, (char *) c->mkfs[i]);
-        g_ptr_array_add(argv, path);
-        g_ptr_array_add(argv, NULL);
-        if (spawn_quiet((const char *const *) argv->pdata, c->mkfs[0]) < 0)
-                return -EIO;
-        *ret_path = g_steal_pointer(&path);
-        return 0;
+        return bench_make_empty_image(name, c->mkfs, size, ret_path);
 }
 
 /* The image's bytes onto a zram disk of its size (holes skipped: the disk reads zeros). */
@@ -516,6 +486,12 @@ static int measure_type(Run *run, Medium m, const TypeCase *c) {
         int r;
 
         r = make_image(run, c, &image);
+        if (r == -ENOENT) {
+                /* Its mkfs is not installed: the rows say so, and the run goes on. */
+                for (int userspace = 0; userspace <= 1; userspace++)
+                        new_row(run, m, c, userspace)->skipped = "its mkfs is not installed";
+                return 0;
+        }
         if (r < 0)
                 return fail(run, r, "making an image");
         if (m == MEDIUM_BLOCKDEV) {
@@ -559,23 +535,21 @@ static int measure_sizes(Run *run) {
         int r = 0;
 
         for (unsigned i = 0; i < US_SIZES && r >= 0; i++) {
-                g_autofree char *path = g_strdup_printf("%s/images/bench-size-%u.img",
-                                                        harness_tmpdir(), i);
+                g_autofree char *name = g_strdup_printf("bench-size-%u", i);
+                g_autofree char *path = NULL;
                 SizeRow *s = &run->rep.sizes[run->rep.n_sizes++];
                 UsRow row = { .fstype = "ext4" };
-                _cleanup_close_ int fd = -EBADF;
 
                 *s = (SizeRow) { .name = sizes[i].name, .bytes = sizes[i].bytes };
-                fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-                if (fd < 0 || ftruncate(fd, (off_t) sizes[i].bytes) < 0)
-                        return fail(run, -errno, path);
-                fd = safe_close(fd);
                 /* Inode tables marked zeroed (punched holes, not written), so that no lazy
                  * init thread writes gigabytes of zeros into memory behind the figures. */
-                r = spawn_quiet(STRV("mkfs.ext4", "-q", "-F", "-E",
-                                     "lazy_itable_init=0,lazy_journal_init=1", path),
-                                "mkfs.ext4");
-                if (r >= 0 && chown(path, HARNESS_UID_USER1, HARNESS_GID_USER1) < 0)
+                r = bench_make_empty_image(name,
+                                           STRV("mkfs.ext4", "-q", "-F", "-E",
+                                                "lazy_itable_init=0,lazy_journal_init=1"),
+                                           sizes[i].bytes, &path);
+                if (r < 0)
+                        break;
+                if (chown(path, HARNESS_UID_USER1, HARNESS_GID_USER1) < 0)
                         r = -errno;
                 if (r >= 0)
                         r = measure_mounts(run, path, false, &row, &s->kernel);
@@ -617,7 +591,7 @@ static int setup(Run *run, pid_t *ret_daemon) {
             chown(run->target, HARNESS_UID_USER1, HARNESS_GID_USER1) < 0)
                 return -errno;
         run->staging = g_build_filename(harness_tmpdir(), "bench-" BIG_FILE, NULL);
-        r = stats_write_random_file(run->staging, run->opt.file_mib * MIB);
+        r = bench_write_random_file(run->staging, run->opt.file_mib * MIB);
         if (r < 0)
                 return r;
         r = make_tarball(run, run->opt.quick ? 200 : 3000);

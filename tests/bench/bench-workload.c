@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bench-client.h"
+#include "bench-image.h"
 #include "bench-proc.h"
 #include "bench-stats.h"
 #include "bench-workload.h"
@@ -155,7 +156,7 @@ static int job_random(WorkJob *job) {
         (void) posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
         t0 = stats_now_ns();
         for (unsigned i = 0; i < job->count; i++) {
-                off_t off = (off_t) ((stats_xorshift(&x) % blocks) * SMALL);
+                off_t off = (off_t) ((bench_xorshift(&x) % blocks) * SMALL);
 
                 if (i % 64 == 0 && job->budget_ns && stats_now_ns() - t0 > job->budget_ns)
                         break;
@@ -177,7 +178,7 @@ static int job_write(WorkJob *job) {
         if (!buf)
                 return work_fail(job, -ENOMEM, "buffer");
         for (size_t i = 0; i < STEP / sizeof(uint64_t); i++)
-                buf[i] = stats_xorshift(&x);
+                buf[i] = bench_xorshift(&x);
         t0 = stats_now_ns();
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0)
@@ -219,7 +220,7 @@ static int job_write(WorkJob *job) {
 /* File i's path and size: count/100 directories of 100 files, 512 B to 8 KiB each. */
 static void meta_file(unsigned i, char *path, size_t size, uint64_t *x, size_t *ret_len) {
         snprintf(path, size, "d%03u/file-%04u.txt", i / FILES_PER_DIR, i);
-        *ret_len = 512 + (size_t) (stats_xorshift(x) % (8192 - 512));
+        *ret_len = 512 + (size_t) (bench_xorshift(x) % (8192 - 512));
 }
 
 /* Stops at a directory's end once the budget is spent: job->count is then what was made. */
@@ -312,7 +313,7 @@ static int job_meta(WorkJob *job) {
         int r;
 
         for (size_t i = 0; i < sizeof(data); i++)
-                data[i] = (char) ('a' + stats_xorshift(&x) % 26);
+                data[i] = (char) ('a' + bench_xorshift(&x) % 26);
         root = open(job->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (root < 0)
                 return work_fail(job, -errno, "opening the mount's root");
