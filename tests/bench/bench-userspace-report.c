@@ -236,10 +236,6 @@ void us_report_print(const UsReport *rep) {
                "mount namespace; write, read and random reads: the median of %u runs\n",
                rep->file_size >> 20, rep->random_reads, rep->files, (rep->files + 99) / 100,
                rep->tar_files, (double) rep->tar_bytes / (1 << 20), rep->iterations, rep->reps);
-        if (rep->loop_note[0])
-                printf("%s\n", rep->loop_note);
-        if (rep->fuse_note[0])
-                printf("%s\n", rep->fuse_note);
         for (Medium m = 0; m < _MEDIUM_MAX; m++) {
                 bool any = false;
 

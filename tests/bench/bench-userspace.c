@@ -459,6 +459,9 @@ static int measure_row(Run *run, const TypeCase *c, const char *source, uint64_t
         return 0;
 }
 
+/* Two rows (kernel, userspace) per type and medium. */
+G_STATIC_ASSERT(US_MAX_ROWS >= _MEDIUM_MAX * G_N_ELEMENTS(types) * 2);
+
 static UsRow *new_row(Run *run, Medium m, const TypeCase *c, bool userspace) {
         UsRow *row = &run->rep.rows[run->rep.n_rows++];
         const FuseDriver *d = fusedriver_find(c->fstype);
@@ -466,7 +469,6 @@ static UsRow *new_row(Run *run, Medium m, const TypeCase *c, bool userspace) {
         *row = (UsRow) {
                 .medium = m, .fstype = c->fstype, .userspace = userspace,
                 .driver = userspace ? (d ? d->name : "-") : "kernel",
-                .kernel_in_kernel = kernel_has(c->fstype),
                 .cpu_ms = -1, .first_byte_ms = -1, .read_mibs = -1, .write_mibs = -1,
                 .random_iops = -1, .meta_s = -1, .unpack_s = -1,
         };
@@ -474,7 +476,7 @@ static UsRow *new_row(Run *run, Medium m, const TypeCase *c, bool userspace) {
                 row->skipped = "no userspace driver for the type in Debian 12";
         else if (userspace && !fusedriver_fuse_present())
                 row->skipped = "no /dev/fuse";
-        else if (!userspace && !row->kernel_in_kernel)
+        else if (!userspace && !kernel_has(c->fstype))
                 row->skipped = "not in this kernel";
         return row;
 }
@@ -540,7 +542,7 @@ static int measure_sizes(Run *run) {
                 SizeRow *s = &run->rep.sizes[run->rep.n_sizes++];
                 UsRow row = { .fstype = "ext4" };
 
-                *s = (SizeRow) { .name = sizes[i].name, .bytes = sizes[i].bytes };
+                *s = (SizeRow) { .name = sizes[i].name };
                 /* Inode tables marked zeroed (punched holes, not written), so that no lazy
                  * init thread writes gigabytes of zeros into memory behind the figures. */
                 r = bench_make_empty_image(name,

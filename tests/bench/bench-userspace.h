@@ -19,7 +19,6 @@ typedef struct UsRow {
         const char *fstype;
         const char *driver;   /* "kernel" or the userspace driver's program */
         bool userspace;
-        bool kernel_in_kernel; /* false: this kernel has no driver for the type */
         const char *skipped;  /* why the row has no figures, or NULL */
         Summary mount;        /* OpenMount: send to fd received (cycles) */
         double cpu_ms;        /* per mount: the daemon's cgroup (workers, drivers) */
@@ -37,7 +36,6 @@ typedef struct UsRow {
 /* Read-write OpenMount of an ext4 filesystem by its size. */
 typedef struct SizeRow {
         const char *name;
-        uint64_t bytes;
         Summary kernel, fuse;
 } SizeRow;
 
@@ -57,8 +55,6 @@ typedef struct UsReport {
         unsigned iterations;    /* mount cycles per row */
         unsigned budget_s;      /* of a write, random-read or small-files job */
         unsigned reps;          /* runs of the write, read and random jobs (median) */
-        char loop_note[160];    /* the kernel path's loop device: direct I/O, read-ahead */
-        char fuse_note[160];    /* the FUSE connection: read-ahead, requests */
         char error[480];        /* the first failure */
 } UsReport;
 

@@ -31,11 +31,10 @@ typedef struct WorkResult {
         int done;
         bool failed;
         char error[400];
-        uint64_t open_ns;        /* OpenMount: send to fd received (of the job's mount) */
         uint64_t first_byte_ns;  /* WORK_READ: OpenMount sent to the first 4 KiB read */
         uint64_t ns;             /* the job: open of the file to its close; META: all phases */
         uint64_t phase_ns[_META_MAX];
-        uint64_t bytes;          /* moved by the job */
+        uint64_t bytes;          /* WORK_WRITE: written within the budget */
         unsigned n_done;         /* WORK_META: files, WORK_RANDOM: reads done within the budget */
         unsigned n_samples;      /* WORK_MOUNT: cycles timed */
         uint64_t samples_ns[WORK_MAX_SAMPLES]; /* WORK_MOUNT: OpenMount send to fd received */
