@@ -5,6 +5,7 @@
  *   pipeline_start()            limits; Unmount, ListMounts, Subscribe go their own way
  *   request_probe()             the worker probes the source (or opens the device path)
  *   on_probe_done()             what the source is; request_decide(): the policy
+ *   request_prepare_driver()    a userspace driver: its sandbox made while polkit answers
  *   request_authorize_next()    polkit, one action after the other
  *   request_continue()          authorized: build (Unmount: detach)
  *   request_build()             the same worker builds the locked mount
@@ -13,8 +14,9 @@
  *
  * then Unmount and ListMounts, then the helpers that send jobs and make records. A
  * Request's own life is request.c's, the limits' counts limitcount.c's. Everything before
- * authorization is free of side effects on the system (probing only reads the source);
- * everything after it works on fds, never on paths the caller controls.
+ * authorization is free of side effects on the system (probing only reads the source; a
+ * driver's prepared sandbox holds a uid and runs nothing of the request, and goes with its
+ * worker); everything after it works on fds, never on paths the caller controls.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -52,6 +54,9 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
 static int request_decide(Request *req, UmError *error);
 static int request_decide_driver(Request *req, UmError *error);
 static int request_check_backing_limits(Request *req, UmError *error);
+static void request_prepare_driver(Request *req);
+static void on_driver_prepared(Worker *w, int r, const void *out, const UmError *error, int fd,
+                               void *userdata);
 static void on_authorized(int r, const UmError *error, void *userdata);
 static void request_continue(Request *req);
 static void request_build(Request *req);
@@ -229,6 +234,35 @@ static void on_probe_done(Worker *w, int r, const void *out, const UmError *erro
                 r = request_check_backing_limits(req, &e);
         if (r < 0)
                 return request_fail(req, &e);
+        /* A userspace driver's start, prepared by the worker while polkit answers. */
+        if (req->fuse_driver && req->call.caller.uid != 0)
+                return request_prepare_driver(req);
+        request_authorize_next(req);
+}
+
+/* PREPARE_DRIVER (jobproto.h): the worker replies at once, then claims the driver's uid and
+ * makes its sandbox, which run nothing of the request until START_DRIVER. */
+static void request_prepare_driver(Request *req) {
+        PrepareDriverJob job = {
+                .uid_first = req->conf->driver_uid_first,
+                .uid_count = req->conf->driver_uid_count,
+        };
+
+        if (JOB_SET_STRING(job.runtime_dir, req->manager->runtime_dir) < 0)
+                return request_fail_errno(req, -ENAMETOOLONG, "prepare the filesystem driver");
+        request_send_job_timeout(req, REQUEST_PROBING, JOB_PREPARE_DRIVER, &job, NULL, 0, false,
+                                 on_driver_prepared);
+}
+
+static void on_driver_prepared(Worker *w, int r, const void *out, const UmError *error, int fd,
+                               void *userdata) {
+        Request *req = userdata;
+
+        safe_close(fd);
+        if (r < 0) {
+                req->worker = worker_release(w);
+                return request_fail(req, error);
+        }
         request_authorize_next(req);
 }
 

@@ -77,6 +77,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,13 +101,22 @@ static bool shim_active(void) {
         return env_fd("USERMOUNT_FUSE_FD") >= 0;
 }
 
-/* The driver was started with this library as an fd (fusedriver.c preloads it through
- * /proc/self/fd): once loaded, the fd is not needed, and the driver keeps only its two. */
-__attribute__((constructor)) static void shim_close_own_fd(void) {
+/* First thing, before the driver runs: the driver was started with this library as an fd
+ * (fusedriver.c preloads it through /proc/self/fd), which is not needed once loaded; and
+ * its threads' limit (RLIMIT_NPROC) has a soft value of 0 that made its exec prove its uid
+ * unused (sandbox.h, nproc_exclusive), raised here to the hard one, which it may not pass. */
+__attribute__((constructor)) static void shim_start(void) {
         int fd = env_fd("USERMOUNT_FUSE_SHIM_FD");
+        struct rlimit rl;
 
-        if (fd > 2 && shim_active())
+        if (!shim_active())
+                return;
+        if (fd > 2)
                 (void) close(fd);
+        if (getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NPROC, &rl);
+        }
 }
 
 /* A dup of the fd path stands for, >= 0; -1 with errno; -2 if path is not one of ours. */

@@ -51,6 +51,8 @@
  * one the user owns; they mount nothing there (the shim answers mount()). An empty
  * directory of the driver's uid in the sandbox's private /tmp. */
 #define FUSEDRIVER_MOUNTPOINT "/tmp/mnt"
+/* The last step of the sandbox: where the kernel refuses a uid another task runs as. */
+#define FUSEDRIVER_EXEC_STEP "running the driver"
 
 /* ---- the superblock ----------------------------------------------------------------- */
 
@@ -183,37 +185,31 @@ static int driver_exec_build(const FuseDriverSpec *spec, DriverExec *x) {
  * workers) and RLIMIT_CPU (when DriverCPUSec= sets one) all its CPU time; past that
  * limit the kernel ends it (SIGXCPU, then SIGKILL), and its mount with it. Measured peaks (VmPeak) are
  * 150-700 MiB, nearly all of it reserved thread stacks (8 MiB each) and per-thread malloc
- * arenas, not memory in use.
+ * arenas, not memory in use. Its exec proves its uid unused (nproc_exclusive, sandbox.h).
  */
-static SandboxLimits driver_limits(const FuseDriverSpec *spec) {
+static SandboxLimits driver_limits(const FuseDriverSpec *spec, bool shim) {
         return (SandboxLimits) {
                 .fsize = RLIM_INFINITY,
                 .nofile = 64,
                 .nproc = spec->tasks_max ?: FUSEDRIVER_TASKS_DEFAULT,
                 .as = spec->memory_max ?: FUSEDRIVER_MEMORY_DEFAULT,
                 .cpu = spec->cpu_sec ?: RLIM_INFINITY,
+                /* The shim raises the soft limit again; without it (tests' own programs)
+                 * the uid's claim is all that keeps it the driver's. */
+                .nproc_exclusive = shim,
         };
 }
 
-/* Runs in the sandbox's init (the clone3() child); never returns. No allocations. */
-_noreturn_ static void driver_child(const FuseDriverSpec *spec, int conn_fd, int source_fd,
-                                    int shim_fd, int out_fd, int err_fd, const DriverExec *x) {
+/* In the sandbox's init (the clone3() child, or a stub's): what does not depend on the
+ * request, for a driver that runs as *(const uid_t *) userdata. No allocations. */
+static int driver_setup(const void *userdata, const char **ret_step) {
         const SandboxMounts mounts = {
                 .dev_fd_link = true,
                 .own_dir = FUSEDRIVER_MOUNTPOINT,
-                .own_uid = spec->driver_uid,
+                .own_uid = *(const uid_t *) userdata,
         };
-        int keep[4] = { conn_fd, source_fd };
-        size_t n_keep = 2;
-        const char *step = "session";
         sigset_t none;
-        int r;
 
-        /* At 4, 5, the shim at 6 (FUSEDRIVER_SHIM_FD), then the claim the driver holds. */
-        if (shim_fd >= 0)
-                keep[n_keep++] = shim_fd;
-        if (spec->claim_fd >= 0)
-                keep[n_keep++] = spec->claim_fd;
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         /* The worker's signal dispositions are not the driver's; SIGPIPE is ignored so
@@ -221,34 +217,42 @@ _noreturn_ static void driver_child(const FuseDriverSpec *spec, int conn_fd, int
         for (int sig = 1; sig < NSIG; sig++)
                 (void) signal(sig, sig == SIGPIPE ? SIG_IGN : SIG_DFL);
         /* Its own session: a terminal's signals to the worker's group are not its. */
-        r = setsid() < 0 ? -errno : 0;
-        if (r >= 0)
-                r = sandbox_mounts(&mounts, &step);
-        if (r >= 0) {
-                step = "file descriptors";
-                r = sandbox_fds(out_fd, err_fd, keep, n_keep);
-                err_fd = 3;
-        }
-        if (r >= 0) {
-                const SandboxLimits limits = driver_limits(spec);
+        *ret_step = "session";
+        if (setsid() < 0)
+                return -errno;
+        return sandbox_mounts(&mounts, ret_step);
+}
 
-                step = "resource limits";
-                r = sandbox_limits(&limits);
-        }
-        if (r >= 0) {
-                step = "dropping privileges";
-                r = sandbox_drop_privileges(spec->driver_uid, (gid_t) spec->driver_uid);
-        }
-        if (r >= 0) {
-                step = "seccomp filter";
-                r = sandbox_seccomp(true);
-        }
-        if (r >= 0) {
-                step = "running the driver";
-                execve(spec->driver->path, x->argv, x->envp);
-                r = -errno;
-        }
-        sandbox_fail(err_fd, r, step);
+int fusedriver_stub_start(uid_t driver_uid, SandboxStub *ret) {
+        return sandbox_stub_start(driver_setup, &driver_uid, ret);
+}
+
+/* The rest of the driver's sandbox (sandbox_exec()), its fds at 4 (the connection), 5 (the
+ * source), then the shim (6, FUSEDRIVER_SHIM_FD), the image's claim and the uid's lock,
+ * each if there is one, in keep[] (5 entries). */
+static SandboxExec driver_exec_of(const FuseDriverSpec *spec, const DriverExec *x, int conn_fd,
+                                  int source_fd, int shim_fd, int out_fd, int err_fd,
+                                  int *keep) {
+        const int kept[] = { conn_fd, source_fd, shim_fd, spec->claim_fd, spec->uid_lock_fd };
+        size_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(kept); i++)
+                if (kept[i] >= 0)
+                        keep[n++] = kept[i];
+        return (SandboxExec) {
+                .out_fd = out_fd,
+                .err_fd = err_fd,
+                .keep = keep,
+                .n_keep = n,
+                .limits = driver_limits(spec, shim_fd >= 0),
+                .uid = spec->driver_uid,
+                .gid = (gid_t) spec->driver_uid,
+                .driver = true,
+                .path = spec->driver->path,
+                .argv = x->argv,
+                .envp = x->envp,
+                .exec_step = FUSEDRIVER_EXEC_STEP,
+        };
 }
 
 /* ---- waiting for FUSE_INIT ----------------------------------------------------------- */
@@ -335,6 +339,12 @@ static int start_verdict(const FuseDriverSpec *spec, const DriverStart *s, UmErr
         const char *path = spec->driver->path;
         char summary[320], how[48];
 
+        /* The kernel's check of the uid (nproc_exclusive): the caller claims another. */
+        if (s->failure.error == EAGAIN && streq(s->failure.step, FUSEDRIVER_EXEC_STEP))
+                return um_error_set(error, UM_ERROR_KIND_FAILED, EUSERS,
+                                    "Could not start the filesystem driver %s: uid %u, its "
+                                    "own, is in use by another process.",
+                                    path, (unsigned) spec->driver_uid);
         if (s->failure.error != 0)
                 return um_error_set(error, UM_ERROR_KIND_FAILED, s->failure.error,
                                     "Could not start the filesystem driver %s (%s): %s.", path,
@@ -422,6 +432,8 @@ int fusedriver_mount(const FuseDriverSpec *spec, int *ret_mount_fd, pid_t *ret_p
         _cleanup_free_ DriverExec *x = NULL;
         _cleanup_free_ DriverStart *s = NULL;
         InitWait w = {};
+        SandboxExec exec;
+        int keep[5];
         pthread_t thread;
         uint64_t start_time = 0;
         bool joined = false;
@@ -470,14 +482,32 @@ int fusedriver_mount(const FuseDriverSpec *spec, int *ret_mount_fd, pid_t *ret_p
         if (done_fd < 0)
                 return -errno;
 
-        pid = sandbox_clone(&pidfd);
-        if (pid < 0)
-                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
-                                    "Could not start the sandbox of the filesystem driver: %s.",
-                                    strerror(errno));
-        if (pid == 0)
-                driver_child(spec, conn_fd, ro_source >= 0 ? ro_source : spec->source_fd,
-                             shim_fd, out_w, err_w, x);
+        exec = driver_exec_of(spec, x, conn_fd, ro_source >= 0 ? ro_source : spec->source_fd,
+                              shim_fd, out_w, err_w, keep);
+        /* A stub made ahead for this uid runs it, unless it is gone (it is stopped then,
+         * and the sandbox made here instead). */
+        if (spec->stub && sandbox_stub_alive(spec->stub) &&
+            sandbox_stub_exec(spec->stub, &exec) >= 0) {
+                pid = spec->stub->pid;
+                pidfd = TAKE_FD(spec->stub->pidfd);
+                *spec->stub = SANDBOX_STUB_NULL;
+        } else {
+                if (spec->stub)
+                        sandbox_stub_stop(spec->stub);
+                pid = sandbox_clone(&pidfd);
+                if (pid < 0)
+                        return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                            "Could not start the sandbox of the filesystem "
+                                            "driver: %s.", strerror(errno));
+                if (pid == 0) {
+                        const char *step = "setup";
+                        int k = driver_setup(&spec->driver_uid, &step);
+
+                        if (k < 0)
+                                sandbox_fail(err_w, k, step);
+                        sandbox_exec(&exec);
+                }
+        }
         out_w = safe_close(out_w);
         err_w = safe_close(err_w);
 

@@ -9,7 +9,8 @@
  *   2. open /dev/fuse; fsopen("fuse"), fsconfig (fd, rootmode, user_id, group_id,
  *      default_permissions, subtype, source), FSCONFIG_CMD_CREATE, fsmount(attr_set)
  *   3. start the driver in the sandbox with the connection at fd 4 and the source at
- *      fd 5, usermount-fuse-shim.so preloaded (fuse-shim.c says why)
+ *      fd 5, usermount-fuse-shim.so preloaded (fuse-shim.c says why): in a stub made
+ *      ahead (fusedriver_stub_start()), or in a sandbox made now
  *   4. wait until the driver answered FUSE_INIT (a statx of the mount's root, which the
  *      kernel holds until then), or it exited, or the timeout (then it is killed)
  *   5. hand back the detached mount, the driver's pid, pidfd and start time
@@ -21,6 +22,7 @@
 #include <sys/types.h>
 
 #include "drivertable.h"
+#include "sandboxstub.h"
 #include "um-error.h"
 
 typedef struct FuseDriverSpec {
@@ -29,6 +31,8 @@ typedef struct FuseDriverSpec {
         int source_fd;          /* the caller's image file or block device, O_RDONLY or O_RDWR */
         int claim_fd;           /* the image's claim (claim.h), which the driver holds for its
                                  * life (as fd 6 or 7, after the shim), or -EBADF (not 0) */
+        int uid_lock_fd;        /* the lock of driver_uid's claim (uidclaim.h), which the
+                                 * driver holds for its life (after the claim), or -EBADF */
         bool read_only;
         uint64_t offset;        /* byte offset of the filesystem in the source (partitions), 0 */
         uint64_t attr_set;      /* MOUNT_ATTR_* for fsmount(): NODEV|NOSUID, NOEXEC unless exec,
@@ -48,7 +52,15 @@ typedef struct FuseDriverSpec {
                                   * it), NULL for "usermount" */
         const char *shim_path;  /* the preload library; NULL: the installed one
                                  * (usermount-fuse-shim.so in libexecdir); "": none */
+        SandboxStub *stub;      /* a stub of fusedriver_stub_start(driver_uid), or NULL: used
+                                 * if it still waits (and then it is the driver), else
+                                 * stopped; *stub is SANDBOX_STUB_NULL afterwards */
 } FuseDriverSpec;
+
+/* The sandbox of a driver that will run as driver_uid, made ahead (sandboxstub.h): its
+ * namespaces and mounts; nothing of a request. To be called in a privileged worker. 0 and
+ * *ret, or -errno. */
+int fusedriver_stub_start(uid_t driver_uid, SandboxStub *ret);
 
 /*
  * Makes a FUSE superblock for spec->driver and starts the driver on it in the sandbox, as
@@ -65,8 +77,9 @@ typedef struct FuseDriverSpec {
  * the connection is gone, which is when the superblock went (the last mount of it), and
  * while it is open a dead driver does not end the connection. Errors: -EINVAL (a bad spec), -EROFS (a
  * read-write mount asked of a read-only source fd, or of a driver that cannot write),
- * -EOPNOTSUPP (an offset the driver does not take), -ETIMEDOUT (no answer to FUSE_INIT in
- * time: killed), -EIO (the driver exited during start; the sentence holds its first
+ * -EOPNOTSUPP (an offset the driver does not take), -EUSERS (another process runs as
+ * driver_uid: the kernel refused the exec; claim another), -ETIMEDOUT (no answer to
+ * FUSE_INIT in time: killed), -EIO (the driver exited during start; the sentence holds its first
  * meaningful output lines, escaped), other -errno (the superblock or the sandbox could not
  * be made). Leaves no process, fd or mount behind on failure.
  */

@@ -322,6 +322,8 @@ int sandbox_limits(const SandboxLimits *l) {
                  * few seconds later (one that ignores it). */
                 if (limits[i].resource == RLIMIT_CPU && limits[i].value != RLIM_INFINITY)
                         rl.rlim_max = limits[i].value + SANDBOX_CPU_GRACE_SEC;
+                if (limits[i].resource == RLIMIT_NPROC && l->nproc_exclusive)
+                        rl.rlim_cur = 0;
                 if (setrlimit(limits[i].resource, &rl) < 0)
                         return -errno;
         }
@@ -389,6 +391,32 @@ int sandbox_drop_privileges(uid_t uid, gid_t gid) {
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return -errno;
         return 0;
+}
+
+void sandbox_exec(const SandboxExec *x) {
+        const char *step = "file descriptors";
+        int err_fd = x->err_fd;
+        int r = sandbox_fds(x->out_fd, x->err_fd, x->keep, x->n_keep);
+
+        if (r >= 0) {
+                err_fd = 3;
+                step = "resource limits";
+                r = sandbox_limits(&x->limits);
+        }
+        if (r >= 0) {
+                step = "dropping privileges";
+                r = sandbox_drop_privileges(x->uid, x->gid);
+        }
+        if (r >= 0) {
+                step = "seccomp filter";
+                r = sandbox_seccomp(x->driver);
+        }
+        if (r >= 0) {
+                step = x->exec_step;
+                execve(x->path, x->argv, x->envp);
+                r = -errno;
+        }
+        sandbox_fail(err_fd, r, step);
 }
 
 void sandbox_fail(int err_fd, int r, const char *step) {

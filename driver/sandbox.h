@@ -83,6 +83,13 @@ typedef struct SandboxLimits {
         rlim_t nproc;  /* RLIMIT_NPROC, counted per uid */
         rlim_t as;     /* RLIMIT_AS; 0 leaves the inherited one */
         rlim_t cpu;    /* RLIMIT_CPU, seconds; 0 leaves the inherited one */
+        /* The uid is to be this program's alone: RLIMIT_NPROC's soft limit is 0 until the
+         * program raises it to the hard one (nproc), so that the kernel refuses its exec
+         * with EAGAIN if any other task ran as the uid when sandbox_drop_privileges()
+         * took it (setresuid() flags a uid over its limit, execve() refuses the flagged).
+         * Only tasks whose uid is of the initial user namespace count; uidclaim.h
+         * excludes the uids /etc/subuid hands to containers. */
+        bool nproc_exclusive;
 } SandboxLimits;
 
 /* The CPU seconds past SandboxLimits.cpu (SIGXCPU) until SIGKILL. */
@@ -91,7 +98,8 @@ typedef struct SandboxLimits {
 /* In the child: the limits of l, and always no core dumps, locked memory or message
  * queues. Hard and soft limits are the same, so the program cannot raise them, but for
  * CPU time, whose hard limit is SANDBOX_CPU_GRACE_SEC later (SIGXCPU, then SIGKILL; a
- * program may raise its soft limit up to that: the cap is the limit plus the grace). */
+ * program may raise its soft limit up to that: the cap is the limit plus the grace), and
+ * for processes with nproc_exclusive (soft 0 until the program raises it). */
 int sandbox_limits(const SandboxLimits *l);
 
 /*
@@ -127,6 +135,27 @@ void sandbox_output_summary(const char *output, const char *const *quiet_prefixe
 
 /* Whether line (len bytes) starts with one of prefixes (NULL-terminated, or NULL). */
 bool sandbox_line_has_prefix(const char *line, size_t len, const char *const *prefixes);
+
+/* Steps 3 to 7 in one: what the program gets, after sandbox_mounts(). */
+typedef struct SandboxExec {
+        int out_fd;             /* its stdout and stderr */
+        int err_fd;             /* where a failed step is reported (sandbox_fail()) */
+        const int *keep;        /* kept at 4, 5, ... */
+        size_t n_keep;
+        SandboxLimits limits;
+        uid_t uid;
+        gid_t gid;
+        bool driver;            /* sandbox_seccomp()'s */
+        const char *path;
+        char *const *argv;
+        char *const *envp;
+        const char *exec_step;  /* the name of the last step, "running the driver" */
+} SandboxExec;
+
+/* In the child, after sandbox_mounts(): sandbox_fds(), sandbox_limits(),
+ * sandbox_drop_privileges(), sandbox_seccomp(), execve(). Never returns: a step that
+ * fails is reported with sandbox_fail(). */
+_noreturn_ void sandbox_exec(const SandboxExec *x);
 
 /* In the parent: kills the sandbox first when kill is set (killing the PID namespace's
  * init kills every process in it), then reaps it into *ret_status. -errno. */

@@ -17,6 +17,7 @@ const WorkerJobLayout job_layouts[] = {
         { JOB_LOOP_SETUP, sizeof(LoopSetupJob), sizeof(LoopSetupReply), 1 },
         { JOB_DRIVE_EJECT, sizeof(DriveEjectJob), 0, 0 },
         { JOB_LOOP_CLAIM, 0, 0, 0 },
+        { JOB_PREPARE_DRIVER, sizeof(PrepareDriverJob), 0, 0 },
 };
 const size_t job_n_layouts = ELEMENTSOF(job_layouts);
 

@@ -10,6 +10,8 @@
  *   job           fds                                  reply (+ fd)
  *   PROBE         source, [userns]                     ProbeReply
  *   OPEN_DEVICE   [userns]                             ProbeReply + the opened device
+ *   PREPARE_DRIVER                                     (nothing; then the worker makes
+ *                                                      a driver's sandbox ahead)
  *   START_DRIVER  source, stage namespace              DriverStartReply + the driver's
  *                                                      FUSE connection
  *   BUILD         source, stage namespace              BuildReply + the locked mount
@@ -21,7 +23,9 @@
  * userspace driver serves is built in two jobs of the same worker: START_DRIVER starts the
  * driver and waits, so that the daemon watches the driver (and has it moved into a scope
  * of its own, driverscope.h) before anything looks into its mount; then BUILD (the same
- * BuildJob) finishes the mount the driver serves.
+ * BuildJob) finishes the mount the driver serves. Before polkit is asked for such a mount,
+ * PREPARE_DRIVER has the worker claim the driver's uid and make its sandbox while polkit
+ * answers (it replies first): START_DRIVER then only has it exec the driver.
  */
 #pragma once
 
@@ -48,6 +52,7 @@ typedef enum JobType {
         JOB_LOOP_SETUP,
         JOB_DRIVE_EJECT,
         JOB_LOOP_CLAIM,
+        JOB_PREPARE_DRIVER,
 } JobType;
 
 #define JOB_PATH_MAX 4096
@@ -153,6 +158,13 @@ typedef struct BuildReply {
         bool file_backed;                 /* the kernel mounted the image file itself */
         bool file_unsupported;            /* from_file: this kernel cannot (erofsfile.h) */
 } BuildReply;
+
+/* PREPARE_DRIVER: what claiming a driver's uid needs (JobDriver's range). */
+typedef struct PrepareDriverJob {
+        char runtime_dir[JOB_PATH_MAX]; /* where the uids' locks are */
+        uint32_t uid_first;             /* DriverUidRange= */
+        uint32_t uid_count;
+} PrepareDriverJob;
 
 /* START_DRIVER: the driver runs and answered FUSE_INIT; the worker waits for BUILD. */
 typedef struct DriverStartReply {

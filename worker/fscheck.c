@@ -177,29 +177,19 @@ _noreturn_ static void sandbox_child(const CheckTarget *t, int out_fd, int err_f
         r = prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ? -errno : 0;
         if (r >= 0)
                 r = sandbox_mounts(&mounts, &step);
-        if (r >= 0) {
-                step = "file descriptors";
-                r = sandbox_fds(out_fd, err_fd, NULL, 0);
-                err_fd = 3;
-        }
-        if (r >= 0) {
-                step = "resource limits";
-                r = sandbox_limits(&limits);
-        }
-        if (r >= 0) {
-                step = "dropping privileges";
-                r = sandbox_drop_privileges(spec->uid, spec->gid);
-        }
-        if (r >= 0) {
-                step = "seccomp filter";
-                r = sandbox_seccomp(false);
-        }
-        if (r >= 0) {
-                step = "running the checker";
-                execve(checker->path, argv, envp);
-                r = -errno;
-        }
-        sandbox_fail(err_fd, r, step);
+        if (r < 0)
+                sandbox_fail(err_fd, r, step);
+        sandbox_exec(&(const SandboxExec) {
+                .out_fd = out_fd,
+                .err_fd = err_fd,
+                .limits = limits,
+                .uid = spec->uid,
+                .gid = spec->gid,
+                .path = checker->path,
+                .argv = argv,
+                .envp = envp,
+                .exec_step = "running the checker",
+        });
 }
 
 /* ---- the checker's identity -------------------------------------------------------- */
@@ -233,7 +223,7 @@ static int identity_claim(const FsCheckSpec *spec, CheckIdentity *id, UmError *e
                 id->gid = spec->gid;
                 return 0;
         }
-        r = uid_claim(spec->lock_dir, FSCHECK_LOCK_PREFIX, spec->uid, spec->uid_count,
+        r = uid_claim(spec->lock_dir, FSCHECK_LOCK_PREFIX, spec->uid, spec->uid_count, 0,
                       "the image check", &id->claim, error);
         if (r < 0)
                 return r;

@@ -5,9 +5,11 @@
  *
  *   1. the re-check of what polkit was asked about (the type's prober, uuid, label); for a
  *      block device, the exclusive claim that proves nothing else holds it
- *   2. a uid of the driver's own from DriverUidRange= (uidclaim.h), held while it starts
+ *   2. a uid of the driver's own from DriverUidRange= (uidclaim.h), whose lock the driver
+ *      holds for its life
  *   3. the FUSE mount of the worker's making and the driver started on it, sandboxed
- *      (fusedriver_mount()); the uid's lock goes once the driver runs as it
+ *      (fusedriver_mount()); if the kernel finds the uid in use at the exec, steps 2 and
+ *      3 again with the next uid (at most DRIVER_UID_ATTEMPTS times)
  *   4. its pid and its FUSE connection to the daemon, which watches it from now on (and
  *      ends it if anything below fails or does not answer in time); the worker waits
  *
@@ -16,6 +18,10 @@
  *   5. a mount that will appear in a namespace others share must show the caller its root
  *      directory (mountbuild.c says why): checked through the driver
  *   6. the mount locked with the recipe every mount gets (mountbuild_lock_in())
+ *
+ * Step 2 and the sandbox of step 3 are done ahead when the daemon sent PREPARE_DRIVER
+ * (after its reply, while polkit is asked): the claim and a stub (sandboxstub.h) wait in
+ * this worker for START_DRIVER, which then only sends the stub its order to exec.
  *
  * No loop device, no kernel filesystem parser: the kernel only sees the FUSE protocol.
  */
@@ -48,6 +54,9 @@
 #include "uidclaim.h"
 
 #define DRIVER_UID_LOCK_PREFIX "driver-uid-"
+/* How many uids a start tries that the kernel found in use (each a process that runs as a
+ * uid of the range without holding its lock: nothing of ours). */
+#define DRIVER_UID_ATTEMPTS 8
 #define SHIM_NAME "usermount-fuse-shim.so"
 
 /* The drivers' preload library next to this program (usermount-worker), as installed in
@@ -289,6 +298,57 @@ static void started_stop(void) {
         started.started = false;
 }
 
+/* What PREPARE_DRIVER made for START_DRIVER: a claimed uid and a stub for it. */
+static struct {
+        PrepareDriverJob job;
+        bool asked;
+        UidClaim claim;
+        SandboxStub stub;
+} prepared = { .claim = UID_CLAIM_NULL, .stub = SANDBOX_STUB_NULL };
+
+static int claim_driver_uid(const char *runtime_dir, uid_t first, unsigned count, UidClaim *ret,
+                            UmError *error) {
+        return uid_claim(runtime_dir, DRIVER_UID_LOCK_PREFIX, first, count,
+                         UID_CLAIM_NO_PROCESS_SCAN, "a userspace driver", ret, error);
+}
+
+int job_prepare_driver(const PrepareDriverJob *job) {
+        if (prepared.asked || prepared.claim.lock_fd >= 0)
+                return -EBADMSG;
+        prepared.job = *job;
+        prepared.asked = true;
+        return 0;
+}
+
+void job_prepare_driver_after_reply(void) {
+        UmError error = {};
+
+        if (!prepared.asked)
+                return;
+        prepared.asked = false;
+        /* What fails here is done again, and reported, by START_DRIVER. */
+        if (claim_driver_uid(prepared.job.runtime_dir, prepared.job.uid_first,
+                             prepared.job.uid_count, &prepared.claim, &error) < 0)
+                return;
+        if (fusedriver_stub_start(prepared.claim.uid, &prepared.stub) < 0)
+                prepared.stub = SANDBOX_STUB_NULL;
+}
+
+/* The prepared claim, if it is of the range job names; else a new one. */
+static int driver_uid_first_claim(const BuildJob *job, UidClaim *ret, UmError *error) {
+        if (prepared.claim.lock_fd >= 0 && streq(prepared.job.runtime_dir, job->runtime_dir) &&
+            prepared.claim.uid >= job->driver.uid_first &&
+            prepared.claim.uid - job->driver.uid_first < job->driver.uid_count) {
+                *ret = prepared.claim;
+                prepared.claim = UID_CLAIM_NULL;
+                return 0;
+        }
+        uid_claim_release(&prepared.claim);
+        sandbox_stub_stop(&prepared.stub);
+        return claim_driver_uid(job->runtime_dir, job->driver.uid_first, job->driver.uid_count,
+                                ret, error);
+}
+
 int job_start_driver(const BuildJob *job, const MountOptions *options, int source_fd,
                      DriverStartReply *reply, UmError *error, int *ret_fd) {
         const FuseDriver *d = fusedriver_find(job->probe.fstype);
@@ -333,11 +393,10 @@ int job_start_driver(const BuildJob *job, const MountOptions *options, int sourc
                                     "the source took the time the filesystem driver had to "
                                     "start");
         shim_path(shim, sizeof(shim));
-        r = uid_claim(job->runtime_dir, DRIVER_UID_LOCK_PREFIX, job->driver.uid_first,
-                      job->driver.uid_count, "a userspace driver", &claim, error);
+        r = driver_uid_first_claim(job, &claim, error);
         if (r < 0)
                 return r;
-        const FuseDriverSpec spec = {
+        FuseDriverSpec spec = {
                 .driver = d,
                 .fstype = job->probe.fstype,
                 .source_fd = part_fd >= 0 ? part_fd : rw_fd >= 0 ? rw_fd : source_fd,
@@ -348,18 +407,38 @@ int job_start_driver(const BuildJob *job, const MountOptions *options, int sourc
                 .caller_gid = job->idmap.caller_gid,
                 .files_as_caller = job->driver.files_as_caller,
                 .driver_uid = claim.uid,
+                .uid_lock_fd = claim.lock_fd,
                 .timeout_usec = MIN(job->driver.timeout_usec, job->driver.start_deadline - now),
                 .memory_max = job->driver.memory_max,
                 .tasks_max = job->driver.tasks_max,
                 .cpu_sec = job->driver.cpu_sec,
                 .source_name = strncmp(device, "/dev/", 5) == 0 ? device : NULL,
                 .shim_path = shim[0] ? shim : NULL,
+                .stub = prepared.stub.pidfd >= 0 ? &prepared.stub : NULL,
         };
-        r = fusedriver_mount(&spec, &mount_fd, &pid, &pidfd, &start, &conn_fd, error);
-        /* Running as the uid now, the driver keeps it its own; or nobody needs it. */
-        uid_claim_release(&claim);
-        if (r < 0)
+        for (unsigned attempt = 1;; attempt++) {
+                const uid_t end = job->driver.uid_first + job->driver.uid_count;
+
+                r = fusedriver_mount(&spec, &mount_fd, &pid, &pidfd, &start, &conn_fd, error);
+                if (r != -EUSERS || attempt >= DRIVER_UID_ATTEMPTS || claim.uid + 1 >= end)
+                        break;
+                /* Another process runs as the uid: the next one. */
+                uid_claim_release(&claim);
+                *error = (UmError) {};
+                r = claim_driver_uid(job->runtime_dir, spec.driver_uid + 1,
+                                     (unsigned) (end - spec.driver_uid - 1), &claim, error);
+                if (r < 0)
+                        return r;
+                spec.driver_uid = claim.uid;
+                spec.uid_lock_fd = claim.lock_fd;
+                spec.stub = NULL;
+        }
+        if (r < 0) {
+                uid_claim_release(&claim);
                 return r;
+        }
+        /* The driver holds the uid's lock from now on. */
+        uid_claim_hand_over(&claim);
 
         started.mount_fd = TAKE_FD(mount_fd);
         started.pidfd = TAKE_FD(pidfd);

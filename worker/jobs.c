@@ -407,6 +407,16 @@ static int job_start(const void *input, int *fds, size_t n_fds, void *out, UmErr
         return job_start_driver(job, &options, fds[0], out, error, ret_fd);
 }
 
+static int job_prepare(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
+                       int *ret_fd) {
+        const PrepareDriverJob *job = input;
+
+        if (!JOB_STRING_OK(job->runtime_dir) || job->uid_first == 0 || job->uid_count == 0 ||
+            job_prepare_driver(job) < 0)
+                return bad_job(error, "prepare-driver");
+        return 0;
+}
+
 static int job_loop(const void *input, int *fds, size_t n_fds, void *out, UmError *error,
                     int *ret_fd) {
         const LoopSetupJob *job = input;
@@ -545,6 +555,8 @@ static const WorkerJobType job_types[] = {
         { .layout = { JOB_LOOP_SETUP }, .name = "loop-setup", .run = job_loop },
         { .layout = { JOB_DRIVE_EJECT }, .name = "drive-eject", .run = job_eject },
         { .layout = { JOB_LOOP_CLAIM }, .name = "loop-claim", .run = job_claim },
+        { .layout = { JOB_PREPARE_DRIVER }, .name = "prepare-driver", .run = job_prepare,
+          .after_reply = job_prepare_driver_after_reply },
 };
 
 const WorkerJobType *jobs_worker_table(size_t *ret_n) {

@@ -200,6 +200,8 @@ _noreturn_ void worker_runner_run(int sock, const WorkerJobType *types, size_t n
                 out_fd = safe_close(out_fd);
                 if (r < 0 || (h.flags & WORKER_JOB_LAST))
                         _exit(r < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+                if (status.r >= 0 && t->after_reply)
+                        t->after_reply();
                 set_name(WORKER_NAME_WAITING, NULL);
         }
 }

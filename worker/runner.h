@@ -3,7 +3,8 @@
  * The worker's side of the protocol (worker-proto.h), knowing nothing of what the jobs
  * do: it says HELLO, then reads one job at a time, checks it against the table it was
  * given, runs it and sends the reply, until the daemon closes the socket or a job marked
- * last has been answered. Between jobs the worker holds no fd but its socket.
+ * last has been answered. Between jobs the worker holds no fd but its socket, and what a
+ * job's after_reply() prepared for the next (a driver's uid claim and sandbox).
  */
 #pragma once
 
@@ -24,6 +25,9 @@ typedef struct WorkerJobType {
          */
         int (*run)(const void *input, int *fds, size_t n_fds, void *reply, UmError *error,
                    int *ret_fd);
+        /* Or NULL: runs after the reply of a job that succeeded was sent, before the next
+         * job is read: work the daemon does not wait for (a prepared driver start). */
+        void (*after_reply)(void);
 } WorkerJobType;
 
 /* The worker's socket: the daemon passes it as this fd. */

@@ -25,6 +25,10 @@ void uid_claim_release(UidClaim *c) {
          * lock after us sees that it is no longer the file at that name (lock_uid_file()). */
         if (c->lock_fd >= 0)
                 (void) unlinkat(c->dir_fd, c->lock_name, 0);
+        uid_claim_hand_over(c);
+}
+
+void uid_claim_hand_over(UidClaim *c) {
         c->lock_fd = safe_close(c->lock_fd);
         c->dir_fd = safe_close(c->dir_fd);
 }
@@ -39,7 +43,7 @@ static int lock_uid_file(int dir_fd, const char *name, int *ret_fd) {
                 _cleanup_close_ int fd = -EBADF;
                 struct stat locked, named;
 
-                fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+                fd = openat(dir_fd, name, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
                             0600);
                 if (fd < 0)
                         return -errno;
@@ -111,7 +115,8 @@ static void ids_delegated(const char *path, unsigned first, unsigned count, uint
         }
 }
 
-int uid_claim_id_unused(unsigned id) {
+/* 1 if no account or group has id, 0 if one does, -errno. */
+static int id_unassigned(unsigned id) {
         struct passwd pw, *pwp = NULL;
         struct group gr, *grp = NULL;
         char buf[16384];
@@ -125,16 +130,22 @@ int uid_claim_id_unused(unsigned id) {
         r = getgrgid_r((gid_t) id, &gr, buf, sizeof(buf), &grp);
         if (r != 0)
                 return -r;
-        if (grp)
-                return 0;
-        uint8_t used = 0;
+        return !grp;
+}
 
+int uid_claim_id_unused(unsigned id) {
+        uint8_t used = 0;
+        int r = id_unassigned(id);
+
+        if (r <= 0)
+                return r;
         r = ids_in_use(id, 1, &used);
         return r < 0 ? r : !used;
 }
 
 int uid_claim(const char *lock_dir, const char *prefix, uid_t first, unsigned count,
-              const char *what, UidClaim *ret, UmError *error) {
+              UidClaimFlags flags, const char *what, UidClaim *ret, UmError *error) {
+        const bool scan = !(flags & UID_CLAIM_NO_PROCESS_SCAN);
         UidClaim c = UID_CLAIM_NULL;
         _cleanup_free_ uint8_t *used = NULL;
         int r;
@@ -148,9 +159,9 @@ int uid_claim(const char *lock_dir, const char *prefix, uid_t first, unsigned co
                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
                                     "Could not open the directory of the uid locks of %s: %s.",
                                     what, strerror(errno));
-        /* One pass over /proc skips the uids processes hold (a driver's, for as long as
-         * its mount exists); the one chosen is checked again once locked, as that pass may
-         * predate a process that took it and let its lock go. */
+        /* One pass over /proc skips the uids processes hold; the one chosen is checked
+         * again once locked, as that pass may predate a process that took it and let its
+         * lock go. Without the scans, the claimer's exec checks (uidclaim.h). */
         used = calloc((count + 7) / 8, 1);
         if (!used) {
                 uid_claim_release(&c);
@@ -158,7 +169,7 @@ int uid_claim(const char *lock_dir, const char *prefix, uid_t first, unsigned co
         }
         ids_delegated("/etc/subuid", (unsigned) first, count, used);
         ids_delegated("/etc/subgid", (unsigned) first, count, used);
-        r = ids_in_use((unsigned) first, count, used);
+        r = scan ? ids_in_use((unsigned) first, count, used) : 0;
         if (r < 0) {
                 uid_claim_release(&c);
                 return um_error_set(error, UM_ERROR_KIND_FAILED, -r,
@@ -176,7 +187,7 @@ int uid_claim(const char *lock_dir, const char *prefix, uid_t first, unsigned co
                         continue;
                 if (r > 0) {
                         c.lock_fd = fd;
-                        r = uid_claim_id_unused(uid);
+                        r = scan ? uid_claim_id_unused(uid) : id_unassigned(uid);
                         if (r > 0) {
                                 c.uid = (uid_t) uid;
                                 *ret = c;

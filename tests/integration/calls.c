@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Shared pieces of the integration tests' callers (see calls.h). */
+#include <fcntl.h>
+#include <glob.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -132,6 +135,22 @@ void calls_assert_clean(pid_t daemon_pid, const void *baseline_snapshot) {
                                                    &version), >=, 0);
         g_assert_cmpstr(version, ==, PACKAGE_VERSION);
         free(version);
+}
+
+void calls_assert_no_uid_claims(const char *runtime_dir) {
+        g_autofree char *pattern = g_build_filename(runtime_dir, "*-uid-*", NULL);
+        glob_t g = {};
+
+        if (glob(pattern, 0, NULL, &g) == 0)
+                for (size_t i = 0; i < g.gl_pathc; i++) {
+                        int fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+                        g_assert_cmpint(fd, >=, 0);
+                        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                                g_error("%s is still held", g.gl_pathv[i]);
+                        close(fd);
+                }
+        globfree(&g);
 }
 
 /* ---- Signals, seen by root on the test's own connection -------------------------------- */

@@ -61,6 +61,9 @@ void calls_await_signal(const char *member, const char *mount_point);
 
 /* In the test: the daemon still serves and nothing is left compared to the baseline. */
 void calls_assert_clean(pid_t daemon_pid, const void *baseline_snapshot);
+/* No uid claim (uidclaim.h) of a driver or image check is held in runtime_dir: each lock
+ * file there (a driver's stays after it) can be locked. */
+void calls_assert_no_uid_claims(const char *runtime_dir);
 
 /* The real text of polkit/<file>, with the line that sets variable (the one an admin
  * edits) replaced by "var <variable> = <value_js>;" (owned). Fails the test unless there

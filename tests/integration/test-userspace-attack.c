@@ -568,6 +568,56 @@ static void test_concurrent_uids(void) {
         assert_clean();
 }
 
+/* A process that runs as the first uid of DriverUidRange= without its lock (nothing of
+ * ours: an administrator's mistake, or a program that squats it): the driver's exec finds
+ * the uid in use, and the start takes the next one. */
+static void test_uid_squatter(void) {
+        const unsigned first = 1879048448u; /* DriverUidRange='s default */
+        const ACall c = { .kind = ACALL_OPEN_MOUNT, .source = SRC_RO, .path = squashfs_image,
+                          .hold = true };
+        g_autoptr(GArray) pids = NULL;
+        g_autofree char *line = NULL;
+        HarnessCaller *h = NULL;
+        int sync_pipe[2];
+        unsigned uid;
+        pid_t squatter;
+        char b;
+
+        g_assert_cmpint(pipe2(sync_pipe, O_CLOEXEC), ==, 0);
+        squatter = fork();
+        g_assert_cmpint(squatter, >=, 0);
+        if (squatter == 0) {
+                if (setresgid(first, first, first) < 0 || setresuid(first, first, first) < 0)
+                        _exit(1);
+                (void) !write(sync_pipe[1], "x", 1);
+                pause();
+                _exit(0);
+        }
+        g_assert_cmpint(read(sync_pipe[0], &b, 1), ==, 1);
+        close(sync_pipe[0]);
+        close(sync_pipe[1]);
+        g_assert_cmpint(harness_caller_spawn(HARNESS_UID_USER1, HARNESS_UID_USER1,
+                                             HARNESS_NEW_USERNS, attack_caller, (void *) &c, &h),
+                        ==, 0);
+        do {
+                g_clear_pointer(&line, g_free);
+                g_assert_cmpint(harness_caller_read_line(h, 60000, &line), ==, 0);
+                g_assert_true(!g_str_has_prefix(line, "result=") || streq(line, "result=ok"));
+        } while (!streq(line, "held=yes"));
+        /* The processes of the range: the squatter and the driver. */
+        pids = calls_running_drivers();
+        g_assert_cmpuint(pids->len, ==, 2);
+        for (guint i = 0; i < pids->len; i++)
+                if (g_array_index(pids, pid_t, i) != squatter) {
+                        g_assert_true(calls_process_uid(g_array_index(pids, pid_t, i), &uid));
+                        g_assert_cmpuint(uid, ==, first + 1);
+                }
+        release_holder(h);
+        g_assert_cmpint(kill(squatter, SIGKILL), ==, 0);
+        g_assert_cmpint(waitpid(squatter, NULL, 0), ==, squatter);
+        assert_clean();
+}
+
 /* An image with a setuid-root program, a world-readable /dev/mem node and a symlink to
  * /etc/shadow, mounted with exec and its own ids (idmap none): the program runs as the
  * caller, the node cannot be opened, the flags cannot be cleared. */
@@ -660,6 +710,7 @@ int main(int argc, char *argv[]) {
         g_test_add_func("/userspace-attack/stopped-driver", test_stopped_driver);
         g_test_add_func("/userspace-attack/kill-own-driver", test_kill_own_driver);
         g_test_add_func("/userspace-attack/concurrent-uids", test_concurrent_uids);
+        g_test_add_func("/userspace-attack/uid-squatter", test_uid_squatter);
         g_test_add_func("/userspace-attack/suid-and-devices", test_suid_and_devices);
 
         r = g_test_run();

@@ -231,6 +231,7 @@ static _unused_ char *run_fake(const char *mode) {
                 .fstype = "ext4",
                 .source_fd = fd,
                 .claim_fd = -EBADF,
+                .uid_lock_fd = -EBADF,
                 .read_only = true,
                 .attr_set = MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC |
                             MOUNT_ATTR_RDONLY,
@@ -356,7 +357,7 @@ static void claimer(void *data) {
         char b;
 
         close(a->barrier_w);
-        if (uid_claim(a->dir, "t-", CLAIM_FIRST, 4, "a test", &c, &e) >= 0)
+        if (uid_claim(a->dir, "t-", CLAIM_FIRST, 4, 0, "a test", &c, &e) >= 0)
                 uid = c.uid;
         g_assert_cmpint(write(a->report_fd, &uid, sizeof(uid)), ==, sizeof(uid));
         (void) !read(a->barrier_fd, &b, 1);
@@ -436,10 +437,10 @@ static void test_claim_in_use(const char *arg) {
         }
         g_assert_cmpint(read(p[0], &b, 1), ==, 1);
         g_assert_cmpint(read(p[0], &b, 1), ==, 1);
-        g_assert_cmpint(uid_claim(dir, "t-", CLAIM_FIRST, 3, "a test", &c, &e), ==, 0);
+        g_assert_cmpint(uid_claim(dir, "t-", CLAIM_FIRST, 3, 0, "a test", &c, &e), ==, 0);
         g_assert_cmpuint(c.uid, ==, CLAIM_FIRST + 2);
         uid_claim_release(&c);
-        g_assert_cmpint(uid_claim(dir, "t-", CLAIM_FIRST, 2, "a test", &c, &e), ==, -EBUSY);
+        g_assert_cmpint(uid_claim(dir, "t-", CLAIM_FIRST, 2, 0, "a test", &c, &e), ==, -EBUSY);
         kill(user, SIGKILL);
         kill(group, SIGKILL);
         waitpid(user, NULL, 0);

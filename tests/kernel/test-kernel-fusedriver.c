@@ -157,6 +157,7 @@ static FuseDriverSpec spec_for(const FuseDriver *d, const char *fstype, int sour
                 .fstype = fstype,
                 .source_fd = source_fd,
                 .claim_fd = -EBADF,
+                .uid_lock_fd = -EBADF,
                 .read_only = read_only,
                 .attr_set = MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC |
                             (read_only ? MOUNT_ATTR_RDONLY : 0),
@@ -522,6 +523,11 @@ static void test_outlives_worker(const char *arg) {
         p = (struct pollfd) { .fd = pidfd, .events = POLLIN };
         g_assert_cmpint(poll(&p, 1, 10000), ==, 1);
         close(pidfd);
+        /* Reaped by the init it was reparented to: until then its uid is not free for
+         * the next test's driver (the kernel counts a zombie as a task of its uid). */
+        for (int i = 0; i < 5000 && kill(pid, 0) == 0; i++)
+                g_usleep(1000);
+        g_assert_cmpint(kill(pid, 0), ==, -1);
 }
 
 /* SIGKILL of the driver: the mount answers ENOTCONN, and nothing is left. */
@@ -539,6 +545,160 @@ static void test_killed(const char *fstype) {
         g_assert_cmpint(fstatat(m.mount_fd, "file", &st, 0), ==, -1);
         g_assert_cmpint(errno, ==, ENOTCONN);
         close(m.mount_fd);
+}
+
+/* How many fds above 2 the process holds. */
+static unsigned fds_above_stdio(pid_t pid) {
+        g_autofree char *dir = g_strdup_printf("/proc/%d/fd", (int) pid);
+        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+        const char *name;
+        unsigned n = 0;
+
+        g_assert_nonnull(d);
+        while ((name = g_dir_read_name(d)))
+                n += atoi(name) > 2;
+        return n;
+}
+
+/* The soft and hard "Max processes" of /proc/PID/limits. */
+static void nproc_limits(pid_t pid, char **ret_soft, char **ret_hard) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/limits", (int) pid);
+        g_autofree char *text = NULL;
+        g_auto(GStrv) fields = NULL;
+        const char *line;
+
+        g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+        line = strstr(text, "Max processes");
+        g_assert_nonnull(line);
+        fields = g_strsplit_set(line + strlen("Max processes"), " \n", -1);
+        *ret_soft = *ret_hard = NULL;
+        for (char **f = fields; *f; f++) {
+                if (!**f)
+                        continue;
+                if (!*ret_soft)
+                        *ret_soft = g_strdup(*f);
+                else if (!*ret_hard) {
+                        *ret_hard = g_strdup(*f);
+                        break;
+                }
+        }
+}
+
+/*
+ * A sandbox made ahead (fusedriver_stub_start()) becomes the driver: the same pid, the
+ * same sandbox as one made at the start, and its threads' limit raised again by the shim.
+ * A stub that died before the start is replaced by a sandbox made then; one never used
+ * exits at the end of its socket.
+ */
+static void test_stub(const char *arg) {
+        g_autofree char *image = NULL;
+        g_autofree char *soft = NULL, *hard = NULL;
+        const FuseDriver *d = driver_or_skip("ext4", &image);
+        SandboxStub stub = SANDBOX_STUB_NULL;
+        struct pollfd p;
+        siginfo_t si = {};
+        pid_t stub_pid;
+        Mounted m = {};
+        int fd;
+
+        if (!d)
+                return;
+        fd = open(image, O_RDONLY | O_CLOEXEC);
+        g_assert_cmpint(fd, >=, 0);
+        FuseDriverSpec spec = spec_for(d, "ext4", fd, true);
+
+        g_assert_cmpint(fusedriver_stub_start(DRIVER_UID, &stub), ==, 0);
+        stub_pid = stub.pid;
+        g_assert_true(sandbox_stub_alive(&stub));
+        /* It holds none of its maker's fds (fd is one), only its end of the socket. */
+        for (int i = 0; i < 2000 && fds_above_stdio(stub_pid) != 1; i++)
+                g_usleep(1000);
+        g_assert_cmpuint(fds_above_stdio(stub_pid), ==, 1);
+        spec.stub = &stub;
+        mount_ok(&spec, &m);
+        g_assert_cmpint(m.pid, ==, stub_pid);
+        g_assert_cmpint(stub.pidfd, <, 0);
+        g_assert_cmpint(stub.order_fd, <, 0);
+        check_driver_process(&m);
+        check_driver_fds(&m);
+        nproc_limits(m.pid, &soft, &hard);
+        g_assert_cmpstr(soft, ==, hard);
+        g_autofree char *content = read_at(m.mount_fd, "file");
+        g_assert_cmpstr(content, ==, CONTENT);
+        unmount_and_await(&m);
+
+        /* Killed before the start: a sandbox of the start's making, the stub reaped. */
+        g_assert_cmpint(fusedriver_stub_start(DRIVER_UID, &stub), ==, 0);
+        stub_pid = stub.pid;
+        g_assert_cmpint(syscall(SYS_pidfd_send_signal, stub.pidfd, SIGKILL, NULL, 0), ==, 0);
+        p = (struct pollfd) { .fd = stub.pidfd, .events = POLLIN };
+        g_assert_cmpint(poll(&p, 1, 10000), ==, 1);
+        g_assert_false(sandbox_stub_alive(&stub));
+        mount_ok(&spec, &m);
+        g_assert_cmpint(m.pid, !=, stub_pid);
+        g_assert_cmpint(stub.pidfd, <, 0);
+        g_assert_cmpint(kill(stub_pid, 0), ==, -1);
+        unmount_and_await(&m);
+
+        /* Never used: the end of its socket ends it, with status 0. */
+        g_assert_cmpint(fusedriver_stub_start(DRIVER_UID, &stub), ==, 0);
+        stub.order_fd = safe_close(stub.order_fd);
+        g_assert_cmpint(waitid((idtype_t) P_PIDFD, (id_t) stub.pidfd, &si, WEXITED), ==, 0);
+        g_assert_cmpint(si.si_code, ==, CLD_EXITED);
+        g_assert_cmpint(si.si_status, ==, 0);
+        stub.pidfd = safe_close(stub.pidfd);
+        close(fd);
+}
+
+/*
+ * A uid another process runs as: the kernel refuses the driver's exec (nproc_exclusive),
+ * -EUSERS with a sentence, nothing left; with a stub too. Free again, it starts.
+ */
+static void test_uid_in_use(const char *arg) {
+        g_autofree char *image = NULL;
+        const FuseDriver *d = driver_or_skip("ext4", &image);
+        SandboxStub stub = SANDBOX_STUB_NULL;
+        Mounted m = {};
+        UmError e = {};
+        int fd, sync_pipe[2];
+        pid_t holder;
+        char b;
+
+        if (!d)
+                return;
+        fd = open(image, O_RDONLY | O_CLOEXEC);
+        g_assert_cmpint(fd, >=, 0);
+        FuseDriverSpec spec = spec_for(d, "ext4", fd, true);
+
+        g_assert_cmpint(pipe2(sync_pipe, O_CLOEXEC), ==, 0);
+        holder = fork();
+        g_assert_cmpint(holder, >=, 0);
+        if (holder == 0) {
+                if (setresgid(DRIVER_UID, DRIVER_UID, DRIVER_UID) < 0 ||
+                    setresuid(DRIVER_UID, DRIVER_UID, DRIVER_UID) < 0)
+                        _exit(1);
+                (void) !write(sync_pipe[1], "x", 1);
+                pause();
+                _exit(0);
+        }
+        g_assert_cmpint(read(sync_pipe[0], &b, 1), ==, 1);
+        close(sync_pipe[0]);
+        close(sync_pipe[1]);
+
+        g_assert_cmpint(do_mount(&spec, &m, &e), ==, -EUSERS);
+        g_assert_nonnull(strstr(e.message, "is in use by another process"));
+        e = (UmError) {};
+        g_assert_cmpint(fusedriver_stub_start(DRIVER_UID, &stub), ==, 0);
+        spec.stub = &stub;
+        g_assert_cmpint(do_mount(&spec, &m, &e), ==, -EUSERS);
+        g_assert_cmpint(stub.pidfd, <, 0);
+        spec.stub = NULL;
+
+        g_assert_cmpint(kill(holder, SIGKILL), ==, 0);
+        g_assert_cmpint(waitpid(holder, NULL, 0), ==, holder);
+        mount_ok(&spec, &m);
+        unmount_and_await(&m);
+        close(fd);
 }
 
 /* A read-only source fd cannot be mounted read-write; the sentence says why. */
@@ -869,6 +1029,8 @@ int main(int argc, char **argv) {
         ku_add("/fusedriver/refusals", test_refusals, NULL, NULL);
         ku_add("/fusedriver/timeout", test_timeout, NULL, NULL);
         ku_add("/fusedriver/outlives-worker", test_outlives_worker, NULL, NULL);
+        ku_add("/fusedriver/stub", test_stub, NULL, NULL);
+        ku_add("/fusedriver/uid-in-use", test_uid_in_use, NULL, NULL);
 #if defined(__SANITIZE_ADDRESS__)
         /* AddressSanitizer reserves terabytes of address space at start, far above a
          * driver's RLIMIT_AS: this instrumented binary cannot be the fake driver. */

@@ -4,6 +4,7 @@
  * two claims held at once get two uids, a released claim's uid is free again, a full
  * range is -EBUSY. Needs root (a child takes the uid of the range it occupies).
  */
+#include <fcntl.h>
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,24 +51,24 @@ static void test_claim(void) {
         g_assert_nonnull(dir);
         child = occupy(FIRST);
         /* FIRST runs a process: the first claim takes FIRST + 1, the second FIRST + 2. */
-        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, "the test", &a, &e), ==, 0);
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, 0, "the test", &a, &e), ==, 0);
         g_assert_cmpuint(a.uid, ==, FIRST + 1);
-        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, "the test", &b, &e), ==, 0);
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, 0, "the test", &b, &e), ==, 0);
         g_assert_cmpuint(b.uid, ==, FIRST + 2);
         /* Full: the process and two claims. */
-        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, "the test", &c, &e), ==, -EBUSY);
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, 0, "the test", &c, &e), ==, -EBUSY);
         g_assert_nonnull(strstr(e.message, "is in use"));
         e = (UmError) {};
         /* Released: free again. */
         uid_claim_release(&a);
-        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, "the test", &c, &e), ==, 0);
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, 0, "the test", &c, &e), ==, 0);
         g_assert_cmpuint(c.uid, ==, FIRST + 1);
         /* The process gone: its uid is free too. */
         kill(child, SIGKILL);
         waitpid(child, NULL, 0);
         uid_claim_release(&b);
         uid_claim_release(&c);
-        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, "the test", &a, &e), ==, 0);
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, 0, "the test", &a, &e), ==, 0);
         g_assert_cmpuint(a.uid, ==, FIRST);
         uid_claim_release(&a);
         /* Nothing is left of the locks. */
@@ -99,7 +100,7 @@ static void test_delegated(void) {
                 if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
                     mount(copy, "/etc/subuid", NULL, MS_BIND, NULL) < 0)
                         _exit(2);
-                if (uid_claim(dir, "t-", FIRST, 3, "the test", &a, &e) < 0 || a.uid != FIRST + 2)
+                if (uid_claim(dir, "t-", FIRST, 3, 0, "the test", &a, &e) < 0 || a.uid != FIRST + 2)
                         _exit(1);
                 uid_claim_release(&a);
                 _exit(0);
@@ -111,14 +112,67 @@ static void test_delegated(void) {
         g_assert_cmpint(rmdir(dir), ==, 0);
 }
 
+/*
+ * A driver's claim (UID_CLAIM_NO_PROCESS_SCAN): a uid a process runs as is not skipped
+ * (the kernel refuses the driver's exec there, sandbox.h); a uid whose lock a process
+ * inherited is skipped for as long as that process lives, and free again once it is gone,
+ * its lock file taken over; the lock's fd is read-only.
+ */
+static void test_no_scan(void) {
+        g_autofree char *dir = g_dir_make_tmp("test-uidclaim-XXXXXX", NULL);
+        g_autofree char *lock = NULL;
+        UidClaim a = UID_CLAIM_NULL, b = UID_CLAIM_NULL;
+        UmError e = {};
+        pid_t child, holder;
+        int p[2];
+        char c;
+
+        g_assert_nonnull(dir);
+        child = occupy(FIRST);
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, UID_CLAIM_NO_PROCESS_SCAN, "the test",
+                                  &a, &e), ==, 0);
+        g_assert_cmpuint(a.uid, ==, FIRST);
+        g_assert_cmpint(fcntl(a.lock_fd, F_GETFL) & O_ACCMODE, ==, O_RDONLY);
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+
+        /* Handed over to a process that keeps the lock's fd: skipped while it lives. */
+        g_assert_cmpint(pipe(p), ==, 0);
+        holder = fork();
+        g_assert_cmpint(holder, >=, 0);
+        if (holder == 0) {
+                close(p[1]);
+                (void) !read(p[0], &c, 1); /* until the test closes its end */
+                _exit(0);
+        }
+        close(p[0]);
+        uid_claim_hand_over(&a);
+        g_assert_cmpint(a.lock_fd, <, 0);
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, UID_CLAIM_NO_PROCESS_SCAN, "the test",
+                                  &b, &e), ==, 0);
+        g_assert_cmpuint(b.uid, ==, FIRST + 1);
+        uid_claim_release(&b);
+        close(p[1]);
+        g_assert_cmpint(waitpid(holder, NULL, 0), ==, holder);
+        /* The holder gone: the uid is free, its file taken over. */
+        lock = g_strdup_printf("%s/t-%u", dir, FIRST);
+        g_assert_true(g_file_test(lock, G_FILE_TEST_EXISTS));
+        g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, UID_CLAIM_NO_PROCESS_SCAN, "the test",
+                                  &a, &e), ==, 0);
+        g_assert_cmpuint(a.uid, ==, FIRST);
+        uid_claim_release(&a);
+        g_assert_false(g_file_test(lock, G_FILE_TEST_EXISTS));
+        g_assert_cmpint(rmdir(dir), ==, 0);
+}
+
 static void test_bad_ranges(void) {
         UidClaim a = UID_CLAIM_NULL;
         UmError e = {};
 
-        g_assert_cmpint(uid_claim("/", "t-", 0, 3, "the test", &a, &e), ==, -EINVAL);
-        g_assert_cmpint(uid_claim("/", "t-", FIRST, 0, "the test", &a, &e), ==, -EINVAL);
-        g_assert_cmpint(uid_claim("/", "t-", 4294967000u, 1000, "the test", &a, &e), ==, -EINVAL);
-        g_assert_cmpint(uid_claim("/nonexistent", "t-", FIRST, 3, "the test", &a, &e), ==, -ENOENT);
+        g_assert_cmpint(uid_claim("/", "t-", 0, 3, 0, "the test", &a, &e), ==, -EINVAL);
+        g_assert_cmpint(uid_claim("/", "t-", FIRST, 0, 0, "the test", &a, &e), ==, -EINVAL);
+        g_assert_cmpint(uid_claim("/", "t-", 4294967000u, 1000, 0, "the test", &a, &e), ==, -EINVAL);
+        g_assert_cmpint(uid_claim("/nonexistent", "t-", FIRST, 3, 0, "the test", &a, &e), ==, -ENOENT);
 }
 
 int main(int argc, char **argv) {
@@ -129,6 +183,7 @@ int main(int argc, char **argv) {
         }
         g_test_add_func("/uidclaim/claim", test_claim);
         g_test_add_func("/uidclaim/delegated", test_delegated);
+        g_test_add_func("/uidclaim/no-scan", test_no_scan);
         g_test_add_func("/uidclaim/bad-ranges", test_bad_ranges);
         return g_test_run();
 }

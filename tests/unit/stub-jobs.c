@@ -114,6 +114,12 @@ static int run_refuse(const void *input, int *fds, size_t n_fds, void *reply, Um
         return um_error_set(error, UM_ERROR_KIND_FAILED, EOPNOTSUPP, "stub-jobs cannot");
 }
 
+/* PREPARE_DRIVER: nothing to prepare here; START_DRIVER is refused anyway. */
+static int run_nothing(const void *input, int *fds, size_t n_fds, void *reply, UmError *error,
+                       int *ret_fd) {
+        return 0;
+}
+
 static const struct {
         JobType type;
         const char *name;
@@ -129,6 +135,7 @@ static const struct {
         { JOB_LOOP_SETUP, "LOOP_SETUP", run_refuse },
         { JOB_DRIVE_EJECT, "DRIVE_EJECT", run_refuse },
         { JOB_LOOP_CLAIM, "LOOP_CLAIM", run_refuse },
+        { JOB_PREPARE_DRIVER, "PREPARE_DRIVER", run_nothing },
 };
 
 int main(int argc, char *argv[]) {
