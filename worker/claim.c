@@ -83,13 +83,29 @@ static void sweep(int dir_fd, const char *keep) {
 
                 if (strncmp(de->d_name, "image-", 6) != 0 || streq(de->d_name, keep))
                         continue;
-                lock = openat(dir_fd, de->d_name, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+                lock = openat(dir_fd, de->d_name,
+                              O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
                 if (lock < 0 || fcntl(lock, F_OFD_SETLK, &all) < 0)
                         continue;
                 if (still_named(dir_fd, de->d_name, lock))
                         (void) unlinkat(dir_fd, de->d_name, 0);
                 n++;
         }
+}
+
+/* A regular lock file of an older version that nobody holds: removed (true), for a FIFO
+ * to take its place. One somebody holds is honoured as it is (false). */
+static bool replace_regular(int dir_fd, const char *name, int fd) {
+        struct flock all = range_lock(F_WRLCK, 0, 0);
+        struct stat st;
+
+        if (fstat(fd, &st) < 0 || S_ISFIFO(st.st_mode))
+                return false;
+        if (fcntl(fd, F_OFD_SETLK, &all) < 0)
+                return false;
+        if (still_named(dir_fd, name, fd))
+                (void) unlinkat(dir_fd, name, 0);
+        return true;
 }
 
 static int busy(UmError *error, uint64_t offset, const char *holder) {
@@ -149,8 +165,12 @@ static int claim(int image_fd, uint64_t offset, uint64_t size, bool read_only,
                 struct flock l = range_lock(read_only ? F_RDLCK : F_WRLCK, offset, size);
 
                 /* A check makes nothing: a missing lock file is an unclaimed image. */
-                fd = openat(dir_fd, name, O_RDWR | (take ? O_CREAT : 0) | O_NOFOLLOW |
-                                                  O_NOCTTY | O_CLOEXEC, 0600);
+                if (take && mkfifoat(dir_fd, name, 0600) < 0 && errno != EEXIST)
+                        return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                            "Could not make the claim of the image: %s.",
+                                            strerror(errno));
+                fd = openat(dir_fd, name,
+                            O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
                 if (fd < 0 && !take && errno == ENOENT)
                         return check_loops(image_fd, offset, size, read_only, error);
                 if (fd < 0)
@@ -169,6 +189,8 @@ static int claim(int image_fd, uint64_t offset, uint64_t size, bool read_only,
                         }
                         return check_loops(image_fd, offset, size, read_only, error);
                 }
+                if (take && replace_regular(dir_fd, name, fd))
+                        continue;
                 if (fcntl(fd, F_OFD_SETLK, &l) < 0) {
                         if (errno != EAGAIN && errno != EACCES)
                                 return um_error_set(error, UM_ERROR_KIND_FAILED, errno,

@@ -25,6 +25,13 @@
  * A claim found held is tried again for a second (the driver of a mount just unmounted
  * lets go when it has exited) before the request is DeviceBusy.
  *
+ * Lock files are FIFOs: an exclusive lock needs an fd open for writing, and the driver
+ * that inherits it is not trusted with a file it could grow until /run is full. Writing
+ * to a FIFO fills its pipe buffer at most (64 KiB, or pipe-max-size, 1 MiB, for a process
+ * without CAP_SYS_RESOURCE) and then fails with EAGAIN (the fd is non-blocking). A
+ * regular lock file of an older version is honoured while somebody holds it, and replaced
+ * by a FIFO once nobody does.
+ *
  * Lock files outlive their claims; each claim removes the unheld lock files it finds (a
  * few at a time), with the care that uidclaim.h takes.
  */
