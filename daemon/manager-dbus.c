@@ -31,9 +31,13 @@ static int bus_subscribe(Request *req, UmError *error) {
                                     "answers it.");
         /* The connection's NameOwnerChanged comes after this call (and after the bus's
          * answer about the connection, caller.h), so it finds the subscription. */
+        req->subscribed = !subscribers_has(&req->manager->subscribers,
+                                           sd_bus_message_get_sender(req->call.message));
         r = subscribers_add(&req->manager->subscribers,
                             sd_bus_message_get_sender(req->call.message), caller->uid,
                             caller->uid == 0);
+        if (r < 0)
+                req->subscribed = false;
         if (r == -EUSERS)
                 return um_error_set(error, UM_ERROR_KIND_LIMIT_EXCEEDED, EUSERS,
                                     "uid %u has %u subscriptions already, the most it may; close "

@@ -138,6 +138,10 @@ void request_fail(Request *req, const UmError *error) {
                           "Refused %s of uid %u for %s: %s",
                           sd_bus_message_get_member(req->call.message),
                           (unsigned) req->call.caller.uid, what, error->message);
+        /* A refused Subscribe leaves no subscription behind. */
+        if (req->call.method == METHOD_SUBSCRIBE && req->subscribed)
+                (void) subscribers_remove(&req->manager->subscribers,
+                                          sd_bus_message_get_sender(req->call.message));
         if (req->front)
                 req->front->failed(req, error);
         else

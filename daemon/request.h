@@ -73,6 +73,8 @@ struct Request {
                                * /etc/subuid delegates it to, as it was when the request started
                                * (owner.h) */
         bool unauthorized;    /* charged to MaxUnauthorizedRequests= until polkit says yes */
+        bool subscribed;      /* Subscribe: this call added the sender's subscription, which
+                               * goes again if the call is refused (request_fail()) */
 
         /* What was found and decided. */
         int userns_fd;          /* idmap namespace: call.params.userns_fd, handed over by the bus

@@ -51,6 +51,13 @@ void subscribers_see_all(Subscribers *s, const char *name) {
                 sub->all = true;
 }
 
+bool subscribers_has(const Subscribers *s, const char *name) {
+        for (size_t i = 0; i < s->n; i++)
+                if (streq(s->items[i].name, name))
+                        return true;
+        return false;
+}
+
 bool subscribers_remove(Subscribers *s, const char *name) {
         Subscriber *sub = find(s, name);
 

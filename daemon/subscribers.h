@@ -35,6 +35,9 @@ int subscribers_add(Subscribers *s, const char *name, uid_t uid, bool all);
  * the connection may have closed meanwhile). */
 void subscribers_see_all(Subscribers *s, const char *name);
 
+/* Whether name is subscribed. */
+bool subscribers_has(const Subscribers *s, const char *name);
+
 /* Removes name if subscribed; true if it was. */
 bool subscribers_remove(Subscribers *s, const char *name);
 

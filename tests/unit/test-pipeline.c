@@ -478,6 +478,26 @@ static void test_unknown_caller(void) {
         env_teardown();
 }
 
+/* A Subscribe refused by a limit leaves no subscription behind. (A request in flight is
+ * counted by hand: the limit is all this checks.) */
+static void test_subscribe_refused(void) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+
+        env_setup("[Limits]\nMaxRequests=1\n");
+        env.m->n_requests++;
+        g_assert_cmpint(sd_bus_message_new_method_call(env.peer, &call, UM_BUS_NAME,
+                                                       UM_OBJECT_PATH, UM_MANAGER_INTERFACE,
+                                                       "Subscribe"), >=, 0);
+        g_assert_cmpint(sd_bus_message_set_sender(call, CALLER_NAME), >=, 0);
+        g_assert_cmpint(sd_bus_call_async(env.peer, NULL, call, on_reply, &reply, 0), >=, 0);
+        run_until(&reply);
+        env.m->n_requests--;
+        assert_error(reply, UM_ERROR_KIND_LIMIT_EXCEEDED, NULL);
+        g_assert_cmpuint(env.m->subscribers.n, ==, 0);
+        assert_nothing_in_flight();
+        env_teardown();
+}
+
 int main(int argc, char **argv) {
         sigset_t mask;
 
@@ -494,5 +514,6 @@ int main(int argc, char **argv) {
         g_test_add_func("/pipeline/type-not-allowed", test_type_not_allowed);
         g_test_add_func("/pipeline/mount-fd-registers", test_mount_fd_registers);
         g_test_add_func("/pipeline/unknown-caller", test_unknown_caller);
+        g_test_add_func("/pipeline/subscribe-refused", test_subscribe_refused);
         return g_test_run();
 }
