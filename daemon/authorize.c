@@ -27,7 +27,7 @@ typedef struct AuthorizeCall {
 static const char *action_why(const char *action) {
         if (streq(action, UM_ACTION_MOUNT_KERNEL_DRIVER))
                 return " This mount needs the kernel's own filesystem driver (for idmap "
-                       "'namespace', a partition or an option only it has), and here such "
+                       "'namespace' or an option only it has), and here such "
                        "media go to a sandboxed userspace driver unless an administrator allows "
                        "otherwise; idmap 'user' can do without it.";
         return "";

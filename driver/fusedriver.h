@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Starting a userspace filesystem driver (fuse2fs, exfat-fuse, fusefat, ntfs-3g,
+ * Starting a userspace filesystem driver (fuse2fs, exfat-fuse, fusefat, lowntfs-3g,
  * squashfuse) on a FUSE mount the daemon made itself: the driver parses the untrusted
  * image in the sandbox of sandbox.h instead of the kernel's parser, and only serves the
  * connection. The stages of fusedriver_mount():
