@@ -178,8 +178,23 @@ static int run_host(const char *const *argv, int timeout_ms) {
 
 /* ---- installing ------------------------------------------------------------------------ */
 
+/* The version of the top entry of source_root's debian/changelog, or NULL (logged). */
+static char *changelog_version(const char *source_root) {
+        g_autofree char *path = g_build_filename(source_root, "debian", "changelog", NULL);
+        g_autofree char *text = NULL;
+        const char *open, *close;
+
+        if (!g_file_get_contents(path, &text, NULL, NULL) || !(open = strchr(text, '(')) ||
+            !(close = strchr(open, ')')) || close == open + 1) {
+                log_host("cannot read the version in %s", path);
+                return NULL;
+        }
+        return g_strndup(open + 1, (gsize) (close - open - 1));
+}
+
 int system_host_install(SystemHost *h, const char *source_root) {
-        g_autofree char *build = NULL, *destdir = NULL;
+        g_autofree char *package = g_build_filename(source_root, "tools", "package", NULL);
+        g_autofree char *output = NULL, *older = NULL;
         int r;
 
         if (!h->dir) {
@@ -187,16 +202,18 @@ int system_host_install(SystemHost *h, const char *source_root) {
                 if (g_mkdir_with_parents(h->dir, 0755) < 0)
                         return -errno;
         }
-        build = g_build_filename(h->dir, "build", NULL);
-        h->stage = g_build_filename(h->dir, "stage", NULL);
-        destdir = g_strdup_printf("--destdir=%s", h->stage);
+        h->debs = g_build_filename(h->dir, "debs", NULL);
+        h->version = changelog_version(source_root);
+        if (!h->version)
+                return -EINVAL;
+        /* The same tree as an older version, for the upgrade journey. */
+        h->previous_version = g_strdup_printf("%s~previous", h->version);
+        output = g_strdup_printf("--output=%s", h->debs);
+        older = g_strdup_printf("--version=%s", h->previous_version);
 
-        const char *setup[] = { "meson", "setup", build, source_root, "--prefix=/usr", NULL };
-        const char *compile[] = { "ninja", "-C", build, NULL };
-        const char *install[] = { "meson", "install", "-C", build, "--no-rebuild", destdir,
-                                  NULL };
-        if ((r = run_host(setup, 300000)) < 0 || (r = run_host(compile, 600000)) < 0 ||
-            (r = run_host(install, 300000)) < 0)
+        const char *build_previous[] = { package, output, older, "--no-lintian", NULL };
+        const char *build[] = { package, output, NULL };
+        if ((r = run_host(build_previous, 900000)) < 0 || (r = run_host(build, 900000)) < 0)
                 return r;
         return 0;
 }
@@ -223,6 +240,9 @@ static int remove_enabled_units(const char *dir) {
                         if (unlink(p) < 0)
                                 return -errno;
                 }
+                /* Gone too, as on a system where nothing is enabled there. */
+                if (rmdir(sub) < 0)
+                        return -errno;
         }
         return 0;
 }
@@ -236,6 +256,9 @@ int system_host_make_root(SystemHost *h) {
 
         h->root = g_build_filename(h->dir, "root", NULL);
         if (mkdir(h->root, 0755) < 0)
+                return -errno;
+        h->usr_upper = g_build_filename(h->dir, "usr", NULL);
+        if (mkdir(h->usr_upper, 0755) < 0)
                 return -errno;
         etc = g_build_filename(h->root, "etc", NULL);
         const char *copy[] = { "cp", "-a", "/etc", etc, NULL };
@@ -271,6 +294,29 @@ int system_host_make_root(SystemHost *h) {
 
                 if (chmod(rootdir, 0700) < 0)
                         return -errno;
+        }
+
+        /* The package manager's state, so that dpkg and apt-get install, upgrade, remove
+         * and purge in the container as on this host (/usr is writable there: an
+         * overlay over the host's). */
+        {
+                g_autofree char *lib = g_build_filename(h->root, "var", "lib", NULL);
+                const char *copy_dpkg[] = { "cp", "-a", "/var/lib/dpkg", lib, NULL };
+                static const char *const apt_dirs[] = { "var/lib/apt/lists/partial",
+                                                        "var/cache/apt/archives/partial",
+                                                        "var/log/apt" };
+
+                if (g_mkdir_with_parents(lib, 0755) < 0)
+                        return -errno;
+                r = run_host(copy_dpkg, 120000);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i < G_N_ELEMENTS(apt_dirs); i++) {
+                        g_autofree char *d = g_build_filename(h->root, apt_dirs[i], NULL);
+
+                        if (g_mkdir_with_parents(d, 0755) < 0)
+                                return -errno;
+                }
         }
 
         units = g_build_filename(etc, "systemd", "system", NULL);
@@ -315,7 +361,8 @@ static pid_t child_named(pid_t pid, const char *comm) {
 
 static _noreturn_ void nspawn_exec(SystemHost *h, char **loops, int log_fd, pid_t parent) {
         g_autoptr(GPtrArray) argv = g_ptr_array_new();
-        g_autofree char *overlay = g_strdup_printf("--overlay-ro=/usr:%s/usr:/usr", h->stage);
+        g_autofree char *overlay = g_strdup_printf("--overlay=/usr:%s:/usr", h->usr_upper);
+        g_autofree char *debs = g_strdup_printf("--bind-ro=%s:" SYSTEM_DEBS_DIR, h->debs);
         int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
@@ -341,6 +388,7 @@ static _noreturn_ void nspawn_exec(SystemHost *h, char **loops, int log_fd, pid_
         g_ptr_array_add(argv, (char *) "--directory");
         g_ptr_array_add(argv, h->root);
         g_ptr_array_add(argv, overlay);
+        g_ptr_array_add(argv, debs);
         g_ptr_array_add(argv, (char *) "--bind=/dev/loop-control");
         /* The userspace drivers' FUSE mounts. */
         g_ptr_array_add(argv, (char *) "--bind=/dev/fuse");
@@ -493,7 +541,10 @@ int system_host_shutdown(SystemHost *h) {
 
 void system_host_done(SystemHost *h) {
         g_free(h->dir);
-        g_free(h->stage);
+        g_free(h->debs);
+        g_free(h->version);
+        g_free(h->previous_version);
+        g_free(h->usr_upper);
         g_free(h->root);
         g_free(h->console_log);
         if (h->binds)

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The system tier's host: this machine's own OS booted with systemd as PID 1 in
- * systemd-nspawn, with usermount installed the way the README tells users to, and ways to
- * run commands and login sessions inside it.
+ * systemd-nspawn, with usermount's Debian packages at hand to install the way the README
+ * tells users to, and ways to run commands and login sessions inside it.
  *
  * A test program does, after harness_init() with namespace_only (the private /run the
  * container lives on, and the supervisor that kills it if the test dies):
  *
  *         SystemHost h = {};
- *         system_host_install(&h);        // meson setup --prefix=/usr, ninja, meson install
+ *         system_host_install(&h);        // tools/package: the .debs, and older ones
  *         system_host_make_root(&h);      // a root directory with a copy of /etc
  *         system_host_boot(&h);           // systemd-nspawn -b, until the system is up
  *         system_host_run(&h, NULL, "usermount list", &out);
@@ -16,8 +16,9 @@
  *
  * What the container is: a root directory on the harness's private /run with a copy of
  * the host's /etc (the admin's enabled units left out, units that cannot run in a
- * container or are not ours masked), /usr the host's with the installed tree laid over it
- * (--overlay-ro), every loop device and /dev/loop-control bound in (the kernel makes no
+ * container or are not ours masked) and of its package database (/var/lib/dpkg), /usr the
+ * host's under a writable overlay (--overlay: what dpkg does there stays in the
+ * container), the packages read-only at SYSTEM_DEBS_DIR, every loop device and /dev/loop-control bound in (the kernel makes no
  * new node in a container's /dev), and the cgroup v2 hierarchy for the container's
  * systemd (on the legacy one it never learns that a scope emptied, and sessions hold a
  * shutdown for minutes). It runs in a cgroup of the harness's, so that what nspawn leaves
@@ -43,9 +44,15 @@
 /* The PATH of commands run inside. */
 #define SYSTEM_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+/* Where the packages are inside the container. */
+#define SYSTEM_DEBS_DIR "/opt/usermount-debs"
+
 typedef struct SystemHost {
         char *dir;         /* <harness tmpdir>/system */
-        char *stage;       /* DESTDIR of meson install: <dir>/stage */
+        char *debs;        /* the packages tools/package built: <dir>/debs */
+        char *version;     /* their version (debian/changelog's) */
+        char *previous_version; /* that of the older ones, of the same tree */
+        char *usr_upper;   /* the writable layer of the container's /usr: <dir>/usr */
         char *root;        /* the container's root directory: <dir>/root */
         char *console_log; /* what systemd-nspawn and the container's console printed */
         GPtrArray *binds;  /* extra device nodes to bind into the container */
@@ -54,8 +61,8 @@ typedef struct SystemHost {
         pid_t init_pid;    /* the container's PID 1, as the host numbers it */
 } SystemHost;
 
-/* Builds and installs the project from source_root into h->stage exactly as the README
- * says: meson setup BUILD --prefix=/usr, ninja -C BUILD, DESTDIR=STAGE meson install. */
+/* Builds the packages of source_root with its tools/package into h->debs, twice: as
+ * h->previous_version (the upgrade journey's starting point) and as h->version. */
 int system_host_install(SystemHost *h, const char *source_root);
 
 /* Makes the root directory (see above). Files for the container can be written below

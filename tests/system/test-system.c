@@ -2,13 +2,15 @@
 /*
  * The system tier: usermount as users get it, on a real host. This machine's own OS boots
  * with systemd as PID 1 in systemd-nspawn (real dbus-daemon, systemd-logind, polkitd and
- * journald), usermount is installed into it as the README says (meson setup
- * --prefix=/usr, meson install; then systemd-sysusers, systemd-tmpfiles --create,
- * systemctl daemon-reload, systemctl reload dbus, and nothing else), and usermountd is
- * started by D-Bus activation through its unit, with all of its hardening. The journeys
- * below are what root, a user at a terminal in a logind session, the same user in a user
- * namespace, and an admin do; each checks what they see and that nothing is left behind
- * (no mount, loop device, session or registered mount).
+ * journald), usermount's Debian packages (tools/package) are installed into it with
+ * apt-get and nothing else, as the README says, and usermountd is started by D-Bus
+ * activation through its unit, with all of its hardening. The packages go through their
+ * life there: installed as an older version, upgraded with a mount registered, then
+ * removed with a user's mount in place, purged (nothing of them left), and the UDisks2
+ * front installed in place of udisks2; debian/tests/smoke runs as autopkgtest would.
+ * The journeys between are what root, a user at a terminal in a logind session, the same
+ * user in a user namespace, and an admin do; each checks what they see and that nothing
+ * is left behind (no mount, loop device, session or registered mount).
  *
  * The tests share one booted system and run in order.
  *
@@ -232,31 +234,118 @@ static int setup(void) {
         return system_host_boot(&host);
 }
 
-/* The README's steps after "meson install", and the users of the journeys. */
+/* ---- the packages ------------------------------------------------------------------- */
+
+/* apt-get, as an admin runs it, on packages in SYSTEM_DEBS_DIR: its output. Recommends
+ * are left out: the container cannot download, and the drivers are the host's anyway. */
+#define APT_GET "cd " SYSTEM_DEBS_DIR " && DEBIAN_FRONTEND=noninteractive apt-get -y " \
+                "--no-install-recommends "
+
+/* What the packages may leave behind is compared with this: every path on the container's
+ * own filesystems but those that are not the packages' to keep clean (the journeys'
+ * homes, images and temporary files; logs and caches, which Debian keeps after a purge;
+ * the package manager's own records, PackageKit's apt hook's included; the state systemd, logind, polkitd and the journal
+ * keep at run time), and the users and groups. */
+#define SNAPSHOT_SCRIPT                                                                    \
+        "{ for d in / /usr /run; do find $d -xdev \\( -path /proc -o -path /sys -o "      \
+        "-path /dev -o -path /home -o -path /root -o -path /tmp -o -path /var/tmp -o "      \
+        "-path /var/log -o -path /var/cache -o -path /var/lib/dpkg -o -path /var/lib/apt " \
+        "-o -path /var/lib/PackageKit "                                                      \
+        "-o -path /var/lib/systemd/linger -o -path /var/lib/systemd/timers -o "             \
+        "-path /var/lib/systemd/coredump -o -path /var/lib/polkit-1 -o -path /run/user -o " \
+        "-path /run/systemd -o -path /run/log -o -path /run/udev -o -path /run/dbus -o "    \
+        "-path /run/lock -o -path /run/credentials -o -path /run/mount -o "                 \
+        "-path /run/sudo -o -path /run/zram-dev -o -path " TOOLS_DIR " \\) -prune -o "  \
+        "-print; done; getent passwd | sed 's/^/user /'; getent group | sed 's/^/group /'; }" \
+        " | sed 's/:.*//' | sort -u"
+
+static char *before_install; /* SNAPSHOT_SCRIPT's output before the first install */
+
+/* "ii VERSION" for an installed package, "rc ..." for a removed one, "" for none. */
+static char *installed_version(const char *package) {
+        g_autofree char *out = NULL;
+        g_autofree char *script = g_strdup_printf("dpkg-query -W "
+                                                  "-f='${db:Status-Abbrev}${Version}' %s",
+                                                  package);
+        int r = system_host_run(&host, NULL, script, &out);
+
+        return g_strdup(r == 0 ? g_strstrip(out) : "");
+}
+
+/*
+ * The users of the journeys, then the packages as an admin installs them: apt-get install
+ * of the .debs (the older version: the upgrade comes next), and nothing else. The
+ * package's scripts made the image check's user and the state and media directories,
+ * started nothing, and the first call starts usermountd through D-Bus activation.
+ */
 static void test_install(void) {
         g_autofree char *out = NULL, *state = NULL, *tmpfiles = NULL, *users = NULL;
-
-        out = check("systemd-sysusers && systemd-tmpfiles --create && "
-                    "systemctl daemon-reload && systemctl reload dbus");
-        /* sysusers made the fsck sandbox's user; tmpfiles the state and media roots. */
-        users = check("getent passwd usermount-check");
-        assert_contains(users, "usermount-check:");
-        tmpfiles = check("stat -c '%%a %%U %%n' /run/usermount /run/media");
-        assert_contains(tmpfiles, "700 root /run/usermount");
-        assert_contains(tmpfiles, "755 root /run/media");
-        /* Nothing started it yet: D-Bus activation will. */
-        state = unit_property("ActiveState");
-        g_assert_cmpstr(state, ==, "inactive");
+        g_autofree char *want = g_strdup_printf("ii %s", host.previous_version);
+        g_autofree char *version = NULL, *lib_version = NULL;
 
         g_free(check("useradd -m -s /bin/bash " USER1 " && useradd -m -s /bin/bash " USER2 " && "
                      "useradd -m -s /bin/bash " ADMIN " && "
                      "printf '%%s\\n' '" USER1 ":" PASSWORD1 "' '" USER2 ":" PASSWORD2 "' "
                      "'" ADMIN ":" PASSWORD_ADMIN "' | chpasswd && groupadd " NS_GROUP " && "
                      "usermod -a -G " NS_GROUP " " USER1));
-        g_free(out);
         out = check("id -u " USER1);
         uid1 = (uid_t) atoi(out);
         g_assert_cmpuint(uid1, >, 0);
+        /* This machine's image was made from a Docker image, whose policy-rc.d forbids
+         * package scripts to start or restart services; a user's machine has none (it is
+         * no package's file), so the container does not either. */
+        g_free(check("rm -f /usr/sbin/policy-rc.d"));
+        before_install = check(SNAPSHOT_SCRIPT);
+
+        g_free(out);
+        out = check(APT_GET "install ./usermount_%s_*.deb ./libusermount1_%s_*.deb",
+                    host.previous_version, host.previous_version);
+        g_test_message("apt-get install:\n%s", out);
+        version = installed_version("usermount");
+        lib_version = installed_version("libusermount1");
+        g_assert_cmpstr(version, ==, want);
+        g_assert_cmpstr(lib_version, ==, want);
+        /* sysusers made the fsck sandbox's user; tmpfiles the state and media roots. */
+        users = check("getent passwd usermount-check");
+        assert_contains(users, "usermount-check:");
+        tmpfiles = check("stat -c '%%a %%U %%n' /run/usermount /run/media");
+        assert_contains(tmpfiles, "700 root /run/usermount");
+        assert_contains(tmpfiles, "755 root /run/media");
+        /* Nothing started it: D-Bus activation does, at the first call. */
+        state = unit_property("ActiveState");
+        g_assert_cmpstr(state, ==, "inactive");
+        g_free(out);
+        out = check("usermount list");
+        assert_contains(out, "No mounts.");
+        g_free(state);
+        state = unit_property("ActiveState");
+        g_assert_cmpstr(state, ==, "active");
+        g_assert_cmpint(daemon_pid(), >, 0);
+}
+
+/* The upgrade to the new version with a mount registered: the package restarts the
+ * running daemon, and the new one has the mount in its registry and unmounts it. */
+static void test_upgrade_keeps_registry(void) {
+        g_autofree char *out = NULL, *list = NULL, *version = NULL;
+        g_autofree char *want = g_strdup_printf("ii %s", host.version);
+        pid_t before, after;
+
+        make_image("/root/upgrade.img", "upgrade", "root");
+        g_free(check("usermount mount /root/upgrade.img"));
+        before = daemon_pid();
+        g_assert_cmpint(before, >, 0);
+        out = check(APT_GET "install ./usermount_%s_*.deb ./libusermount1_%s_*.deb",
+                    host.version, host.version);
+        g_test_message("apt-get install (upgrade):\n%s", out);
+        version = installed_version("usermount");
+        g_assert_cmpstr(version, ==, want);
+        after = daemon_pid();
+        g_assert_cmpint(after, >, 0);
+        g_assert_cmpint(after, !=, before);
+        list = list_mounts();
+        assert_contains(list, "/run/media/root/upgrade");
+        g_free(check("usermount unmount /run/media/root/upgrade"));
+        assert_nothing_left();
 }
 
 /* ---- root --------------------------------------------------------------------------- */
@@ -705,7 +794,7 @@ static void test_service_reload(void) {
         journal = check("journalctl -u usermountd -o cat --no-pager");
         assert_contains(journal, "Reloaded");
 
-        g_free(check("rm /etc/usermount/usermount.conf && systemctl reload usermountd"));
+        g_free(check("rm -r /etc/usermount && systemctl reload usermountd"));
         g_free(fs);
         fs = check("busctl get-property org.freedesktop.UserMount1 /org/freedesktop/UserMount1 "
                    "org.freedesktop.UserMount1.Manager SupportedFilesystems");
@@ -977,7 +1066,7 @@ static void test_udisks2(void) {
         assert_contains(journal, "_SYSTEMD_UNIT=usermountd.service");
 
         /* Switching back: udisks2.service is udisks2's again (masked here). */
-        g_free(check("rm /etc/systemd/system/usermountd.service.d/udisks2.conf && "
+        g_free(check("rm -r /etc/systemd/system/usermountd.service.d && "
                      "ln -sf /dev/null /etc/systemd/system/udisks2.service && "
                      "rm -f /run/udev/data/b%u:%u && "
                      "systemctl daemon-reload && systemctl stop usermountd.service",
@@ -1013,6 +1102,111 @@ static void test_service_no_warnings(void) {
         g_assert_cmpstr(out, ==, "");
 }
 
+/* ---- the packages' end ---------------------------------------------------------------- */
+
+/* debian/tests/smoke, as autopkgtest runs it (needs-root): in the booted system with the
+ * packages installed. */
+static void test_autopkgtest(void) {
+        g_autofree char *smoke = g_build_filename(SYSTEM_SOURCE_ROOT, "debian", "tests",
+                                                  "smoke", NULL);
+        g_autofree char *contents = NULL, *out = NULL;
+        int r;
+
+        g_assert_true(g_file_get_contents(smoke, &contents, NULL, NULL));
+        write_root_file(TOOLS_DIR "/debian-tests-smoke", contents, 0755);
+        r = system_host_run(&host, NULL, "cd /tmp && AUTOPKGTEST_TMP=$(mktemp -d) "
+                            TOOLS_DIR "/debian-tests-smoke", &out);
+        g_test_message("debian/tests/smoke:\n%s", out);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(out, "smoke: ok");
+        assert_nothing_left();
+}
+
+/*
+ * apt-get remove with a user's mount in place: the service stops and goes, the mount
+ * stays the user's, readable, until root unmounts it (docs/packaging.md says why).
+ */
+static void test_remove_keeps_mounts(void) {
+        g_autofree char *out = NULL, *version = NULL, *state = NULL, *ls = NULL;
+        g_autofree char *mount = g_strdup_printf("usermount mount %s", zram);
+        int r;
+
+        r = system_host_run(&host, USER1, mount, &out);
+        g_test_message("usermount mount:\n%s", out);
+        g_assert_cmpint(r, ==, 0);
+        g_assert_cmpint(count_user_mounts(), ==, 1);
+        g_free(out);
+        out = check(APT_GET "remove usermount");
+        g_test_message("apt-get remove:\n%s", out);
+        version = installed_version("usermount");
+        g_assert_true(g_str_has_prefix(version, "rc "));
+        state = unit_property("LoadState");
+        g_assert_cmpstr(state, ==, "not-found");
+        g_free(out);
+        r = system_host_run(&host, NULL, "pgrep -x usermountd", &out);
+        g_assert_cmpint(r, !=, 0);
+        /* The user's mount: still there, still theirs to read. */
+        g_assert_cmpint(count_user_mounts(), ==, 1);
+        r = system_host_run(&host, USER1, "ls /run/media/" USER1 "/zramdisk", &ls);
+        g_assert_cmpint(r, ==, 0);
+        assert_contains(ls, "lost+found");
+        g_free(check("umount /run/media/" USER1 "/zramdisk"));
+        g_assert_cmpint(count_user_mounts(), ==, 0);
+}
+
+/* apt-get purge: of the packages nothing is left, no file, directory, user or group. */
+static void test_purge(void) {
+        g_autofree char *out = NULL, *after = NULL, *version = NULL;
+        g_auto(GStrv) was = NULL, is = NULL;
+        g_autoptr(GString) diff = g_string_new(NULL);
+        g_autoptr(GHashTable) was_set = g_hash_table_new(g_str_hash, g_str_equal);
+        g_autoptr(GHashTable) is_set = g_hash_table_new(g_str_hash, g_str_equal);
+
+        out = check(APT_GET "purge usermount libusermount1");
+        g_test_message("apt-get purge:\n%s", out);
+        version = installed_version("usermount");
+        g_assert_cmpstr(version, ==, "");
+        after = check(SNAPSHOT_SCRIPT);
+        was = g_strsplit(before_install, "\n", -1);
+        is = g_strsplit(after, "\n", -1);
+        for (char **p = was; *p; p++)
+                g_hash_table_add(was_set, *p);
+        for (char **p = is; *p; p++)
+                g_hash_table_add(is_set, *p);
+        for (char **p = is; *p; p++)
+                if (!g_hash_table_contains(was_set, *p))
+                        g_string_append_printf(diff, "+ %s\n", *p);
+        for (char **p = was; *p; p++)
+                if (!g_hash_table_contains(is_set, *p))
+                        g_string_append_printf(diff, "- %s\n", *p);
+        if (diff->len > 0)
+                g_error("the purge left the system different from before the install:\n%s",
+                        diff->str);
+}
+
+/* usermount-udisks2 in place of udisks2: apt-get replaces udisks2's package, and the bus
+ * starts usermountd for org.freedesktop.UDisks2. */
+static void test_udisks2_package(void) {
+        g_autofree char *out = NULL, *pid = NULL, *owner = NULL, *cmdline = NULL;
+        g_autofree char *version = NULL, *udisks2 = NULL;
+        g_autofree char *want = g_strdup_printf("ii %s", host.version);
+
+        out = check(APT_GET "install ./usermount_%s_*.deb ./libusermount1_%s_*.deb "
+                    "./usermount-udisks2_%s_all.deb", host.version, host.version, host.version);
+        g_test_message("apt-get install usermount-udisks2:\n%s", out);
+        version = installed_version("usermount-udisks2");
+        g_assert_cmpstr(version, ==, want);
+        udisks2 = installed_version("udisks2");
+        g_assert_false(g_str_has_prefix(udisks2, "ii "));
+        g_free(check("busctl get-property org.freedesktop.UDisks2 /org/freedesktop/UDisks2/Manager "
+                     "org.freedesktop.UDisks2.Manager Version"));
+        pid = unit_property("MainPID");
+        owner = check("busctl status --no-pager org.freedesktop.UDisks2 | grep '^PID='");
+        g_assert_cmpstr(g_strstrip(owner) + strlen("PID="), ==, pid);
+        cmdline = check("cat /proc/%s/cmdline | tr '\\0' ' '", pid);
+        assert_contains(cmdline, "--udisks2");
+}
+
 int main(int argc, char **argv) {
         static const HarnessOptions options = { .namespace_only = true };
         int r;
@@ -1027,6 +1221,7 @@ int main(int argc, char **argv) {
         }
 
         g_test_add_func("/system/01-install", test_install);
+        g_test_add_func("/system/01b-upgrade-keeps-registry", test_upgrade_keeps_registry);
         g_test_add_func("/system/02-root-mount-list-unmount", test_root_mount_list_unmount);
         g_test_add_func("/system/03-session-right-password", test_session_right_password);
         g_test_add_func("/system/04-session-wrong-password", test_session_wrong_password);
@@ -1048,6 +1243,10 @@ int main(int argc, char **argv) {
         g_test_add_func("/system/15d-udisks2", test_udisks2);
         g_test_add_func("/system/16-service-security-score", test_service_security_score);
         g_test_add_func("/system/17-service-no-warnings", test_service_no_warnings);
+        g_test_add_func("/system/18-autopkgtest", test_autopkgtest);
+        g_test_add_func("/system/19-remove-keeps-mounts", test_remove_keeps_mounts);
+        g_test_add_func("/system/20-purge", test_purge);
+        g_test_add_func("/system/21-udisks2-package", test_udisks2_package);
         r = g_test_run();
 
         if (system_host_shutdown(&host) < 0 && r == 0)
