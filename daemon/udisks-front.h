@@ -97,6 +97,16 @@ typedef struct UDisksOptions {
 } UDisksOptions;
 int udisks_read_options(sd_bus_message *m, UDisksOptions *o, UmError *error);
 
+/*
+ * udisks' mount options (in, comma-separated; NULL: none) into usermount's: "ro" and
+ * "exec" set the params of the same name; "rw", and the flags usermount sets and locks
+ * anyway (nodev, nosuid, noexec), go; "flush" goes too (the vfat kernel driver's
+ * write-back hint, which Solid sends for every vfat volume); the rest are the
+ * filesystem's options, in *ret (never longer than in), checked by the policy as any
+ * caller's. -ENOMEM.
+ */
+int udisks_translate_options(const char *in, MountParams *params, char **ret);
+
 /* Hands req, a request of a front method, to the caller stage and the pipeline, which
  * answer it in udisks' words (udisks-methods.c). */
 int udisks_start_request(UDisksFront *f, Request *req);

@@ -117,14 +117,7 @@ int udisks_read_options(sd_bus_message *m, UDisksOptions *o, UmError *error) {
         return sd_bus_message_exit_container(m);
 }
 
-/*
- * udisks' mount options into usermount's: "ro" and "exec" become the params of the same
- * name; "rw", and the flags usermount sets and locks anyway (nodev, nosuid, noexec), go;
- * "flush" goes too (the vfat kernel driver's write-back hint, which Solid sends for every
- * vfat volume); the rest are the filesystem's options, checked by the policy as any
- * caller's.
- */
-static int translate_options(const char *in, MountParams *params, char **ret) {
+int udisks_translate_options(const char *in, MountParams *params, char **ret) {
         _cleanup_free_ char *copy = strdup(in ?: ""), *out = calloc(1, strlen(in ?: "") + 1);
         char *save = NULL;
 
@@ -266,7 +259,7 @@ int udisks_method_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_err
                 req->loop_setup_by = loop->uid;
                 req->loop_diskseq = loop->diskseq;
         }
-        r = translate_options(o.options, &req->call.params, &fs_options);
+        r = udisks_translate_options(o.options, &req->call.params, &fs_options);
         if (r < 0)
                 return r;
         req->call.params.interactive = !o.no_interaction;
