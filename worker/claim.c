@@ -26,6 +26,9 @@
 /* Who holds a claim, for the error: a driver serving a mount, or a worker making one. */
 #define CLAIM_HOLDER "mounted, or being mounted"
 
+/* How often a lock file is made again that a sweeper removed before it could be opened. */
+#define CLAIM_MAKE_ATTEMPTS 100
+
 /* Unheld lock files removed per claim, at most. */
 #define CLAIM_SWEEP_MAX 16
 
@@ -164,13 +167,19 @@ static int claim(int image_fd, uint64_t offset, uint64_t size, bool read_only,
                 _cleanup_close_ int fd = -EBADF;
                 struct flock l = range_lock(read_only ? F_RDLCK : F_WRLCK, offset, size);
 
-                /* A check makes nothing: a missing lock file is an unclaimed image. */
-                if (take && mkfifoat(dir_fd, name, 0600) < 0 && errno != EEXIST)
-                        return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
-                                            "Could not make the claim of the image: %s.",
-                                            strerror(errno));
-                fd = openat(dir_fd, name,
-                            O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+                /* A check makes nothing: a missing lock file is an unclaimed image. A
+                 * FIFO is made, then opened: another image's claimer may sweep it away
+                 * in between (it is not held yet), and then it is made again. */
+                for (int k = 0;; k++) {
+                        if (take && mkfifoat(dir_fd, name, 0600) < 0 && errno != EEXIST)
+                                return um_error_set(error, UM_ERROR_KIND_FAILED, errno,
+                                                    "Could not make the claim of the image: "
+                                                    "%s.", strerror(errno));
+                        fd = openat(dir_fd, name,
+                                    O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+                        if (fd >= 0 || errno != ENOENT || !take || k >= CLAIM_MAKE_ATTEMPTS)
+                                break;
+                }
                 if (fd < 0 && !take && errno == ENOENT)
                         return check_loops(image_fd, offset, size, read_only, error);
                 if (fd < 0)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "claim.h"
@@ -133,6 +134,49 @@ static void test_old_lock_file(void) {
         env_done(&e);
 }
 
+/* Claimers of different images at once: each sweeps the others' unheld lock files, also
+ * one made a moment ago and not opened yet; every claim still succeeds. */
+static void test_concurrent_sweeps(void) {
+        g_autofree char *dir = g_dir_make_tmp("test-claim-XXXXXX", NULL);
+        pid_t pids[8];
+        int status;
+
+        g_assert_nonnull(dir);
+        for (size_t i = 0; i < G_N_ELEMENTS(pids); i++) {
+                pids[i] = fork();
+                g_assert_cmpint(pids[i], >=, 0);
+                if (pids[i] == 0) {
+                        g_autofree char *image = g_strdup_printf("%s/image-%zu", dir, i);
+                        int image_fd;
+
+                        if (!g_file_set_contents(image, "x", -1, NULL))
+                                _exit(2);
+                        image_fd = open(image, O_RDWR | O_CLOEXEC);
+                        for (int k = 0; image_fd >= 0 && k < 300; k++) {
+                                UmError error = {};
+                                int fd = -EBADF;
+
+                                if (claim_image(image_fd, 0, 0, false, dir, &fd, &error) < 0) {
+                                        fprintf(stderr, "claim %d: %s\n", k, error.message);
+                                        _exit(1);
+                                }
+                                close(fd);
+                        }
+                        _exit(image_fd >= 0 ? 0 : 3);
+                }
+        }
+        for (size_t i = 0; i < G_N_ELEMENTS(pids); i++) {
+                g_assert_cmpint(waitpid(pids[i], &status, 0), ==, pids[i]);
+                g_assert_true(WIFEXITED(status));
+                g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+        }
+        {
+                g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);
+
+                g_assert_cmpint(system(rm), ==, 0);
+        }
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         if (geteuid() != 0) {
@@ -142,5 +186,6 @@ int main(int argc, char **argv) {
         g_test_add_func("/claim/ranges", test_ranges);
         g_test_add_func("/claim/lock-file-cannot-grow", test_lock_file_cannot_grow);
         g_test_add_func("/claim/old-lock-file", test_old_lock_file);
+        g_test_add_func("/claim/concurrent-sweeps", test_concurrent_sweeps);
         return g_test_run();
 }
