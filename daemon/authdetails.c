@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <systemd/sd-device.h>
+
 #include "authdetails.h"
 #include "macro.h"
 #include "mountname.h"
@@ -24,10 +26,24 @@ static void auth_details_facts(AuthDetails *d, dev_t devnum, int image_fd) {
         size_t n = 0;
 
         if (devnum != 0) {
+                _cleanup_(sd_device_unrefp) sd_device *dev = NULL;
+                const char *seat = NULL;
+
                 snprintf(d->device_number, sizeof(d->device_number), "%u:%u", major(devnum),
                          minor(devnum));
                 d->facts[n++] = "device-number";
                 d->facts[n++] = d->device_number;
+                /* The seat udev puts the device on (ID_SEAT; logind's rule: none is
+                 * seat0), for rules on multi-seat machines; none when udev does not know
+                 * the device. */
+                if (sd_device_new_from_devnum(&dev, 'b', devnum) >= 0) {
+                        if (sd_device_get_property_value(dev, "ID_SEAT", &seat) < 0 ||
+                            isempty(seat))
+                                seat = "seat0";
+                        snprintf(d->device_seat, sizeof(d->device_seat), "%s", seat);
+                        d->facts[n++] = "device-seat";
+                        d->facts[n++] = d->device_seat;
+                }
         }
         if (image_fd >= 0 &&
             statx(image_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_UID | STATX_INO,
@@ -104,6 +120,7 @@ void auth_details_list(const AuthDetails *d, const char *ret[AUTH_DETAILS_LIST_M
                 "target", d->target,
                 "options", d->options,
                 d->facts[0], d->facts[1], d->facts[2], d->facts[3], d->facts[4], d->facts[5],
+                d->facts[6], d->facts[7],
                 NULL,
         };
 

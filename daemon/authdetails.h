@@ -22,9 +22,9 @@ typedef struct AuthDetails {
         const char *fstype, *label, *uuid, *idmap, *options, *driver;
         bool read_only, exec;
         char target[4096];
-        char device_number[32], image_owner_uid[16], image_inode[64];
+        char device_number[32], device_seat[64], image_owner_uid[16], image_inode[64];
         char partition[16];   /* the partition's number, "" for the whole source */
-        const char *facts[7]; /* those of the three that apply: key, value, ..., NULL */
+        const char *facts[9]; /* those of the four that apply: key, value, ..., NULL */
 } AuthDetails;
 
 /* What a mount request found and decided, for the details of its call (borrowed). */
@@ -47,5 +47,5 @@ void auth_details_of_mount(const MountRecord *rec, AuthDetails *d);
 
 /* The NULL-terminated key, value, ... list of d for authorize_check_async(); it points
  * into d. */
-#define AUTH_DETAILS_LIST_MAX 29
+#define AUTH_DETAILS_LIST_MAX 31
 void auth_details_list(const AuthDetails *d, const char *ret[AUTH_DETAILS_LIST_MAX]);

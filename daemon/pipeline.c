@@ -741,6 +741,8 @@ static void on_attach_done(Worker *w, int r, const void *reply, const UmError *e
         rec->mntns_id = attach->mntns_id;
         rec->mount_id = attach->mount_id ?: rec->mount_id;
         rec->created_dir = attach->created_dir;
+        /* A namespace of the caller's own user namespace (request_build() asked). */
+        rec->private_ns = req->call.caller.uid != 0 && !req->idmap.own_root;
 
         r = manager_register_mount(req->manager, rec);
         if (r < 0) {

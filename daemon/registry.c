@@ -163,7 +163,8 @@ static int record_read_numbers(struct json_object *o, MountRecord *rec) {
             (r = json_get_u64(o, "driver_uid", false, &rec->driver_uid)) < 0 ||
             (r = json_get_u64(o, "partition", false, &partition)) < 0 ||
             (r = json_get_bool(o, "created_dir", &rec->created_dir)) < 0 ||
-            (r = json_get_bool(o, "file_backed", &rec->file_backed)) < 0)
+            (r = json_get_bool(o, "file_backed", &rec->file_backed)) < 0 ||
+            (r = json_get_bool(o, "private_ns", &rec->private_ns)) < 0)
                 return r;
         if (uid >= UINT32_MAX || partition > UINT32_MAX)
                 return -EINVAL;
@@ -512,6 +513,9 @@ static int record_to_json(const MountRecord *rec, struct json_object **ret) {
         /* Only where true: the records of every other mount read as before. */
         if (rec->file_backed &&
             json_add(o, "file_backed", json_object_new_boolean(true)) < 0)
+                return -ENOMEM;
+        if (rec->private_ns &&
+            json_add(o, "private_ns", json_object_new_boolean(true)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(o);
         return 0;

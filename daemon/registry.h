@@ -69,6 +69,9 @@ typedef struct MountRecord {
         uint64_t driver_start;  /* and start time (clock ticks after boot, /proc/PID/stat) */
         uint64_t driver_uid;    /* userspace: the uid it runs as (DriverUidRange=) */
         bool created_dir;       /* the daemon made mount_point and removes it on unmount */
+        bool private_ns;        /* attached in a mount namespace a user owns (one of a user
+                                 * namespace of theirs, a container): its path is nobody
+                                 * else's business (the UDisks2 front does not show it) */
         uint64_t created_usec;  /* CLOCK_REALTIME */
         bool detaching;         /* not saved: its device went, a lazy detach is under way */
 } MountRecord;

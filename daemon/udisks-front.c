@@ -54,7 +54,7 @@ static UDisksDrive *drive_by_disk(UDisksFront *f, const char *disk) {
         return NULL;
 }
 
-const char **udisks_front_mount_points(UDisksFront *f, const UDisksBlock *b) {
+const char **udisks_front_mount_points(UDisksFront *f, const UDisksBlock *b, bool all) {
         const Registry *reg = f->manager->registry;
         const char **list = calloc(reg->n_records + 1, sizeof(char *));
         size_t n = 0;
@@ -65,10 +65,17 @@ const char **udisks_front_mount_points(UDisksFront *f, const UDisksBlock *b) {
                 const MountRecord *rec = reg->records[i];
 
                 if (!rec->file_backed && rec->devnum == (uint64_t) b->devnum &&
-                    rec->mount_point && !rec->detaching)
+                    rec->mount_point && !rec->detaching && (all || !rec->private_ns))
                         list[n++] = rec->mount_point;
         }
         return list;
+}
+
+const char *udisks_front_mounted_where(UDisksFront *f, const UDisksBlock *b) {
+        _cleanup_free_ const char **shown = udisks_front_mount_points(f, b, false);
+
+        /* The strings are the registry's: they outlive the list. */
+        return shown && shown[0] ? shown[0] : "(in a mount namespace of a user's own)";
 }
 
 void udisks_front_mounts_changed(UDisksFront *f, uint64_t devnum) {

@@ -57,9 +57,15 @@ UDisksBlock *udisks_front_block_by_path(UDisksFront *f, const char *path);
 UDisksBlock *udisks_front_block_by_devnum(UDisksFront *f, dev_t devnum);
 UDisksDrive *udisks_front_drive_by_path(UDisksFront *f, const char *path);
 
-/* The mount points of the registered mounts of b (in any namespace), as a NULL-terminated
- * list of borrowed strings (free() the list only); NULL if out of memory. */
-const char **udisks_front_mount_points(UDisksFront *f, const UDisksBlock *b);
+/* The mount points of the registered mounts of b, as a NULL-terminated list of borrowed
+ * strings (free() the list only); NULL if out of memory. all: every one, in any
+ * namespace (is the device in use?); else those that may be shown to anybody (not in a
+ * mount namespace a user owns, MountRecord.private_ns). */
+const char **udisks_front_mount_points(UDisksFront *f, const UDisksBlock *b, bool all);
+
+/* Where b is mounted, for a message: the first mount point that may be shown, or a
+ * phrase that names none. points: udisks_front_mount_points(f, b, true), not empty. */
+const char *udisks_front_mounted_where(UDisksFront *f, const UDisksBlock *b);
 
 /* The registry changed for the device devnum: Filesystem.MountPoints of its object is
  * sent again (before the reply of the Mount or Unmount that changed it). */

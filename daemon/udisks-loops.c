@@ -136,7 +136,7 @@ void udisks_loops_mounts_changed(UDisksFront *f, dev_t devnum) {
 
         if (!l || !l->autoclear || !b)
                 return;
-        points = udisks_front_mount_points(f, b);
+        points = udisks_front_mount_points(f, b, true);
         if (points && !points[0])
                 udisks_loops_forget(f, devnum);
 }
@@ -255,11 +255,11 @@ static void on_loop_caller(void *userdata, int r, const UmError *error) {
                                                   b->device, (unsigned) l->uid);
                 return loop_call_free(c);
         }
-        points = udisks_front_mount_points(f, b);
+        points = udisks_front_mount_points(f, b, true);
         if (c->delete && points && points[0]) {
                 (void) sd_bus_reply_method_errorf(m, UDISKS_ERROR "DeviceBusy",
                                                   "%s is mounted at %s; unmount it first.",
-                                                  b->device, points[0]);
+                                                  b->device, udisks_front_mounted_where(f, b));
                 return loop_call_free(c);
         }
         log_request(LOG_LEVEL_INFO, c->call.caller.uid, b->device,

@@ -229,7 +229,7 @@ static int read_filesystem_call(sd_bus_message *m, UDisksFront *f, const UDisksB
                 return udisks_reply_error(m, &e) < 0 ? -EIO : 0;
         if (r < 0)
                 return r;
-        *ret_points = udisks_front_mount_points(f, b);
+        *ret_points = udisks_front_mount_points(f, b, true);
         return *ret_points ? 1 : -ENOMEM;
 }
 
@@ -249,7 +249,7 @@ int udisks_method_mount(sd_bus_message *m, void *userdata, sd_bus_error *ret_err
         if (points[0])
                 return sd_bus_reply_method_errorf(m, UDISKS_ERROR "AlreadyMounted",
                                                   "Device %s is already mounted at `%s'.",
-                                                  b->device, points[0]);
+                                                  b->device, udisks_front_mounted_where(f, b));
         req = request_new(f->manager, METHOD_MOUNT, m);
         if (!req)
                 return -ENOMEM;
@@ -327,7 +327,7 @@ static int drive_call(sd_bus_message *m, UDisksDrive *d, bool power_off) {
 
                 if (!streq(b->disk, d->disk))
                         continue;
-                points = udisks_front_mount_points(f, b);
+                points = udisks_front_mount_points(f, b, true);
                 if (!points)
                         return -ENOMEM;
                 if (points[0])
@@ -335,7 +335,8 @@ static int drive_call(sd_bus_message *m, UDisksDrive *d, bool power_off) {
                                                           "Cannot %s drive in use: Device %s is "
                                                           "mounted at %s.",
                                                           power_off ? "power off" : "eject",
-                                                          b->device, points[0]);
+                                                          b->device,
+                                                          udisks_front_mounted_where(f, b));
                 if (job->n_devices >= JOB_EJECT_MAX_DEVICES)
                         return sd_bus_reply_method_errorf(m, UDISKS_ERROR "Failed",
                                                           "The drive has too many devices.");

@@ -56,7 +56,7 @@ static int get_mount_points(sd_bus *bus, const char *path, const char *interface
                             const char *property, sd_bus_message *reply, void *userdata,
                             sd_bus_error *error) {
         _cleanup_free_ const char **list = udisks_front_mount_points(udisks_front_current(),
-                                                                    userdata);
+                                                                    userdata, false);
 
         if (!list)
                 return -ENOMEM;

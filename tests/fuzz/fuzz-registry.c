@@ -45,6 +45,7 @@ static void check_same(const MountRecord *a, const MountRecord *b) {
         FUZZ_ASSERT(a->mount_id == b->mount_id && a->mntns_id == b->mntns_id);
         FUZZ_ASSERT(a->devnum == b->devnum && a->owner_uid == b->owner_uid);
         FUZZ_ASSERT(a->attr_set == b->attr_set && a->created_dir == b->created_dir);
+        FUZZ_ASSERT(a->private_ns == b->private_ns);
         FUZZ_ASSERT(a->created_usec == b->created_usec);
         FUZZ_ASSERT(streq_ptr(a->mount_point, b->mount_point));
         FUZZ_ASSERT(streq_ptr(a->device, b->device));

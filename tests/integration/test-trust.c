@@ -171,7 +171,8 @@ static void test_device_is_the_callers_path(void) {
         assert_clean();
 }
 
-/* device-number: the block device's own number, for Mount by path. */
+/* device-number: the block device's own number, for Mount by path; device-seat: seat0
+ * for a disk udev puts on no seat. */
 static void test_device_number(void) {
         g_autofree char *zram = NULL, *rule = NULL, *cmd = NULL;
         g_autofree char *dir = g_build_filename(harness_tmpdir(), "trust-zram", NULL);
@@ -193,6 +194,7 @@ static void test_device_number(void) {
                 "polkit.addRule(function(action, subject) {\n"
                 "        if (action.id == \"" UM_ACTION_MOUNT_SYSTEM "\" &&\n"
                 "            action.lookup(\"device-number\") === \"%u:%u\" &&\n"
+                "            action.lookup(\"device-seat\") === \"seat0\" &&\n"
                 "            action.lookup(\"image-owner-uid\") === undefined)\n"
                 "                return polkit.Result.YES;\n"
                 "        return polkit.Result.NO;\n"

@@ -302,6 +302,43 @@ static void test_udisksctl(void) {
         calls_assert_clean(daemon_pid, &baseline);
 }
 
+/*
+ * A mount a user made through org.freedesktop.UserMount1 in a mount namespace of their own
+ * (a user namespace of theirs, as a container's): MountPoints does not show its path,
+ * which is nobody else's business (attack class 37); the device is still in use for the
+ * front, which refuses to mount it again without naming where it is.
+ */
+static void test_private_namespace_hidden(void) {
+        g_autofree char *node = stick_new("mkfs.ext4 -q -L " LABEL);
+        g_autofree char *path = block_path(node);
+        g_autofree char *target = g_build_filename(harness_tmpdir(), "private-target", NULL);
+        g_autofree char *out = NULL, *script = NULL, *where = NULL;
+
+        /* The user's own directory, in a directory nobody else may write to. */
+        g_assert_cmpint(mkdir(target, 0700), ==, 0);
+        g_assert_cmpint(chown(target, HARNESS_UID_USER1, HARNESS_GID_USER1), ==, 0);
+        script = g_strdup_printf(
+                "unshare --user --map-root-user --mount sh -c '"
+                "busctl --system call org.freedesktop.UserMount1 /org/freedesktop/UserMount1 "
+                "org.freedesktop.UserMount1.Manager Mount sssa{sv} %s \"\" \"\" 1 target s "
+                "%s && "
+                "echo shown: $(busctl --system get-property " UDISKS_BUS " %s "
+                "org.freedesktop.UDisks2.Filesystem MountPoints) && "
+                "{ udisksctl mount -b %s; true; } && "
+                "busctl --system call org.freedesktop.UserMount1 /org/freedesktop/UserMount1 "
+                "org.freedesktop.UserMount1.Manager Unmount sa{sv} %s 0'",
+                node, target, path, node, target);
+        g_assert_cmpint(run_user1(script, &out), ==, 0);
+        g_assert_cmpint(rmdir(target), ==, 0);
+        g_assert_nonnull(strstr(out, "shown: aay 0"));
+        g_assert_nonnull(strstr(out, "AlreadyMounted"));
+        g_assert_nonnull(strstr(out, "in a mount namespace of a user's own"));
+        where = g_strdup_printf("at `%s", target);
+        g_assert_null(strstr(out, where));
+        stick_free(TAKE_PTR(node));
+        calls_assert_clean(daemon_pid, &baseline);
+}
+
 /* A caller polkit says no to: NotAuthorized*, nothing mounted. Without a terminal,
  * udisksctl cannot start its own agent and reports the error. */
 static void test_refused(void) {
@@ -809,6 +846,7 @@ int main(int argc, char *argv[]) {
 
         g_test_add_func("/udisks2/contract", test_contract);
         g_test_add_func("/udisks2/udisksctl", test_udisksctl);
+        g_test_add_func("/udisks2/private-namespace-hidden", test_private_namespace_hidden);
         g_test_add_func("/udisks2/refused", test_refused);
         g_test_add_func("/udisks2/polkit-from-udisks2", test_polkit_from_udisks2);
         g_test_add_func("/udisks2/gio", test_gio);

@@ -82,6 +82,7 @@ static MountRecord *make_record(unsigned i) {
         r->idmap = g_strdup(i % 2 ? "user" : "none");
         r->partition = i % 2 ? 0 : i + 1;
         r->created_dir = i % 2;
+        r->private_ns = i % 3 == 1;
         r->created_usec = UINT64_C(1700000000000000) + i;
         if (i % 5 == 4) {
                 /* An erofs image mounted from its file: no loop device. */
@@ -126,6 +127,7 @@ static void assert_record_equal(const MountRecord *a, const MountRecord *b) {
         g_assert_cmpint(a->created_dir, ==, b->created_dir);
         g_assert_cmpuint(a->created_usec, ==, b->created_usec);
         g_assert_cmpint(a->file_backed, ==, b->file_backed);
+        g_assert_cmpint(a->private_ns, ==, b->private_ns);
 }
 
 static Registry *load_ok(const char *path, size_t expect_dropped) {
