@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Building a locked, detached mount with the new mount API (the recipe of
- * docs/architecture.md, "Building a locked mount"):
- *   1. fsopen(), one fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount() with the
+ * Building a locked, detached mount with the new mount API: steps 2 to 7 of the recipe
+ * of docs/architecture.md, "Building a locked mount", numbered as there (step 1, making
+ * the source ready, is the job's):
+ *   2. fsopen(), one fsconfig() per option, FSCONFIG_CMD_CREATE_EXCL, fsmount() with the
  *      attributes (NODEV|NOSUID[|NOEXEC][|RDONLY]): a detached mount;
- *   1a. for an id-mapped mount, MOUNT_ATTR_IDMAP with a user namespace the worker makes
+ *   3. for an id-mapped mount, MOUNT_ATTR_IDMAP with a user namespace the worker makes
  *      itself (idmap-userns.h), while the mount is detached and was never attached;
- *   2. a private mount namespace: a copy of the stage namespace (stagens_make(): a
+ *   4. a private mount namespace: a copy of the stage namespace (stagens_make(): a
  *      tmpfs and nothing else) or else of the worker's own, "/" made private;
- *   3. move_mount() onto the staging directory, and make the mount the working directory;
- *   4. unshare(CLONE_NEWUSER|CLONE_NEWNS): the copied tree has its flags locked, and the
+ *   5. move_mount() onto the staging directory, and make the mount the working directory;
+ *   6. unshare(CLONE_NEWUSER|CLONE_NEWNS): the copied tree has its flags locked, and the
  *      kernel moves the working directory onto the copy of the staged mount;
- *   5. open_tree("", OPEN_TREE_CLONE|AT_EMPTY_PATH) of the working directory: the clone
+ *   7. open_tree("", OPEN_TREE_CLONE|AT_EMPTY_PATH) of the working directory: the clone
  *      keeps the locks. The worker then checks that clearing nosuid on it fails.
  * It changes the calling process's namespaces (and working directory) for good, so it
  * only ever runs in a worker (usermount-worker, jobs.c) that exits afterwards.
@@ -19,7 +20,7 @@
  * Staging leaves nothing behind: the mount is moved over stage_dir itself, inside the
  * worker's private mount namespace, so no directory is created anywhere and the host
  * never sees the mount; the staged mount goes away with the worker's namespaces. Reaching
- * it through the working directory (rather than by path, after step 4) matters: the new
+ * it through the working directory (rather than by path, after step 6) matters: the new
  * user namespace maps no ids, so path lookup through root-only directories would fail.
  */
 #pragma once
