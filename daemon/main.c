@@ -25,7 +25,9 @@
 /*
  * What mounting for others needs: mounting and namespaces (SYS_ADMIN, SYS_CHROOT for
  * setns into a mount namespace), reading other users' /proc/PID/ns (SYS_PTRACE), walking
- * and fixing up directories they own (DAC_*, FOWNER, CHOWN), and writing the id maps of
+ * directories they own (DAC_OVERRIDE, which covers reading and searching too) and giving
+ * the directories it makes to root or to them (CHOWN; it changes the mode and ACL of a
+ * directory only once root owns it, so it needs no FOWNER), and writing the id maps of
  * user namespaces it builds (SETUID, SETGID); and for the sandbox of the image check
  * (fscheck.c), making its one device node (MKNOD) and locking its securebits before
  * dropping every capability (SETPCAP); and ending a userspace driver or an image check
@@ -33,9 +35,8 @@
  * signal). Everything else is dropped at start.
  */
 static const cap_value_t kept_caps[] = {
-        CAP_SYS_ADMIN, CAP_SYS_CHROOT, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH,
-        CAP_FOWNER,    CAP_CHOWN,      CAP_SETUID,     CAP_SETGID,     CAP_MKNOD,
-        CAP_SETPCAP,   CAP_KILL,
+        CAP_SYS_ADMIN, CAP_SYS_CHROOT, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE, CAP_CHOWN,
+        CAP_SETUID,    CAP_SETGID,     CAP_MKNOD,      CAP_SETPCAP,      CAP_KILL,
 };
 
 static int drop_capabilities(void) {
