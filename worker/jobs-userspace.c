@@ -298,10 +298,10 @@ static void started_stop(void) {
         started.started = false;
 }
 
-/* What PREPARE_DRIVER made for START_DRIVER: a claimed uid and a stub for it. */
+/* What PREPARE_DRIVER asked for, and made for START_DRIVER: a claimed uid and a stub for
+ * it. */
 static struct {
         PrepareDriverJob job;
-        bool asked;
         UidClaim claim;
         SandboxStub stub;
 } prepared = { .claim = UID_CLAIM_NULL, .stub = SANDBOX_STUB_NULL };
@@ -313,19 +313,16 @@ static int claim_driver_uid(const char *runtime_dir, uid_t first, unsigned count
 }
 
 int job_prepare_driver(const PrepareDriverJob *job) {
-        if (prepared.asked || prepared.claim.lock_fd >= 0)
+        if (prepared.claim.lock_fd >= 0)
                 return -EBADMSG;
         prepared.job = *job;
-        prepared.asked = true;
         return 0;
 }
 
+/* Runs only after job_prepare_driver() took the job (the runner's after_reply). */
 void job_prepare_driver_after_reply(void) {
         UmError error = {};
 
-        if (!prepared.asked)
-                return;
-        prepared.asked = false;
         /* What fails here is done again, and reported, by START_DRIVER. */
         if (claim_driver_uid(prepared.job.runtime_dir, prepared.job.uid_first,
                              prepared.job.uid_count, &prepared.claim, &error) < 0)

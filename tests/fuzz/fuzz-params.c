@@ -18,13 +18,10 @@
  *   S options, entry count byte (% 40), then per entry: key byte (< 0xe0: a known or
  *   almost known key, else S key), type byte (% 14, see type_sigs), the value.
  */
-#include <sys/socket.h>
-#include <systemd/sd-bus.h>
-
 #include "request-dbus.h"
 #include "conf.h"
 #include "device.h"
-#include "fuzz.h"
+#include "fuzz-bus.h"
 #include "policy.h"
 
 static const char *const keys[] = {
@@ -47,19 +44,11 @@ typedef struct Expect {
         const char *idmap;
 } Expect;
 
-static sd_bus *bus;
 static int devnull = -EBADF;
 
-/* A bus that was never connected cannot make messages; one started on a socketpair can. */
 static void setup(void) {
-        int sv[2];
-
-        if (bus)
+        if (devnull >= 0)
                 return;
-        FUZZ_ASSERT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
-        FUZZ_ASSERT(sd_bus_new(&bus) >= 0);
-        FUZZ_ASSERT(sd_bus_set_fd(bus, sv[0], sv[0]) >= 0);
-        FUZZ_ASSERT(sd_bus_start(bus) >= 0);
         devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
         FUZZ_ASSERT(devnull >= 0);
 }
@@ -216,7 +205,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 FUZZ_ASSERT(conf_new_default(&conf) == 0);
 
         method = fuzz_byte(&in) % 3;
-        r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.UserMount1",
+        r = sd_bus_message_new_method_call(fuzz_message_bus(), &m, "org.freedesktop.UserMount1",
                                            "/org/freedesktop/UserMount1",
                                            "org.freedesktop.UserMount1.Manager",
                                            methods[method]);

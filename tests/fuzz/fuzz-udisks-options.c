@@ -15,10 +15,7 @@
  * keys or an almost known one, else a field), type byte (% 6: b, s, t, u, as, a{sv}),
  * the value (a byte, a field, 8 bytes).
  */
-#include <sys/socket.h>
-#include <systemd/sd-bus.h>
-
-#include "fuzz.h"
+#include "fuzz-bus.h"
 #include "udisks-front.h"
 
 static const char *const keys[] = {
@@ -37,19 +34,6 @@ static const char *key_type(const char *key) {
         if (streq(key, "offset") || streq(key, "size"))
                 return "t";
         return NULL;
-}
-
-static sd_bus *bus;
-
-static void setup(void) {
-        int sv[2];
-
-        if (bus)
-                return;
-        FUZZ_ASSERT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
-        FUZZ_ASSERT(sd_bus_new(&bus) >= 0);
-        FUZZ_ASSERT(sd_bus_set_fd(bus, sv[0], sv[0]) >= 0);
-        FUZZ_ASSERT(sd_bus_start(bus) >= 0);
 }
 
 /* What the last entry of each known key carried, to compare with what was read. */
@@ -153,8 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         if (size > 16384 || !fuzz_input_init(&in, data, size))
                 return 0;
-        setup();
-        r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.UDisks2",
+        r = sd_bus_message_new_method_call(fuzz_message_bus(), &m, "org.freedesktop.UDisks2",
                                            "/org/freedesktop/UDisks2/block_devices/sda1",
                                            "org.freedesktop.UDisks2.Filesystem", "Mount");
         FUZZ_ASSERT(r >= 0);

@@ -10,6 +10,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -573,6 +574,32 @@ void ku_wait_ok(pid_t pid) {
                 g_error("child %d was killed by signal %d", (int) pid, WTERMSIG(status));
         g_assert_true(WIFEXITED(status));
         g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+}
+
+pid_t ku_occupy_uid(uid_t uid) {
+        int sync_pipe[2];
+        pid_t pid;
+        char b;
+
+        g_assert_cmpint(pipe2(sync_pipe, O_CLOEXEC), ==, 0);
+        pid = fork();
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0) {
+                if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(1);
+                (void) !write(sync_pipe[1], "x", 1);
+                pause();
+                _exit(0);
+        }
+        close(sync_pipe[1]);
+        g_assert_cmpint(read(sync_pipe[0], &b, 1), ==, 1);
+        close(sync_pipe[0]);
+        return pid;
+}
+
+void ku_occupy_end(pid_t pid) {
+        g_assert_cmpint(kill(pid, SIGKILL), ==, 0);
+        g_assert_cmpint(waitpid(pid, NULL, 0), ==, pid);
 }
 
 static void write_file(const char *path, const char *text) {

@@ -108,6 +108,11 @@ pid_t ku_fork(void (*fn)(void *data), void *data);
 /* Waits for pid and asserts it exited with status 0. */
 void ku_wait_ok(pid_t pid);
 
+/* A child that runs as uid (and gid uid) and waits; returned once it does (a claim made
+ * before would find the uid free). ku_occupy_end() kills and reaps it. */
+pid_t ku_occupy_uid(uid_t uid);
+void ku_occupy_end(pid_t pid);
+
 /*
  * In the calling (forked) process: become KU_TEST_UID, then root in a new user + mount
  * namespace that maps only that uid/gid, like an unprivileged container.

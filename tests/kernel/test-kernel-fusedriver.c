@@ -660,9 +660,8 @@ static void test_uid_in_use(const char *arg) {
         SandboxStub stub = SANDBOX_STUB_NULL;
         Mounted m = {};
         UmError e = {};
-        int fd, sync_pipe[2];
         pid_t holder;
-        char b;
+        int fd;
 
         if (!d)
                 return;
@@ -670,20 +669,7 @@ static void test_uid_in_use(const char *arg) {
         g_assert_cmpint(fd, >=, 0);
         FuseDriverSpec spec = spec_for(d, "ext4", fd, true);
 
-        g_assert_cmpint(pipe2(sync_pipe, O_CLOEXEC), ==, 0);
-        holder = fork();
-        g_assert_cmpint(holder, >=, 0);
-        if (holder == 0) {
-                if (setresgid(DRIVER_UID, DRIVER_UID, DRIVER_UID) < 0 ||
-                    setresuid(DRIVER_UID, DRIVER_UID, DRIVER_UID) < 0)
-                        _exit(1);
-                (void) !write(sync_pipe[1], "x", 1);
-                pause();
-                _exit(0);
-        }
-        g_assert_cmpint(read(sync_pipe[0], &b, 1), ==, 1);
-        close(sync_pipe[0]);
-        close(sync_pipe[1]);
+        holder = ku_occupy_uid(DRIVER_UID);
 
         g_assert_cmpint(do_mount(&spec, &m, &e), ==, -EUSERS);
         g_assert_nonnull(strstr(e.message, "is in use by another process"));
@@ -694,8 +680,7 @@ static void test_uid_in_use(const char *arg) {
         g_assert_cmpint(stub.pidfd, <, 0);
         spec.stub = NULL;
 
-        g_assert_cmpint(kill(holder, SIGKILL), ==, 0);
-        g_assert_cmpint(waitpid(holder, NULL, 0), ==, holder);
+        ku_occupy_end(holder);
         mount_ok(&spec, &m);
         unmount_and_await(&m);
         close(fd);

@@ -14,33 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kernel-util.h"
 #include "uidclaim.h"
 
 /* Far from any account: the top of the block systemd leaves unused. */
 #define FIRST 2147000000u
-
-static pid_t occupy(uid_t uid) {
-        pid_t pid = fork();
-
-        g_assert_cmpint(pid, >=, 0);
-        if (pid == 0) {
-                if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
-                        _exit(1);
-                pause();
-                _exit(0);
-        }
-        /* Until the child runs as uid, a claim could take it: wait for that. */
-        for (int i = 0; i < 500; i++) {
-                g_autofree char *path = g_strdup_printf("/proc/%d/status", (int) pid);
-                g_autofree char *status = NULL;
-                g_autofree char *want = g_strdup_printf("Uid:\t%u\t", (unsigned) uid);
-
-                if (g_file_get_contents(path, &status, NULL, NULL) && strstr(status, want))
-                        return pid;
-                g_usleep(2000);
-        }
-        g_assert_not_reached();
-}
 
 static void test_claim(void) {
         g_autofree char *dir = g_dir_make_tmp("test-uidclaim-XXXXXX", NULL);
@@ -49,7 +27,7 @@ static void test_claim(void) {
         pid_t child;
 
         g_assert_nonnull(dir);
-        child = occupy(FIRST);
+        child = ku_occupy_uid(FIRST);
         /* FIRST runs a process: the first claim takes FIRST + 1, the second FIRST + 2. */
         g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, 0, "the test", &a, &e), ==, 0);
         g_assert_cmpuint(a.uid, ==, FIRST + 1);
@@ -64,8 +42,7 @@ static void test_claim(void) {
         g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, 0, "the test", &c, &e), ==, 0);
         g_assert_cmpuint(c.uid, ==, FIRST + 1);
         /* The process gone: its uid is free too. */
-        kill(child, SIGKILL);
-        waitpid(child, NULL, 0);
+        ku_occupy_end(child);
         uid_claim_release(&b);
         uid_claim_release(&c);
         g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, 0, "the test", &a, &e), ==, 0);
@@ -128,13 +105,12 @@ static void test_no_scan(void) {
         char c;
 
         g_assert_nonnull(dir);
-        child = occupy(FIRST);
+        child = ku_occupy_uid(FIRST);
         g_assert_cmpint(uid_claim(dir, "t-", FIRST, 3, UID_CLAIM_NO_PROCESS_SCAN, "the test",
                                   &a, &e), ==, 0);
         g_assert_cmpuint(a.uid, ==, FIRST);
         g_assert_cmpint(fcntl(a.lock_fd, F_GETFL) & O_ACCMODE, ==, O_RDONLY);
-        kill(child, SIGKILL);
-        waitpid(child, NULL, 0);
+        ku_occupy_end(child);
 
         /* Handed over to a process that keeps the lock's fd: skipped while it lives. */
         g_assert_cmpint(pipe(p), ==, 0);
