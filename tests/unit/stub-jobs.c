@@ -12,7 +12,8 @@
  *
  * BUILD answers with an fd of the source's directory as the "mount"; ATTACH with the mount
  * point /stub/<label> (a mount id no mount has, in the stub's own namespace); DETACH
- * succeeds. OPEN_DEVICE and START_DRIVER are refused.
+ * succeeds. OPEN_DEVICE is refused, START_DRIVER too, saying whether PREPARE_DRIVER came
+ * before it.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -114,10 +115,21 @@ static int run_refuse(const void *input, int *fds, size_t n_fds, void *reply, Um
         return um_error_set(error, UM_ERROR_KIND_FAILED, EOPNOTSUPP, "stub-jobs cannot");
 }
 
-/* PREPARE_DRIVER: nothing to prepare here; START_DRIVER is refused anyway. */
-static int run_nothing(const void *input, int *fds, size_t n_fds, void *reply, UmError *error,
-                       int *ret_fd) {
+/* PREPARE_DRIVER: nothing is prepared here, but START_DRIVER's refusal says whether it
+ * came first (in this worker). */
+static bool prepared;
+
+static int run_prepare(const void *input, int *fds, size_t n_fds, void *reply,
+                       UmError *error, int *ret_fd) {
+        prepared = true;
         return 0;
+}
+
+static int run_start_driver(const void *input, int *fds, size_t n_fds, void *reply,
+                            UmError *error, int *ret_fd) {
+        return um_error_set(error, UM_ERROR_KIND_FAILED, EOPNOTSUPP,
+                            "stub-jobs cannot start a driver (prepared: %s)",
+                            prepared ? "yes" : "no");
 }
 
 static const struct {
@@ -131,11 +143,11 @@ static const struct {
         { JOB_BUILD, "BUILD", run_build },
         { JOB_ATTACH, "ATTACH", run_attach },
         { JOB_DETACH, "DETACH", run_detach },
-        { JOB_START_DRIVER, "START_DRIVER", run_refuse },
+        { JOB_START_DRIVER, "START_DRIVER", run_start_driver },
         { JOB_LOOP_SETUP, "LOOP_SETUP", run_refuse },
         { JOB_DRIVE_EJECT, "DRIVE_EJECT", run_refuse },
         { JOB_LOOP_CLAIM, "LOOP_CLAIM", run_refuse },
-        { JOB_PREPARE_DRIVER, "PREPARE_DRIVER", run_nothing },
+        { JOB_PREPARE_DRIVER, "PREPARE_DRIVER", run_prepare },
 };
 
 int main(int argc, char *argv[]) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "busfds.h"
+#include "drivertable.h"
 #include "jobproto.h"
 #include "manager-dbus.h"
 #include "manager.h"
@@ -478,6 +479,26 @@ static void test_unknown_caller(void) {
         env_teardown();
 }
 
+/* A mount a userspace driver serves: the worker is told to prepare the driver's start
+ * before polkit is asked, and START_DRIVER comes to the same worker after polkit's yes. */
+static void test_driver_prepared(void) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int fd;
+
+        if (!fusedriver_fuse_present() || !fusedriver_find("ext4")) {
+                g_test_skip("no /dev/fuse or no fuse2fs here");
+                return;
+        }
+        env_setup("[ext4]\nDriver=userspace\n");
+        fd = make_source("image", "fstype=ext4\nlabel=US\n");
+        reply = call_mount("OpenMount", fd, CALLER_NAME);
+        assert_error(reply, UM_ERROR_KIND_FAILED, "stub-jobs cannot start a driver (prepared: yes)");
+        g_assert_true(asked(UM_ACTION_MOUNT_IMAGE));
+        assert_nothing_in_flight();
+        close(fd);
+        env_teardown();
+}
+
 /* A Subscribe refused by a limit leaves no subscription behind. (A request in flight is
  * counted by hand: the limit is all this checks.) */
 static void test_subscribe_refused(void) {
@@ -515,5 +536,6 @@ int main(int argc, char **argv) {
         g_test_add_func("/pipeline/mount-fd-registers", test_mount_fd_registers);
         g_test_add_func("/pipeline/unknown-caller", test_unknown_caller);
         g_test_add_func("/pipeline/subscribe-refused", test_subscribe_refused);
+        g_test_add_func("/pipeline/driver-prepared", test_driver_prepared);
         return g_test_run();
 }
